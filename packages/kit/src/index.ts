@@ -1,0 +1,5 @@
+export {type CommandArgs, type CommandFlags, ToolkitCommand} from './command.js'
+export * from './contract.js'
+export {describeError, type ErrorRecord, InputError, ToolkitError, UsageError} from './errors.js'
+export {loadConfig, openTokenStore, useOutput} from './services.js'
+export {closest, editDistance} from './closest.js'
