@@ -1,0 +1,138 @@
+/**
+ * The one API of the svc engine. REST, Redis-protocol, PostgreSQL-protocol servers and the ops
+ * commands are adapters over this interface; none of them touches Git or the index directly.
+ * (Drafted at the foundation so the engine and the protocol servers can be built side by side;
+ * the engine's implementer may extend it, keeping existing members source-compatible.)
+ */
+export type Json = boolean | Json[] | null | number | string | {[key: string]: Json}
+
+/** A stored document: a JSON object whose `id` is `table:key` (a bare key goes to the default table). */
+export interface Doc {
+  [field: string]: Json
+  id: string
+}
+
+/** Who made a write; recorded with its commit. */
+export interface WriteMeta {
+  /** `rest`, `redis`, `pg`, `api`, `cli`, ... */
+  origin?: string
+  requestId?: string
+  user?: string
+}
+
+export interface BranchOption {
+  /** Defaults to `main`. */
+  branch?: string
+}
+
+export interface WriteOptions extends BranchOption {
+  meta?: WriteMeta
+}
+
+export interface WriteResult {
+  branch: string
+  id: string
+  /** Write-ahead-log sequence number; the write is durable and readable once this resolves. */
+  seq: number
+}
+
+export type BatchOp = {doc: Doc; op: 'put'} | {id: string; op: 'delete'}
+
+export interface ListOptions extends BranchOption {
+  cursor?: string
+  limit?: number
+  /** Id prefix, e.g. `users:` or `users:a`. */
+  prefix?: string
+  table?: string
+}
+
+export interface ListResult {
+  docs: Doc[]
+  nextCursor?: string
+}
+
+export interface SearchOptions extends BranchOption {
+  limit?: number
+  offset?: number
+  table?: string
+}
+
+export interface SearchHit {
+  doc: Doc
+  id: string
+  score: number
+}
+
+export interface SearchResult {
+  hits: SearchHit[]
+  total: number
+}
+
+export interface Version {
+  /** Commit id (40 hex). */
+  commit: string
+  /** null when this version is a delete. */
+  doc: Doc | null
+  meta?: WriteMeta
+  op: 'delete' | 'put'
+  /** RFC 3339 UTC. */
+  time: string
+}
+
+export interface HistoryOptions extends BranchOption {
+  cursor?: string
+  limit?: number
+}
+
+export interface HistoryResult {
+  nextCursor?: string
+  versions: Version[]
+}
+
+export interface AsOfOptions extends BranchOption {
+  commit?: string
+  /** RFC 3339 or epoch milliseconds. */
+  time?: number | string
+}
+
+export interface DiffEntry {
+  after?: Json
+  before?: Json
+  op: 'add' | 'change' | 'remove'
+  path: string
+}
+
+export interface Branch {
+  head: string | null
+  name: string
+}
+
+export interface EngineStats {
+  documents: number
+  indexDocuments: number
+  pendingEntries: number
+}
+
+export interface Engine {
+  asOf(id: string, options: AsOfOptions): Promise<Doc | undefined>
+  /** Several writes as one commit (used for SQL transactions). */
+  batch(ops: BatchOp[], options?: WriteOptions): Promise<WriteResult[]>
+  branches(): Promise<Branch[]>
+  close(): Promise<void>
+  count(options?: BranchOption & {table?: string}): Promise<number>
+  createBranch(name: string, options?: {from?: string}): Promise<Branch>
+  delete(id: string, options?: WriteOptions): Promise<WriteResult & {existed: boolean}>
+  diff(id: string, options: BranchOption & {from: string; to?: string}): Promise<DiffEntry[]>
+  /** Waits until every acknowledged write is in Git. */
+  flush(): Promise<void>
+  /** Current version; cost independent of the number of documents and commits. */
+  get(id: string, options?: BranchOption): Promise<Doc | undefined>
+  getMany(ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>>
+  history(id: string, options?: HistoryOptions): Promise<HistoryResult>
+  list(options?: ListOptions): Promise<ListResult>
+  put(doc: Doc, options?: WriteOptions): Promise<WriteResult>
+  removeBranch(name: string): Promise<void>
+  search(query: string, options?: SearchOptions): Promise<SearchResult>
+  stats(): EngineStats
+  tables(options?: BranchOption): Promise<string[]>
+}
