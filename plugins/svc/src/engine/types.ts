@@ -136,3 +136,29 @@ export interface Engine {
   stats(): EngineStats
   tables(options?: BranchOption): Promise<string[]>
 }
+
+/** Structured logger; `namespace` values such as `svc.index.fulltext` mark the source. */
+export interface Logger {
+  child(namespace: string): Logger
+  debug(message: string, fields?: Record<string, unknown>): void
+  error(message: string, fields?: Record<string, unknown>): void
+  info(message: string, fields?: Record<string, unknown>): void
+  warn(message: string, fields?: Record<string, unknown>): void
+}
+
+/** What the server process hands to each protocol adapter. */
+export interface ServerContext {
+  engine: Engine
+  logger: Logger
+  /** Feeds `svc_active_connections{protocol=...}`. */
+  metrics: {
+    connectionClosed(protocol: 'pg' | 'redis' | 'rest'): void
+    connectionOpened(protocol: 'pg' | 'redis' | 'rest'): void
+  }
+}
+
+/** A started protocol server. `close()` stops accepting and finishes in-flight requests. */
+export interface RunningServer {
+  close(): Promise<void>
+  port: number
+}
