@@ -1,0 +1,137 @@
+/**
+ * The Redis-protocol server (RESP2 and RESP3). Commands from one connection run in order; all
+ * replies produced from one socket read are written in one write, so pipelines cost one syscall.
+ */
+import {createServer, type Socket} from 'node:net'
+
+import type {RunningServer, ServerContext} from '../../engine/types.js'
+
+import {COMMANDS, CursorTable, execute, KeyLocks, type Session, type Shared} from './commands.js'
+import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, RespParser} from './resp.js'
+
+export {COMMANDS} from './commands.js'
+
+export interface RedisServerOptions {
+  host: string
+  /** Frame limits; defaults suit production, tests lower them. */
+  limits?: Partial<ParserLimits>
+  port: number
+}
+
+const VERSION = '0.1.0'
+
+export async function startRedisServer(ctx: ServerContext, options: RedisServerOptions): Promise<RunningServer> {
+  const log = ctx.logger.child('svc.redis')
+  const limits: ParserLimits = {...DEFAULT_LIMITS, ...options.limits}
+  const sockets = new Set<Socket>()
+  let nextId = 1
+  const shared: Shared = {
+    clients: () => sockets.size,
+    cursors: new CursorTable(),
+    engine: ctx.engine,
+    locks: new KeyLocks(),
+    startedAt: Date.now(),
+    version: VERSION,
+  }
+
+  const server = createServer({noDelay: true}, (socket) => {
+    sockets.add(socket)
+    ctx.metrics.connectionOpened('redis')
+    const sess: Session = {branch: 'main', id: nextId++, quit: false, resp3: false}
+    const parser = new RespParser(limits)
+    let busy = false
+    let dead = false
+
+    const fail = (message: string) => {
+      if (dead) return
+      dead = true
+      log.debug('closing connection after protocol error', {client: sess.id, error: message})
+      socket.end(`-ERR ${message}\r\n`)
+      setTimeout(() => socket.destroy(), 1000).unref()
+    }
+
+    const pump = async () => {
+      if (busy) return
+      busy = true
+      try {
+        const out: Array<Buffer | string> = []
+        for (;;) {
+          let cmd: Buffer[] | undefined
+          try {
+            cmd = parser.next()
+          } catch (error) {
+            if (out.length > 0) socket.write(join(out))
+            fail(error instanceof ProtocolError ? error.message.replace(/^Protocol error/, 'Protocol error') : String(error))
+            return
+          }
+          if (!cmd) break
+          if (cmd.length === 0) continue
+          const reply = await execute(sess, cmd, shared)
+          encode(reply, sess.resp3, out)
+          if (sess.quit) {
+            dead = true
+            socket.end(join(out))
+            return
+          }
+          // Flush large batches early so memory stays bounded on very long pipelines.
+          if (out.length > 4096) {
+            if (!socket.write(join(out))) socket.pause()
+            out.length = 0
+          }
+        }
+        if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
+      } catch (error) {
+        log.error('redis connection failed', {client: sess.id, error: String(error)})
+        socket.destroy()
+      } finally {
+        busy = false
+      }
+      if (!dead && parser.pending > 0) {
+        // Data that arrived while commands ran may already hold complete commands.
+        void pump()
+      }
+    }
+
+    socket.on('data', (chunk: Buffer) => {
+      if (dead) return
+      parser.feed(chunk)
+      void pump()
+    })
+    socket.on('drain', () => socket.resume())
+    socket.on('error', (e) => log.debug('redis socket error', {client: sess.id, error: e.message}))
+    socket.on('close', () => {
+      sockets.delete(socket)
+      ctx.metrics.connectionClosed('redis')
+    })
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE') reject(new Error(`Redis port ${options.port} on ${options.host}: Address already in use`))
+      else reject(e)
+    })
+    server.listen(options.port, options.host, () => resolve())
+  })
+  server.on('error', (e) => log.error('redis server error', {error: e.message}))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : options.port
+  log.info('redis server listening', {commands: COMMANDS.size, host: options.host, port})
+
+  return {
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const s of sockets) s.end()
+        setTimeout(() => {
+          for (const s of sockets) s.destroy()
+        }, 2000).unref()
+      })
+    },
+    port,
+  }
+}
+
+function join(out: Array<Buffer | string>): Buffer | string {
+  if (out.every((p) => typeof p === 'string')) return (out as string[]).join('')
+  return Buffer.concat(out.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)))
+}
