@@ -1,0 +1,209 @@
+import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
+import type {TokenStore} from '@toolkit/kit'
+
+import {showAuthorizationUrl} from './browser.js'
+import {resolveHeaders, type ServerEntry, substituteEnv} from './config.js'
+import {type Credential, CredentialChain, type CredentialSource, authorizationHeader} from './credentials.js'
+import {AuthError, UnreachableError} from './errors.js'
+import {inquirerTokenPrompt, type TokenPrompt} from './manual-prompt.js'
+import type {Challenge} from './oauth/flow.js'
+
+export interface ConnectOptions {
+  /** Environment for `${VAR}`, GW_OAUTH_* settings and child processes; process.env by default. */
+  env?: Record<string, string | undefined>
+  /** May a person be asked (browser sign-in, token prompt)? False in scripts and CI. */
+  interactive: boolean
+  log?: (msg: string) => void
+  /** How the authorization URL reaches the user; the browser (or a printed URL) by default. */
+  openUrl?: (url: string) => Promise<void>
+  /** The manual token prompt; inquirer's masked input by default. */
+  prompt?: TokenPrompt
+  signal?: AbortSignal
+  tokenStore: TokenStore
+}
+
+export interface Connection {
+  /** Which credential the session uses: config header, saved, refreshed, OAuth, manual, none. */
+  auth: CredentialSource | 'process'
+  client: Client
+  close(): Promise<void>
+}
+
+const VERSION = '0.1.0'
+
+async function newClient(): Promise<Client> {
+  const {Client} = await import('@modelcontextprotocol/sdk/client/index.js')
+  return new Client({name: 'toolkit-gw', version: VERSION}, {capabilities: {}})
+}
+
+function statusOf(error: unknown): number | undefined {
+  const e = error as {code?: unknown; name?: unknown}
+  return typeof e?.code === 'number' && e.code >= 100 ? e.code : undefined
+}
+
+/** The cause of a failed fetch in words: "connection refused", "host not found", ... */
+function networkReason(error: unknown): string | undefined {
+  let e = error as {cause?: unknown; code?: unknown; message?: unknown} | undefined
+  for (let depth = 0; e && depth < 5; depth++) {
+    switch (e.code) {
+      case 'ECONNREFUSED': {
+        return 'connection refused'
+      }
+      case 'ECONNRESET': {
+        return 'connection reset'
+      }
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN': {
+        return 'host not found'
+      }
+      case 'ETIMEDOUT':
+      case 'UND_ERR_CONNECT_TIMEOUT': {
+        return 'connection timed out'
+      }
+      case 'CERT_HAS_EXPIRED':
+      case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+      case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE': {
+        return `TLS certificate error (${e.code})`
+      }
+      default:
+    }
+    e = e.cause as typeof e
+  }
+  return undefined
+}
+
+interface Attempt {
+  challenge: Challenge
+  status?: number
+}
+
+/** One HTTP session attempt: Streamable HTTP, falling back to the legacy SSE transport. */
+async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<Client> {
+  const {extractWWWAuthenticateParams} = await import('@modelcontextprotocol/sdk/client/auth.js')
+  // Captures the 401 challenge (RFC 9728 `resource_metadata`, `scope`) the transport would otherwise drop.
+  const watch: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init)
+    if (res.status === 401) {
+      attempt.status = 401
+      const p = extractWWWAuthenticateParams(res)
+      attempt.challenge = {resourceMetadataUrl: p.resourceMetadataUrl, scope: p.scope}
+    }
+    return res
+  }
+  const {StreamableHTTPClientTransport} = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const client = await newClient()
+  const transport = new StreamableHTTPClientTransport(new URL(url), {fetch: watch, requestInit: {headers}})
+  try {
+    await client.connect(transport, {signal})
+    return client
+  } catch (error) {
+    await client.close().catch(() => {})
+    const status = statusOf(error)
+    // 404/405 on the first POST: a server that only speaks the older HTTP+SSE transport.
+    if (status !== 404 && status !== 405) throw error
+    const {SSEClientTransport} = await import('@modelcontextprotocol/sdk/client/sse.js')
+    const legacy = await newClient()
+    const sse: Transport = new SSEClientTransport(new URL(url), {fetch: watch, requestInit: {headers}})
+    try {
+      await legacy.connect(sse, {signal})
+      return legacy
+    } catch (sseError) {
+      await legacy.close().catch(() => {})
+      throw attempt.status === 401 ? sseError : error
+    }
+  }
+}
+
+function describeFailure(name: string, url: string, error: unknown): Error {
+  if (error instanceof AuthError) return error
+  const reason = networkReason(error)
+  if (reason) return new UnreachableError(`cannot reach server "${name}" at ${url}: ${reason}`, error)
+  const status = statusOf(error)
+  const message = (error as Error)?.message ?? String(error)
+  if (status) return new UnreachableError(`server "${name}" at ${url} answered HTTP ${status}: ${message}`, error)
+  if ((error as Error)?.name === 'AbortError') return new AuthError('cancelled', 'cancelled', error)
+  return new UnreachableError(`server "${name}" at ${url} failed to start an MCP session: ${message}`, error)
+}
+
+async function connectStdio(name: string, entry: ServerEntry, env: Record<string, string | undefined>, log: (m: string) => void): Promise<Connection> {
+  const {getDefaultEnvironment, StdioClientTransport} = await import('@modelcontextprotocol/sdk/client/stdio.js')
+  const childEnv: Record<string, string> = {...getDefaultEnvironment()}
+  for (const [k, v] of Object.entries(entry.env ?? {})) childEnv[k] = substituteEnv(v, env)
+  const transport = new StdioClientTransport({
+    args: entry.args ?? [],
+    command: entry.command as string,
+    cwd: typeof entry.cwd === 'string' ? entry.cwd : undefined,
+    env: childEnv,
+    stderr: 'pipe',
+  })
+  // The child's stderr is kept (last lines) for error messages instead of interleaving with ours.
+  const tail: string[] = []
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    tail.push(...chunk.toString('utf8').split('\n').filter(Boolean))
+    tail.splice(0, Math.max(0, tail.length - 5))
+  })
+  const client = await newClient()
+  try {
+    await client.connect(transport)
+  } catch (error) {
+    await client.close().catch(() => {})
+    const detail = tail.length > 0 ? ` (stderr: ${tail.join(' | ')})` : ''
+    throw new UnreachableError(`server "${name}": cannot start \`${entry.command}\`: ${(error as Error).message}${detail}`, error)
+  }
+  log(`started ${entry.command} for ${name}`)
+  return {auth: 'process', client, close: () => client.close()}
+}
+
+/**
+ * Connects to one configured server with the spec's credential order: the config's Authorization
+ * header, the saved token (refreshed when expired), the OAuth flow on 401, and the manual
+ * prompt when registration fails (only when `interactive`). `command` entries run as a process.
+ */
+export async function connectServer(name: string, entry: ServerEntry, options: ConnectOptions): Promise<Connection> {
+  const env = options.env ?? process.env
+  const log = options.log ?? (() => {})
+  if (!entry.url) return connectStdio(name, entry, env, log)
+  const url = entry.url
+  const headers = resolveHeaders(entry, env)
+  const configAuth = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')
+
+  const attempt = (): Attempt => ({challenge: {}})
+  if (configAuth) {
+    const a = attempt()
+    try {
+      const client = await openHttp(url, headers, a, options.signal)
+      return {auth: 'config', client, close: () => client.close()}
+    } catch (error) {
+      if (a.status === 401) {
+        throw new AuthError(`server "${name}" rejected the Authorization header from servers.json (401); fix the token, or remove the header to use OAuth`, 'auth_rejected', error)
+      }
+      throw describeFailure(name, url, error)
+    }
+  }
+
+  const chain = new CredentialChain(url, {
+    env,
+    interactive: options.interactive,
+    log,
+    openUrl: options.openUrl ?? ((u) => showAuthorizationUrl(u, log, env)),
+    prompt: options.prompt ?? inquirerTokenPrompt,
+    serverName: name,
+    signal: options.signal,
+    store: options.tokenStore,
+  })
+  let credential: Credential = await chain.initial()
+  // At most: saved token, refreshed token, fresh sign-in; bounded so a misbehaving server cannot loop us.
+  for (let round = 0; round < 4; round++) {
+    const a = attempt()
+    const sent = credential.token ? {...headers, Authorization: authorizationHeader(credential.token)} : headers
+    try {
+      const client = await openHttp(url, sent, a, options.signal)
+      return {auth: credential.source, client, close: () => client.close()}
+    } catch (error) {
+      if (a.status !== 401) throw describeFailure(name, url, error)
+      credential = await chain.unauthorized(a.challenge, credential)
+    }
+  }
+  throw new AuthError(`server "${name}" keeps answering 401`, 'auth_rejected')
+}

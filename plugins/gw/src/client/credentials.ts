@@ -1,0 +1,114 @@
+import type {TokenEntry, TokenStore} from '@toolkit/kit'
+
+import {AuthError, RegistrationUnavailable} from './errors.js'
+import {type TokenPrompt, tokenQuestion} from './manual-prompt.js'
+import {type Challenge, type FlowContext, refreshStoredToken, runOAuthFlow} from './oauth/flow.js'
+
+/** A token is treated as expired this many seconds early, so it does not lapse mid-call. */
+export const EXPIRY_SKEW_S = 30
+
+export type CredentialSource = 'config' | 'manual' | 'none' | 'oauth' | 'refreshed' | 'store'
+
+export interface Credential {
+  source: CredentialSource
+  token?: TokenEntry
+}
+
+export interface ChainOptions extends FlowContext {
+  interactive: boolean
+  now?: () => number
+  prompt: TokenPrompt
+  serverName: string
+}
+
+export const isExpired = (t: TokenEntry, nowMs = Date.now()): boolean =>
+  typeof t.expires_at === 'number' && t.expires_at <= Math.floor(nowMs / 1000) + EXPIRY_SKEW_S
+
+export function authorizationHeader(t: TokenEntry): string {
+  const type = !t.token_type || t.token_type.toLowerCase() === 'bearer' ? 'Bearer' : t.token_type
+  return `${type} ${t.access_token}`
+}
+
+/**
+ * The client side of the spec's credential table for one HTTP server: the saved token (refreshed
+ * when expired), then on 401 the OAuth flow, then the manual prompt when registration is not
+ * possible. The config's Authorization header is handled before this chain is consulted.
+ */
+export class CredentialChain {
+  private refreshed = false
+
+  constructor(private readonly url: string, private readonly o: ChainOptions) {}
+
+  private get store(): TokenStore {
+    return this.o.store
+  }
+
+  /** Saved token present → used; expired → refreshed; refresh fails → OAuth flow again. */
+  async initial(): Promise<Credential> {
+    const {token} = await this.store.get(this.url)
+    if (!token?.access_token) return {source: 'none'}
+    if (!isExpired(token, this.o.now?.())) return {source: 'store', token}
+    if (token.refresh_token) {
+      const fresh = await this.tryRefresh(token)
+      if (fresh) return {source: 'refreshed', token: fresh}
+    } else {
+      this.o.log(`the saved token for ${this.o.serverName} has expired`)
+    }
+    return this.acquire({}, 'the saved token has expired')
+  }
+
+  /** The server answered 401 to `sent`: refresh once if possible, else start over. */
+  async unauthorized(challenge: Challenge, sent: Credential): Promise<Credential> {
+    if (sent.token && (sent.source === 'store' || sent.source === 'refreshed')) {
+      if (sent.token.refresh_token && !this.refreshed) {
+        const fresh = await this.tryRefresh(sent.token)
+        if (fresh) return {source: 'refreshed', token: fresh}
+      }
+      // The server rejects it: a dead token must not be sent again by the next run.
+      await this.store.remove(this.url, 'token')
+      return this.acquire(challenge, 'the server rejected the saved token')
+    }
+    if (sent.source === 'oauth' || sent.source === 'manual') {
+      throw new AuthError(`${this.o.serverName}: the server rejected the token it just issued (401); check the server's OAuth configuration`, 'auth_rejected')
+    }
+    return this.acquire(challenge, 'the server requires authentication')
+  }
+
+  private async tryRefresh(token: TokenEntry): Promise<TokenEntry | undefined> {
+    this.refreshed = true
+    try {
+      const fresh = await refreshStoredToken(this.url, token, this.o)
+      this.o.log(`refreshed the access token for ${this.o.serverName}`)
+      return fresh
+    } catch (error) {
+      this.o.log(`token refresh for ${this.o.serverName} failed (${(error as Error).message}); signing in again`)
+      await this.store.remove(this.url, 'token')
+      return undefined
+    }
+  }
+
+  /** OAuth flow, or the manual prompt when registration fails. Needs a person. */
+  private async acquire(challenge: Challenge, reason: string): Promise<Credential> {
+    if (!this.o.interactive) {
+      throw new AuthError(
+        `${this.o.serverName}: ${reason} and no terminal is attached to sign in. ` +
+          `Run \`toolkit gw auth login ${this.o.serverName}\` in a terminal, pipe a token to \`toolkit gw auth login ${this.o.serverName} --token-stdin\`, ` +
+          `or set headers.Authorization to "Bearer \${TOKEN_VAR}" in servers.json`,
+      )
+    }
+    try {
+      return {source: 'oauth', token: await runOAuthFlow(this.url, challenge, this.o)}
+    } catch (error) {
+      if (!(error instanceof RegistrationUnavailable)) throw error
+      return {source: 'manual', token: await this.manual(error.message)}
+    }
+  }
+
+  async manual(reason: string): Promise<TokenEntry> {
+    const answer = (await this.o.prompt(tokenQuestion(this.o.serverName, this.url, reason))).trim()
+    if (!answer) throw new AuthError(`${this.o.serverName}: no token entered`, 'auth_cancelled')
+    const token: TokenEntry = {access_token: answer, token_type: 'Bearer'}
+    await this.store.setToken(this.url, token)
+    return token
+  }
+}
