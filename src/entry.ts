@@ -1,0 +1,25 @@
+/**
+ * The host's start-up path, bundled with @oclif/core into one file at build time
+ * (scripts/build.mjs): resolving a few hundred small CommonJS modules was most of
+ * `toolkit --help`'s wall time. Plugins still load their own copy of @oclif/core, as
+ * oclif supports for plugins built against other core versions.
+ */
+import {Config, flush, run} from '@oclif/core'
+
+import {renderError} from './lib/render-error.js'
+
+export async function main(argv: string[], root: string): Promise<void> {
+  try {
+    const config = await Config.load(root)
+    // Unknown commands: on a terminal @oclif/plugin-not-found asks "did you mean ...?";
+    // without one, toolkit's own hook prints the suggestion on one line and exits 2.
+    const notFoundOwner = process.stdin.isTTY ? config.plugins.get(config.pjson.name) : config.plugins.get('@oclif/plugin-not-found')
+    if (notFoundOwner) notFoundOwner.hooks.command_not_found = []
+    await run(argv, config)
+    await flush()
+  } catch (error) {
+    const code = renderError(error, argv)
+    // Let stdout drain before leaving so a piped error record is never cut off.
+    process.stdout.write('', () => process.exit(code))
+  }
+}
