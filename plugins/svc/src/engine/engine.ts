@@ -1,0 +1,714 @@
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, rmSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+
+import {BlobCache} from './cache.js'
+import {commitMessage, parseTrailers} from './commit-message.js'
+import {diffJson} from './diff.js'
+import {EngineError} from './errors.js'
+import {FullTextIndex, type IndexStatus} from './fulltext.js'
+import {git, gitStream} from './git.js'
+import {DEFAULT_BRANCH, docPath, idFromPath, parseId, tableOf, validateBranch} from './ids.js'
+import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
+import {nullLogger} from './logger.js'
+import {BlobReader} from './reader.js'
+import {CommitWriter} from './writer.js'
+import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
+import type {
+  AsOfOptions,
+  BatchOp,
+  Branch,
+  BranchOption,
+  DiffEntry,
+  Doc,
+  Engine,
+  EngineStats,
+  HistoryOptions,
+  HistoryResult,
+  Json,
+  ListOptions,
+  ListResult,
+  Logger,
+  SearchOptions,
+  SearchResult,
+  Version,
+  WriteOptions,
+  WriteResult,
+} from './types.js'
+
+export interface EngineOptions {
+  /** Bytes of document bodies kept in memory for reads (default 64 MiB). */
+  cacheBytes?: number
+  /** Quiet period before Git catches up with a burst of writes (default 10 ms); capped by checkpointMaxDelayMs. */
+  checkpointDelayMs?: number
+  /** Longest time an acknowledged write waits before a Git checkpoint (default 1000 ms). */
+  checkpointMaxDelayMs?: number
+  /** Full-text index on/off (default on). */
+  fullText?: boolean
+  /** Documents per background indexing batch (default 2000). */
+  indexBatchSize?: number
+  /** Where the full-text index is stored (default `<dataDir>/index`). */
+  indexDir?: string
+  /** Interval of the index consistency check (default one hour); 0 disables it. */
+  indexCheckIntervalMs?: number
+  /** Interval of index saves while it changes (default 5 minutes). */
+  indexSaveIntervalMs?: number
+  logger?: Logger
+  /** Largest document accepted, in bytes of JSON (default 1 MiB). */
+  maxDocumentBytes?: number
+  /** Back-pressure bound: writes wait while this many acknowledged writes are not yet in Git (default 10000). */
+  maxPendingEntries?: number
+}
+
+interface DocEntry {
+  /** Body of a write not yet in Git (read-your-writes). */
+  body?: Buffer
+  seq: number
+  sha: string
+}
+
+interface BranchState {
+  docs: Map<string, DocEntry>
+  exists: boolean
+  name: string
+  tables: Map<string, {ids: Set<string>; sorted?: string[]}>
+}
+
+export interface EngineDetails extends EngineStats {
+  branches: Array<{documents: number; index: IndexStatus; name: string}>
+  checkpointedSeq: number
+  maxPendingEntries: number
+  seq: number
+  walBytes: number
+  walFsyncs: number
+}
+
+function blobSha(body: Buffer): string {
+  return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex')
+}
+
+function serialize(doc: Doc): Buffer {
+  return Buffer.from(`${JSON.stringify(doc, null, 2)}\n`)
+}
+
+/**
+ * The svc database over one data directory: documents as files in a bare Git repository
+ * (`repo/`), a write-ahead log (`wal/`), and a full-text index (`index/`).
+ */
+export class GitEngine implements Engine {
+  readonly dataDir: string
+  readonly repo: string
+  private branchesState = new Map<string, BranchState>()
+  private cache: BlobCache
+  private checkpointRunning = false
+  private checkpointTimer: NodeJS.Timeout | undefined
+  private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
+  private checkpointsStarted = 0
+  private failure: EngineError | undefined
+  private checkpointedSeq = 0
+  private closed = false
+  private firstUncheckpointedAt = 0
+  private index: FullTextIndex | undefined
+  private lock!: InstanceLock
+  private log: Logger
+  private maxPending: number
+  private pendingQueue: Array<{branch: string; ids: string[]; seq: number}> = []
+  private pressureWaiters: Array<() => void> = []
+  private reader!: BlobReader
+  private seq = 0
+  private sentSeq = 0
+  private wal!: WriteAheadLog
+  private writer!: CommitWriter
+
+  private constructor(dataDir: string, private readonly options: EngineOptions) {
+    this.dataDir = resolve(dataDir)
+    this.repo = join(this.dataDir, 'repo')
+    this.log = options.logger ?? nullLogger
+    this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
+    this.maxPending = options.maxPendingEntries ?? 10_000
+  }
+
+  static async open(dataDir: string, options: EngineOptions = {}): Promise<GitEngine> {
+    const e = new GitEngine(dataDir, options)
+    await e.start()
+    return e
+  }
+
+  // ---- writes ---------------------------------------------------------------------------
+
+  async asOf(id: string, options: AsOfOptions): Promise<Doc | undefined> {
+    const p = parseId(id)
+    const branch = this.branch(options.branch)
+    let commit: string | undefined
+    if (options.commit !== undefined) commit = this.checkCommit(options.commit)
+    else if (options.time !== undefined) commit = await this.commitAt(branch.name, options.time)
+    else throw new EngineError('invalid_argument', 'as-of needs a commit or a time')
+    if (!commit) return undefined
+    await this.syncGit()
+    return this.docAt(commit, docPath(p))
+  }
+
+  async batch(ops: BatchOp[], options: WriteOptions = {}): Promise<WriteResult[]> {
+    if (!Array.isArray(ops) || ops.length === 0) throw new EngineError('invalid_argument', 'a batch needs at least one operation')
+    const branch = this.branch(options.branch)
+    const walOps: WalOp[] = ops.map((o) => {
+      if (o.op === 'put') {
+        const {body, id} = this.prepare(o.doc)
+        return {body: body.toString('utf8'), id, op: 'put'}
+      }
+      if (o.op === 'delete') return {id: parseId(o.id).id, op: 'delete'}
+      throw new EngineError('invalid_argument', `unknown batch operation ${JSON.stringify((o as {op?: unknown}).op)}`)
+    })
+    const seq = await this.write(branch.name, walOps, options)
+    return walOps.map((o) => ({branch: branch.name, id: o.id, seq}))
+  }
+
+  async branches(): Promise<Branch[]> {
+    this.checkOpen()
+    await this.syncGit()
+    const heads = await this.refHeads()
+    return [...this.branchesState.values()]
+      .map((b) => ({head: heads.get(b.name) ?? null, name: b.name}))
+      .sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearTimeout(this.checkpointTimer)
+    await this.wal.close()
+    try {
+      await this.flushInternal()
+    } finally {
+      await this.writer.close().catch((error: Error) => this.log.error('git fast-import did not exit cleanly', {error: error.message}))
+      await this.index?.close()
+      await this.reader.close()
+      this.lock.release()
+    }
+  }
+
+  async count(options: BranchOption & {table?: string} = {}): Promise<number> {
+    const b = this.branch(options.branch)
+    if (options.table !== undefined) return b.tables.get(options.table)?.ids.size ?? 0
+    return b.docs.size
+  }
+
+  async createBranch(name: string, options: {from?: string} = {}): Promise<Branch> {
+    this.checkOpen()
+    validateBranch(name)
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    const from = this.branch(options.from)
+    if (!from.exists && from.docs.size === 0) {
+      throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
+    }
+    this.writer.createBranch(name, from.name)
+    const state: BranchState = {docs: new Map(from.docs), exists: true, name, tables: new Map()}
+    for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
+    this.branchesState.set(name, state)
+    await this.forceCheckpoint()
+    this.index?.addBranch(name)
+    const heads = await this.refHeads()
+    this.log.info('branch created', {branch: name, from: from.name})
+    return {head: heads.get(name) ?? null, name}
+  }
+
+  async delete(id: string, options: WriteOptions = {}): Promise<WriteResult & {existed: boolean}> {
+    const p = parseId(id)
+    const branch = this.branch(options.branch)
+    const existed = branch.docs.has(p.id)
+    const seq = await this.write(branch.name, [{id: p.id, op: 'delete'}], options)
+    return {branch: branch.name, existed, id: p.id, seq}
+  }
+
+  /** Engine details for health, metrics and diagnose. */
+  details(): EngineDetails {
+    return {
+      ...this.stats(),
+      branches: [...this.branchesState.values()].map((b) => ({
+        documents: b.docs.size,
+        index: this.index?.status(b.name) ?? {documents: 0, pending: 0, state: 'disabled'},
+        name: b.name,
+      })),
+      checkpointedSeq: this.checkpointedSeq,
+      maxPendingEntries: this.maxPending,
+      seq: this.seq,
+      walBytes: this.wal.bytes,
+      walFsyncs: this.wal.fsyncs,
+    }
+  }
+
+  async diff(id: string, options: BranchOption & {from: string; to?: string}): Promise<DiffEntry[]> {
+    const p = parseId(id)
+    this.branch(options.branch)
+    const from = this.checkCommit(options.from)
+    await this.syncGit()
+    const before = await this.docAt(from, docPath(p))
+    const after = options.to === undefined ? await this.get(p.id, options) : await this.docAt(this.checkCommit(options.to), docPath(p))
+    return diffJson(before as Json | undefined, after as Json | undefined)
+  }
+
+  async flush(): Promise<void> {
+    this.checkOpen()
+    await this.flushInternal()
+  }
+
+  async get(id: string, options: BranchOption = {}): Promise<Doc | undefined> {
+    const raw = await this.getRaw(id, options)
+    return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as Doc)
+  }
+
+  async getMany(ids: string[], options: BranchOption = {}): Promise<Array<Doc | undefined>> {
+    return Promise.all(ids.map((id) => this.get(id, options)))
+  }
+
+  /** The stored JSON bytes of the current version (what REST sends without re-encoding). */
+  async getRaw(id: string, options: BranchOption = {}): Promise<Buffer | undefined> {
+    const p = parseId(id)
+    const entry = this.branch(options.branch).docs.get(p.id)
+    if (!entry) return undefined
+    return this.blob(entry)
+  }
+
+  async history(id: string, options: HistoryOptions = {}): Promise<HistoryResult> {
+    const p = parseId(id)
+    const branch = this.branch(options.branch)
+    const limit = clampLimit(options.limit, 100, 1000)
+    await this.syncGit()
+    const start = options.cursor === undefined ? `refs/heads/${branch.name}` : this.checkCommit(options.cursor)
+    if (!branch.exists && options.cursor === undefined && !(await this.refHeads()).has(branch.name)) return {versions: []}
+    const path = docPath(p)
+    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (options.cursor ? 1 : 0)), start, '--', path])
+    let records = stdout.split('\x1e').map((r) => r.replace(/^\n/, '')).filter((r) => r.length > 0)
+    if (options.cursor !== undefined) records = records.filter((r) => !r.startsWith(options.cursor as string)).slice(0, limit + 1)
+    const versions: Version[] = []
+    for (const r of records.slice(0, limit)) {
+      const [commit, ct, message] = r.split('\0')
+      const t = parseTrailers(message ?? '')
+      const doc = await this.docAt(commit, path)
+      versions.push({
+        commit,
+        doc: doc ?? null,
+        meta: t.meta,
+        op: doc === undefined ? 'delete' : 'put',
+        time: t.time ?? new Date(Number(ct) * 1000).toISOString(),
+      })
+    }
+    return {nextCursor: records.length > limit ? versions.at(-1)?.commit : undefined, versions}
+  }
+
+  async list(options: ListOptions = {}): Promise<ListResult> {
+    const ids = this.listIds(options)
+    const docs = await Promise.all(ids.ids.map((id) => this.get(id, options)))
+    return {docs: docs.filter((d): d is Doc => d !== undefined), nextCursor: ids.nextCursor}
+  }
+
+  /** Ids in order for a listing page, without reading the documents. */
+  listIds(options: ListOptions = {}): {ids: string[]; nextCursor?: string} {
+    const b = this.branch(options.branch)
+    const limit = clampLimit(options.limit, 100, 10_000)
+    let table = options.table
+    let prefix = options.prefix ?? ''
+    if (table === undefined && prefix.includes(':')) table = prefix.slice(0, prefix.indexOf(':'))
+    if (table !== undefined && !prefix.startsWith(`${table}:`)) prefix = `${table}:${prefix}`
+    const tables = table === undefined ? [...b.tables.keys()].sort() : [table]
+    const out: string[] = []
+    for (const t of tables) {
+      const entry = b.tables.get(t)
+      if (!entry) continue
+      entry.sorted ??= [...entry.ids].sort()
+      const sorted = entry.sorted
+      let i = lowerBound(sorted, options.cursor !== undefined && options.cursor >= prefix ? options.cursor : prefix)
+      if (options.cursor !== undefined && sorted[i] === options.cursor) i++
+      for (; i < sorted.length && out.length <= limit; i++) {
+        if (!sorted[i].startsWith(prefix)) break
+        out.push(sorted[i])
+      }
+      if (out.length > limit) break
+    }
+    return out.length > limit ? {ids: out.slice(0, limit), nextCursor: out[limit - 1]} : {ids: out}
+  }
+
+  async put(doc: Doc, options: WriteOptions = {}): Promise<WriteResult> {
+    const {body, id} = this.prepare(doc)
+    const branch = this.branch(options.branch)
+    const seq = await this.write(branch.name, [{body: body.toString('utf8'), id, op: 'put'}], options)
+    return {branch: branch.name, id, seq}
+  }
+
+  async removeBranch(name: string): Promise<void> {
+    this.checkOpen()
+    const b = this.branch(name)
+    if (b.name === DEFAULT_BRANCH) throw new EngineError('invalid_argument', `the default branch ${DEFAULT_BRANCH} cannot be removed`)
+    await this.flushInternal()
+    // fast-import would recreate the ref at its next checkpoint; a fresh process forgets it.
+    await this.writer.close()
+    this.writer = new CommitWriter(this.repo, () => this.existingBranches())
+    this.branchesState.delete(name)
+    await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
+    this.index?.dropBranch(name)
+    this.log.info('branch removed', {branch: name})
+  }
+
+  async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
+    const b = this.branch(options.branch)
+    if (!this.index) throw new EngineError('unavailable', 'full-text search is disabled')
+    if (typeof query !== 'string' || query.trim() === '') throw new EngineError('invalid_argument', 'search needs a non-empty query')
+    const limit = clampLimit(options.limit, 10, 1000)
+    const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
+    const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
+    const hits = []
+    for (const h of ids) {
+      const doc = await this.get(h.id, {branch: b.name})
+      if (doc) hits.push({doc, id: h.id, score: h.score})
+    }
+    return {hits, total}
+  }
+
+  stats(): EngineStats {
+    const main = this.branchesState.get(DEFAULT_BRANCH)
+    return {
+      documents: main?.docs.size ?? 0,
+      indexDocuments: this.index?.count(DEFAULT_BRANCH) ?? 0,
+      pendingEntries: this.pendingQueue.length,
+    }
+  }
+
+  async tables(options: BranchOption = {}): Promise<string[]> {
+    const b = this.branch(options.branch)
+    return [...b.tables.entries()].filter(([, v]) => v.ids.size > 0).map(([t]) => t).sort()
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  private apply(entry: WalEntry, replay: boolean): void {
+    const b = this.branchesState.get(entry.branch)
+    if (!b) {
+      this.log.error('write-ahead log entry for a missing branch skipped', {branch: entry.branch, seq: entry.seq})
+      return
+    }
+    const files = []
+    const ids: string[] = []
+    for (const op of entry.ops) {
+      const p = parseId(op.id)
+      const path = docPath(p)
+      const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
+      if (op.op === 'put') {
+        const body = Buffer.from(op.body ?? '')
+        const sha = blobSha(body)
+        if (!t.ids.has(p.id)) {
+          t.ids.add(p.id)
+          t.sorted = undefined
+        }
+        b.docs.set(p.id, {body, seq: entry.seq, sha})
+        files.push({content: body, path})
+        this.index?.onWrite(b.name, p.id, body, sha)
+      } else {
+        if (b.docs.delete(p.id)) {
+          t.ids.delete(p.id)
+          t.sorted = undefined
+        }
+        files.push({path})
+        this.index?.onWrite(b.name, p.id, undefined, undefined)
+      }
+      ids.push(p.id)
+    }
+    this.pendingQueue.push({branch: b.name, ids, seq: entry.seq})
+    this.writer.commit({
+      authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
+      branch: b.name,
+      files,
+      message: commitMessage(entry),
+      time: entry.time,
+    })
+    this.sentSeq = entry.seq
+    if (!replay) this.scheduleCheckpoint()
+  }
+
+  private async blob(entry: DocEntry): Promise<Buffer> {
+    if (entry.body) return entry.body
+    const cached = this.cache.get(entry.sha)
+    if (cached) return cached
+    const body = entry.body ?? (await this.reader.read(entry.sha))
+    if (body === undefined) throw new EngineError('internal', `object ${entry.sha} is missing from the repository; run toolkit svc diagnose`)
+    this.cache.set(entry.sha, body)
+    return body
+  }
+
+  private branch(name: string | undefined): BranchState {
+    this.checkOpen()
+    const n = name ?? DEFAULT_BRANCH
+    const b = this.branchesState.get(n)
+    if (!b) throw new EngineError('branch_not_found', `branch ${JSON.stringify(n)} does not exist`)
+    return b
+  }
+
+  private checkCommit(c: unknown): string {
+    if (typeof c !== 'string' || !/^[0-9a-f]{4,40}$/.test(c)) throw new EngineError('invalid_argument', `invalid commit id ${JSON.stringify(c)}`)
+    return c
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new EngineError('closed', 'engine is closed')
+  }
+
+  private async commitAt(branch: string, time: number | string): Promise<string | undefined> {
+    const t = typeof time === 'number' ? time : /^\d+$/.test(time) ? Number(time) : Date.parse(time)
+    if (!Number.isFinite(t)) throw new EngineError('invalid_argument', `invalid time ${JSON.stringify(time)}: use RFC 3339 or epoch milliseconds`)
+    await this.syncGit()
+    if (!(await this.refHeads()).has(branch)) return undefined
+    // Git dates have second precision; the Svc-Time trailer has milliseconds.
+    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', `refs/heads/${branch}`])
+    for (const r of stdout.split('\x1e')) {
+      const rec = r.replace(/^\n/, '')
+      if (!rec) continue
+      const [commit, message] = rec.split('\0')
+      const tt = parseTrailers(message ?? '').time
+      if (tt === undefined || Date.parse(tt) <= t) return commit
+    }
+    return undefined
+  }
+
+  private async docAt(commit: string, path: string): Promise<Doc | undefined> {
+    const body = await this.reader.read(`${commit}:${path}`)
+    if (body === undefined) return undefined
+    try {
+      return JSON.parse(body.toString('utf8')) as Doc
+    } catch {
+      // A commit id that is not a commit, or a path holding something else, is not a document version.
+      return undefined
+    }
+  }
+
+  private existingBranches(): Set<string> {
+    return new Set([...this.branchesState.values()].filter((b) => b.exists).map((b) => b.name))
+  }
+
+  private async flushInternal(): Promise<void> {
+    if (this.sentSeq > this.checkpointedSeq) await this.forceCheckpoint()
+  }
+
+  private forceCheckpoint(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure)
+    const done = new Promise<void>((resolve, reject) => this.checkpointWaiters.push({after: this.checkpointsStarted, reject, resolve}))
+    clearTimeout(this.checkpointTimer)
+    this.checkpointTimer = undefined
+    void this.runCheckpoint()
+    return done
+  }
+
+  private prepare(doc: Doc): {body: Buffer; id: string} {
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+      throw new EngineError('invalid_document', 'a document must be a JSON object')
+    }
+    const {id} = parseId(doc.id)
+    const body = serialize({...doc, id})
+    const max = this.options.maxDocumentBytes ?? 1024 * 1024
+    if (body.length > max) throw new EngineError('too_large', `document ${id} is ${body.length} bytes; the limit is ${max}`)
+    return {body, id}
+  }
+
+  private async refHeads(): Promise<Map<string, string>> {
+    const {stdout} = await git(this.repo, ['for-each-ref', '--format=%(refname:strip=2) %(objectname)', 'refs/heads/'])
+    const m = new Map<string, string>()
+    for (const line of stdout.split('\n')) {
+      const [name, sha] = line.split(' ')
+      if (name && sha) m.set(name, sha)
+    }
+    return m
+  }
+
+  private async runCheckpoint(): Promise<void> {
+    if (this.checkpointRunning) return
+    this.checkpointRunning = true
+    try {
+      while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
+        const target = this.sentSeq
+        const gen = ++this.checkpointsStarted
+        const started = Date.now()
+        await this.writer.checkpoint()
+        this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
+        let n = 0
+        while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
+          const p = this.pendingQueue[n++]
+          const b = this.branchesState.get(p.branch)
+          if (!b) continue
+          b.exists = true
+          for (const id of p.ids) {
+            const e = b.docs.get(id)
+            if (e?.body && e.seq <= target) {
+              this.cache.set(e.sha, e.body)
+              e.body = undefined
+            }
+          }
+        }
+        this.pendingQueue.splice(0, n)
+        const ready = this.checkpointWaiters.filter((w) => w.after < gen)
+        this.checkpointWaiters = this.checkpointWaiters.filter((w) => w.after >= gen)
+        for (const w of ready) w.resolve()
+        for (const w of this.pressureWaiters.splice(0)) w()
+        await this.wal.release(this.checkpointedSeq)
+        this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
+        this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
+        // Under a steady stream, let the debounce timer gather more commits per checkpoint.
+        if (!this.closed && this.checkpointWaiters.length === 0) break
+      }
+    } catch (error) {
+      this.failure = new EngineError('unavailable', `git writer failed: ${(error as Error).message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
+      this.log.error('git checkpoint failed', {error: (error as Error).message})
+      for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
+      for (const w of this.pressureWaiters.splice(0)) w()
+    } finally {
+      this.checkpointRunning = false
+      if (!this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
+    }
+  }
+
+  private scheduleCheckpoint(): void {
+    if (this.closed && this.checkpointWaiters.length === 0) return
+    const now = Date.now()
+    if (this.firstUncheckpointedAt === 0) this.firstUncheckpointedAt = now
+    const maxDelay = this.options.checkpointMaxDelayMs ?? 1000
+    const delay = Math.min(this.options.checkpointDelayMs ?? 10, Math.max(0, this.firstUncheckpointedAt + maxDelay - now))
+    clearTimeout(this.checkpointTimer)
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined
+      void this.runCheckpoint()
+    }, delay)
+  }
+
+  private async start(): Promise<void> {
+    mkdirSync(this.dataDir, {recursive: true})
+    this.lock = acquireInstanceLock(this.dataDir)
+    try {
+      if (!existsSync(join(this.repo, 'HEAD'))) {
+        await git(this.dataDir, ['init', '--bare', '-q', 'repo'])
+        await git(this.repo, ['symbolic-ref', 'HEAD', `refs/heads/${DEFAULT_BRANCH}`])
+      }
+      // svc manages packing itself; git's object and ref fsyncs keep Git data durable before the WAL is trimmed.
+      for (const [k, v] of [['gc.auto', '0'], ['core.fsync', 'objects,derived-metadata,reference'], ['core.fsyncMethod', 'fsync'], ['core.logAllRefUpdates', 'false']]) {
+        await git(this.repo, ['config', k, v])
+      }
+      for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
+      this.reader = new BlobReader(this.repo)
+      const heads = await this.refHeads()
+      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, {docs: new Map(), exists: false, name: DEFAULT_BRANCH, tables: new Map()})
+      const headSeq = new Map<string, number>()
+      for (const [name, sha] of heads) {
+        const state: BranchState = {docs: new Map(), exists: true, name, tables: new Map()}
+        await this.loadTree(state, sha)
+        this.branchesState.set(name, state)
+        const commit = await this.reader.read(sha)
+        const seq = parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0
+        headSeq.set(name, seq)
+        this.seq = Math.max(this.seq, seq)
+      }
+      this.writer = new CommitWriter(this.repo, () => this.existingBranches())
+      const {entries, wal} = await WriteAheadLog.open(join(this.dataDir, 'wal'))
+      this.wal = wal
+      for (const e of entries) this.seq = Math.max(this.seq, e.seq)
+      this.checkpointedSeq = this.seq
+      const replay = entries.filter((e) => e.seq > (headSeq.get(e.branch) ?? 0))
+      if (this.options.fullText !== false) {
+        this.index = new FullTextIndex({
+          batchSize: this.options.indexBatchSize ?? 2000,
+          checkIntervalMs: this.options.indexCheckIntervalMs ?? 3_600_000,
+          dir: this.options.indexDir ?? join(this.dataDir, 'index'),
+          logger: this.log.child('svc.index.fulltext'),
+          readBody: (branch, id) => {
+            const e = this.branchesState.get(branch)?.docs.get(id)
+            return e ? this.blob(e).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
+          },
+          saveIntervalMs: this.options.indexSaveIntervalMs ?? 300_000,
+          versions: (branch) => {
+            const b = this.branchesState.get(branch)
+            return b ? new Map([...b.docs].map(([id, e]) => [id, e.sha])) : new Map()
+          },
+          currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
+        })
+        await this.index.open([...this.branchesState.keys()])
+      }
+      if (replay.length > 0) {
+        this.checkpointedSeq = Math.min(...replay.map((e) => e.seq)) - 1
+        for (const e of replay) this.apply(e, true)
+        this.log.info('replaying acknowledged writes not yet in git', {entries: replay.length})
+        this.scheduleCheckpoint()
+      } else {
+        this.sentSeq = this.seq
+        await this.wal.release(this.seq)
+      }
+      this.sentSeq = Math.max(this.sentSeq, this.seq)
+      this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
+    } catch (error) {
+      await this.reader?.close().catch(() => {})
+      await this.writer?.close().catch(() => {})
+      this.lock.release()
+      throw error
+    }
+  }
+
+  private async loadTree(state: BranchState, commit: string): Promise<void> {
+    let rest = ''
+    await gitStream(this.repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
+      const parts = (rest + chunk.toString('utf8')).split('\0')
+      rest = parts.pop() ?? ''
+      for (const line of parts) {
+        // <mode> SP <type> SP <sha> TAB <path>
+        const tab = line.indexOf('\t')
+        const id = idFromPath(line.slice(tab + 1))
+        if (id === undefined) continue
+        const sha = line.slice(tab - 40, tab)
+        state.docs.set(id, {seq: 0, sha})
+        const table = tableOf(id)
+        const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
+        t.ids.add(id)
+      }
+    })
+  }
+
+  private async syncGit(): Promise<void> {
+    await this.flushInternal()
+  }
+
+  private async write(branch: string, ops: WalOp[], options: WriteOptions): Promise<number> {
+    this.checkOpen()
+    if (this.failure) throw this.failure
+    while (this.pendingQueue.length >= this.maxPending) {
+      await new Promise<void>((resolve) => this.pressureWaiters.push(resolve))
+      this.checkOpen()
+    }
+    const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: Date.now()}
+    await this.wal.append(entry, () => this.apply(entry, false))
+    return entry.seq
+  }
+}
+
+function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
+  if (!meta) return undefined
+  const out: NonNullable<WalEntry['meta']> = {}
+  if (meta.origin) out.origin = String(meta.origin)
+  if (meta.user) out.user = String(meta.user)
+  if (meta.requestId) out.requestId = String(meta.requestId)
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+function clampLimit(v: unknown, def: number, max: number): number {
+  if (v === undefined || v === null) return def
+  const n = Math.floor(Number(v))
+  if (!Number.isFinite(n) || n < 1) throw new EngineError('invalid_argument', `limit must be a positive integer, got ${JSON.stringify(v)}`)
+  return Math.min(n, max)
+}
+
+function lowerBound(a: string[], x: string): number {
+  let lo = 0
+  let hi = a.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (a[mid] < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+export function removeIndexDir(dir: string): void {
+  rmSync(dir, {force: true, recursive: true})
+}

@@ -1,0 +1,34 @@
+/**
+ * Errors the engine raises. Every adapter maps `code` to its own protocol (REST status, Redis
+ * error reply, PostgreSQL SQLSTATE), so the codes are part of the engine API.
+ */
+export type EngineErrorCode =
+  | 'branch_exists'
+  | 'branch_not_found'
+  | 'closed'
+  | 'conflict'
+  | 'internal'
+  | 'invalid_argument'
+  | 'invalid_document'
+  | 'invalid_id'
+  | 'locked'
+  | 'not_found'
+  | 'too_large'
+  | 'unavailable'
+
+export class EngineError extends Error {
+  readonly code: EngineErrorCode
+  /** Process exit code when this error ends a command. */
+  readonly exitCode: number
+
+  constructor(code: EngineErrorCode, message: string, options: {cause?: unknown} = {}) {
+    super(message, options.cause === undefined ? undefined : {cause: options.cause})
+    this.name = 'EngineError'
+    this.code = code
+    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' ? 2 : 1
+  }
+}
+
+export function isEngineError(err: unknown): err is EngineError {
+  return err instanceof Error && (err as {name?: string}).name === 'EngineError' && typeof (err as {code?: unknown}).code === 'string'
+}

@@ -1,0 +1,122 @@
+import {closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {hostname} from 'node:os'
+import {join} from 'node:path'
+
+import {EngineError} from './errors.js'
+
+export const LOCK_FILE = 'svc.lock'
+export const STALE_LOCK_MS = 60_000
+
+export interface InstanceLock {
+  /** True when the previous owner died without releasing (crash, SIGKILL). */
+  previousCrashed: boolean
+  release(): void
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** One instance per data directory: a lock file holding the owner's pid, taken over only if that pid is gone. */
+export function acquireInstanceLock(dataDir: string): InstanceLock {
+  const file = join(dataDir, LOCK_FILE)
+  let previousCrashed = false
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o644)
+      writeSync(fd, JSON.stringify({host: hostname(), pid: process.pid, started: new Date().toISOString()}))
+      closeSync(fd)
+      let released = false
+      return {
+        previousCrashed,
+        release() {
+          if (released) return
+          released = true
+          try {
+            unlinkSync(file)
+          } catch {
+            // already gone
+          }
+        },
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const owner = readOwner(file)
+      if (owner && owner.host === hostname() && owner.pid !== process.pid && alive(owner.pid)) {
+        throw new EngineError('locked', `data directory ${dataDir} is in use by another svc process (pid ${owner.pid}); stop it or choose another --data-dir`)
+      }
+      if (owner && owner.host !== hostname()) {
+        throw new EngineError('locked', `data directory ${dataDir} is locked by host ${owner.host} (pid ${owner.pid}); if that process is gone, remove ${file}`)
+      }
+      previousCrashed = true
+      rmSync(file, {force: true})
+    }
+  }
+  throw new EngineError('locked', `could not lock data directory ${dataDir}`)
+}
+
+function readOwner(file: string): {host: string; pid: number} | undefined {
+  try {
+    const o = JSON.parse(readFileSync(file, 'utf8')) as {host?: unknown; pid?: unknown}
+    return typeof o.pid === 'number' && typeof o.host === 'string' ? {host: o.host, pid: o.pid} : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Git lock files (`*.lock`) in the repository, with their age. */
+export function findGitLocks(repo: string): Array<{ageMs: number; path: string}> {
+  const out: Array<{ageMs: number; path: string}> = []
+  const walk = (dir: string, depth: number): void => {
+    let entries
+    try {
+      entries = readdirSync(dir, {withFileTypes: true})
+    } catch {
+      return
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name)
+      if (e.isDirectory()) {
+        // objects/ holds no lock files that matter and can be huge.
+        if (depth < 6 && e.name !== 'objects') walk(p, depth + 1)
+      } else if (e.name.endsWith('.lock')) {
+        try {
+          out.push({ageMs: Date.now() - statSync(p).mtimeMs, path: p})
+        } catch {
+          // raced with its owner
+        }
+      }
+    }
+  }
+  walk(repo, 0)
+  return out
+}
+
+/**
+ * Removes stale git locks: older than 60 s always; younger ones too when the previous svc
+ * process crashed, since while we hold the instance lock nothing else of ours can own them.
+ */
+export function removeStaleGitLocks(repo: string, previousCrashed: boolean): string[] {
+  const removed: string[] = []
+  for (const l of findGitLocks(repo)) {
+    if (l.ageMs > STALE_LOCK_MS || previousCrashed) {
+      rmSync(l.path, {force: true})
+      removed.push(l.path)
+    }
+  }
+  if (previousCrashed) {
+    // Half-written packs of a killed fast-import are garbage; nothing references them.
+    const packDir = join(repo, 'objects', 'pack')
+    try {
+      for (const f of readdirSync(packDir)) if (f.startsWith('tmp_')) rmSync(join(packDir, f), {force: true})
+    } catch {
+      // no pack dir yet
+    }
+  }
+  return removed
+}

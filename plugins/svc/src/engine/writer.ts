@@ -1,0 +1,138 @@
+import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+
+import {EngineError} from './errors.js'
+import {gitEnv} from './git.js'
+
+export interface CommitFile {
+  /** Undefined deletes the path. */
+  content?: Buffer
+  path: string
+}
+
+export interface CommitSpec {
+  authorName: string
+  branch: string
+  files: CommitFile[]
+  message: string
+  /** Epoch milliseconds. */
+  time: number
+}
+
+/**
+ * One long-lived `git fast-import` that turns each write into a commit. Commits become visible
+ * (objects in a pack, refs updated) only at a checkpoint, which `checkpoint()` requests and
+ * resolves once fast-import has reported it done.
+ */
+export class CommitWriter {
+  private child: ChildProcessWithoutNullStreams
+  private closed = false
+  private exitError: Error | undefined
+  private known = new Set<string>()
+  private out = ''
+  private progress = 0
+  private stderr = ''
+  private waiters = new Map<number, {reject(e: Error): void; resolve(): void}>()
+
+  constructor(private readonly repo: string, private readonly existingBranches: () => Set<string>) {
+    this.child = this.spawn()
+  }
+
+  /** Everything written so far becomes visible in the repository once this resolves. */
+  checkpoint(): Promise<void> {
+    if (this.exitError) return Promise.reject(this.exitError)
+    const token = ++this.progress
+    const done = new Promise<void>((resolve, reject) => this.waiters.set(token, {reject, resolve}))
+    this.child.stdin.write(`checkpoint\nprogress svc-${token}\n`)
+    return done
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    const exited = new Promise<void>((resolve) => this.child.once('close', () => resolve()))
+    this.child.stdin.end('done\n')
+    await exited
+    if (this.exitError) throw this.exitError
+  }
+
+  /** Queues one commit; returns false when the pipe is full (wait for `drain()`). */
+  commit(spec: CommitSpec): boolean {
+    if (this.exitError) throw this.exitError
+    const ref = `refs/heads/${spec.branch}`
+    const parts: Buffer[] = []
+    const msg = Buffer.from(spec.message)
+    const who = `${sanitize(spec.authorName)} <svc@localhost> ${Math.floor(spec.time / 1000)} +0000`
+    let head = `commit ${ref}\nauthor ${who}\ncommitter svc <svc@localhost> ${Math.floor(spec.time / 1000)} +0000\ndata ${msg.length}\n`
+    parts.push(Buffer.from(head), msg, Buffer.from('\n'))
+    if (!this.known.has(spec.branch)) {
+      // fast-import does not read existing refs by itself; ^0 continues an existing branch.
+      if (this.existingBranches().has(spec.branch)) parts.push(Buffer.from(`from ${ref}^0\n`))
+      this.known.add(spec.branch)
+    }
+    for (const f of spec.files) {
+      if (f.content === undefined) parts.push(Buffer.from(`D ${quotePath(f.path)}\n`))
+      else parts.push(Buffer.from(`M 100644 inline ${quotePath(f.path)}\ndata ${f.content.length}\n`), f.content, Buffer.from('\n'))
+    }
+    head = '\n'
+    parts.push(Buffer.from(head))
+    return this.child.stdin.write(Buffer.concat(parts))
+  }
+
+  /** Creates `branch` at the current tip of `from` (as fast-import sees it, pending commits included). */
+  createBranch(branch: string, from: string): void {
+    const fromSpec = this.known.has(from) ? `refs/heads/${from}` : `refs/heads/${from}^0`
+    this.child.stdin.write(`reset refs/heads/${branch}\nfrom ${fromSpec}\n\n`)
+    this.known.add(branch)
+  }
+
+  drain(): Promise<void> {
+    if (!this.child.stdin.writableNeedDrain) return Promise.resolve()
+    return new Promise((resolve) => this.child.stdin.once('drain', () => resolve()))
+  }
+
+  private spawn(): ChildProcessWithoutNullStreams {
+    const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done', '--depth=10'], {
+      env: gitEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (s: string) => {
+      this.out += s
+      let nl
+      while ((nl = this.out.indexOf('\n')) !== -1) {
+        const line = this.out.slice(0, nl)
+        this.out = this.out.slice(nl + 1)
+        const m = /^progress svc-(\d+)$/.exec(line)
+        if (!m) continue
+        const token = Number(m[1])
+        for (const [t, w] of this.waiters) {
+          if (t <= token) {
+            this.waiters.delete(t)
+            w.resolve()
+          }
+        }
+      }
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      this.stderr = (this.stderr + d.toString()).slice(-4000)
+    })
+    child.stdin.on('error', () => {})
+    child.on('close', (code) => {
+      if (code !== 0 || !this.closed) {
+        this.exitError = new EngineError('internal', `git fast-import exited (${code}): ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
+      }
+      for (const w of this.waiters.values()) w.reject(this.exitError ?? new EngineError('closed', 'writer closed'))
+      this.waiters.clear()
+    })
+    return child
+  }
+}
+
+function sanitize(name: string): string {
+  return name.replace(/[<>\n\r]/g, '').slice(0, 100) || 'svc'
+}
+
+function quotePath(p: string): string {
+  // Paths are built from [A-Za-z0-9_.%-/] only (see ids.ts), so they never need C-style quoting.
+  return p
+}
