@@ -1,0 +1,23 @@
+import type {Config} from '@oclif/core'
+import type {Output} from '@toolkit/kit'
+
+import {Flags} from '@oclif/core'
+import {openTokenStore} from '@toolkit/kit'
+
+import {loadServersConfig} from './config.js'
+import {authFilePath, type GwContext, isInteractive} from './context.js'
+
+/** Flags every gw client command shares. */
+export const clientFlags = {
+  config: Flags.string({
+    description: 'servers.json to use (default: ./servers.json, then ~/.config/gw/servers.json; env GW_CONFIG)',
+    helpValue: '<file>',
+  }),
+}
+
+/** The context of a client command: servers.json, the token store through the host's hook, a TTY check. */
+export async function commandContext(config: Config, out: Output, flags: {config?: string}): Promise<GwContext> {
+  const env = process.env
+  const [servers, store] = await Promise.all([loadServersConfig({env, file: flags.config}), openTokenStore(config, authFilePath(env))])
+  return {config: servers, env, interactive: isInteractive(env), log: (m) => out.log(m), store}
+}

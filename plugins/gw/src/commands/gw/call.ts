@@ -1,0 +1,40 @@
+import {Args, Flags} from '@oclif/core'
+import {ToolkitCommand} from '@toolkit/kit'
+
+import {callTool, resultText, ToolError} from '../../client/call.js'
+import {clientFlags, commandContext} from '../../client/cli.js'
+
+export default class GwCall extends ToolkitCommand<typeof GwCall> {
+  static args = {
+    server: Args.string({description: 'server name from servers.json', required: true}),
+    tool: Args.string({description: 'tool name (see `toolkit gw tools <server>`)', required: true}),
+  }
+  static description = `Call a tool on a server
+
+Arguments are one JSON object, or key=value pairs typed by the tool's input schema (key:=<json>
+for a raw JSON value). They are checked against the input schema before anything is sent. A
+result flagged as an error prints the server's message and exits 1.`
+  static examples = [
+    `<%= config.bin %> <%= command.id %> everything echo message=hello`,
+    `<%= config.bin %> <%= command.id %> everything get-sum '{"a": 2, "b": 3}'`,
+    `<%= config.bin %> <%= command.id %> everything get-sum a=2 b:=3 --format json`,
+  ]
+  static flags = {
+    ...clientFlags,
+    timeout: Flags.integer({description: 'seconds to wait for the result', min: 1}),
+  }
+  static strict = false
+
+  public async run(): Promise<void> {
+    const {argv} = await this.parse(GwCall)
+    const rest = (argv as string[]).slice(2)
+    const ctx = await commandContext(this.config, this.out, this.flags)
+    const record = await callTool(ctx, this.args.server, this.args.tool, rest, {timeoutMs: this.flags.timeout ? this.flags.timeout * 1000 : undefined})
+    const text = resultText(record)
+    this.out.record({type: 'result', ...record}, text)
+    if (record.isError) {
+      const first = text.split('\n').find((l) => l.trim()) ?? 'no message'
+      throw new ToolError(`tool "${record.tool}" on "${record.server}" failed: ${first}`, record)
+    }
+  }
+}
