@@ -1,0 +1,43 @@
+import {Args, Flags} from '@oclif/core'
+import {ToolkitCommand, UsageError} from '@toolkit/kit'
+
+export default class CampaignGenerate extends ToolkitCommand<typeof CampaignGenerate> {
+  static args = {
+    business: Args.string({description: 'The business.toml to plan from (not needed with --resume)'}),
+  }
+
+  static description = `Plan Google Ads campaigns from a business file, a budget and a catalog
+
+Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.json, events.ndjson, report.md and the google-ads/ import files. Exit 0 success, 1 incomplete, 3 invalid, 2 bad input.`
+
+  static examples = [
+    '<%= config.bin %> <%= command.id %> examples/acme-coffee/business.toml --skip-url-check',
+    '<%= config.bin %> <%= command.id %> business.toml --out runs --parallel 8',
+    '<%= config.bin %> <%= command.id %> --resume out/20260101-120000-a1b2c3',
+    '<%= config.bin %> <%= command.id %> business.toml --format json | jq -c .event.type',
+  ]
+
+  static flags = {
+    'max-turns': Flags.integer({default: 200, description: 'Tool calls allowed per mission attempt', min: 1}),
+    model: Flags.string({description: 'Model name for the provider (recorded in run.json)'}),
+    out: Flags.string({default: 'out', description: 'Folder that receives the run directory'}),
+    parallel: Flags.integer({default: 4, description: 'Campaign missions run at the same time', min: 1}),
+    provider: Flags.string({description: 'Model provider (default: local, the offline planner)'}),
+    resume: Flags.string({description: 'Run directory to resume: runs only its unfinished missions'}),
+    'skip-url-check': Flags.boolean({description: 'Do not request the final URLs'}),
+  }
+
+  public async run(): Promise<void> {
+    const {runCommand} = await import('../../command-run.js')
+    const {business} = this.args
+    const f = this.flags
+    if (!business && !f.resume) throw new UsageError('give a business.toml, or --resume <run-dir>')
+    if (business && f.resume) throw new UsageError('give either a business.toml or --resume <run-dir>, not both')
+    await runCommand(this.out, async (pipeline, opts) =>
+      f.resume
+        ? pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
+        : pipeline.generate({...opts, businessFile: business as string, model: f.model, out: f.out, provider: f.provider}, opts.listeners),
+      {maxTurns: f['max-turns'], parallel: f.parallel, skipUrlCheck: f['skip-url-check']},
+    )
+  }
+}

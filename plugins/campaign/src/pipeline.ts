@@ -1,0 +1,186 @@
+import {InputError, UsageError} from '@toolkit/kit'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {basename, dirname, join, resolve} from 'node:path'
+
+import {readBusinessFile} from './input/business.js'
+import {readCatalog} from './input/catalog.js'
+import {lineOfPath} from './input/toml-lines.js'
+import {runMissions} from './missions/scheduler.js'
+import {createProvider, DEFAULT_PROVIDER} from './providers/index.js'
+import {type EventListener, EventLog} from './run/events.js'
+import {renderReport} from './run/report.js'
+import {createRunDir} from './run/run-dir.js'
+import {EXIT_CODES, type RunJson, totalsOf, writeRunJson} from './run/run-json.js'
+import {loadWorkspace, saveWorkspace} from './run/workspace-store.js'
+import {crossNegatives} from './steps/cross-negatives.js'
+import {exportFiles} from './steps/export.js'
+import {makePictures, PICTURE_SIZES, planPictures} from './steps/images.js'
+import {checkUrls, finalUrls, type UrlResult, urlIssues} from './steps/url-check.js'
+import {validateAccount} from './steps/validate.js'
+import type {Issue, RunStatus, Totals, Workspace} from './types.js'
+
+export interface RunOptions {
+  maxAttempts?: number
+  maxTurns?: number
+  model?: null | string
+  parallel?: number
+  provider?: string
+  signal?: AbortSignal
+  skipUrlCheck?: boolean
+  urlConcurrency?: number
+  urlTimeoutMs?: number
+}
+
+export interface GenerateOptions extends RunOptions {
+  businessFile: string
+  out: string
+}
+
+export interface RunOutcome {
+  exitCode: number
+  files: string[]
+  issues: Issue[]
+  runDir: string
+  runId: string
+  status: RunStatus
+  totals: Totals
+}
+
+/** `generate`: read the inputs, make a run directory, run every mission, then the steps. */
+export async function generate(opts: GenerateOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
+  const businessFile = resolve(opts.businessFile)
+  if (!existsSync(businessFile)) throw new UsageError(`business file not found: ${opts.businessFile}`, 'not_found')
+  const parsed = await readBusinessFile(businessFile)
+  const base = dirname(businessFile)
+  const source = readFileSync(businessFile, 'utf8')
+  const catalogPath = parsed.catalogFile === null ? null : resolve(base, parsed.catalogFile)
+  if (catalogPath !== null && !existsSync(catalogPath)) {
+    throw new InputError(`catalog file not found: ${parsed.catalogFile}`, {file: businessFile, line: lineOfPath(source, ['catalog', 'file'])})
+  }
+  const catalog = catalogPath === null ? [] : await readCatalog(catalogPath)
+  const logoPath = parsed.brand.logo === null ? null : resolve(base, parsed.brand.logo)
+  if (logoPath !== null) {
+    if (!existsSync(logoPath) || !statSync(logoPath).isFile()) throw new InputError(`logo file not found: ${parsed.brand.logo}`, {file: businessFile, line: lineOfPath(source, ['brand', 'logo'])})
+    const {default: sharp} = await import('sharp')
+    const meta = await sharp(logoPath)
+      .metadata()
+      .catch(() => null)
+    if (meta === null) throw new InputError(`the logo is not a picture sharp can read: ${parsed.brand.logo}`, {file: businessFile, line: lineOfPath(source, ['brand', 'logo'])})
+  }
+  const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
+
+  const {runDir, runId} = createRunDir(resolve(opts.out))
+  const inputDir = join(runDir, 'input')
+  mkdirSync(inputDir, {recursive: true})
+  copyFileSync(businessFile, join(inputDir, 'business.toml'))
+  if (catalogPath !== null) copyFileSync(catalogPath, join(inputDir, basename(catalogPath)))
+  if (logoPath !== null) copyFileSync(logoPath, join(inputDir, basename(logoPath)))
+  const ws: Workspace = {
+    account: {brand_kit: null, campaigns: []},
+    input: {
+      budget: parsed.budget,
+      business: parsed.business,
+      catalog,
+      catalog_file: parsed.catalogFile,
+      colors: parsed.brand.colors,
+      export: parsed.export,
+      formats: parsed.formats,
+      logo: logoPath === null ? null : `input/${basename(logoPath)}`,
+    },
+    missions: {plan: {attempts: 0, status: 'pending', usage: {cost_usd: null, input_tokens: 0, output_tokens: 0}}},
+    version: 1,
+  }
+  saveWorkspace(runDir, ws)
+  return execute({entry: 'missions', model: provider.model, opts, providerName: provider.name, runDir, runId, ws}, listeners)
+}
+
+/** `--resume <run-dir>`: run the missions that did not finish, then the steps. */
+export async function resume(runDir: string, opts: RunOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
+  const ws = loadWorkspace(runDir)
+  const previous = readRunJson(runDir)
+  for (const m of Object.values(ws.missions)) if (m.status !== 'finished') m.status = 'pending'
+  return execute({entry: 'missions', model: opts.model ?? previous?.model ?? null, opts: {...opts, provider: opts.provider ?? previous?.provider}, providerName: opts.provider ?? previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+}
+
+/** `export <run-dir>`: the steps only, from workspace.json, without a model. */
+export async function exportRun(runDir: string, opts: RunOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
+  const ws = loadWorkspace(runDir)
+  const previous = readRunJson(runDir)
+  return execute({entry: 'steps', model: previous?.model ?? null, opts, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+}
+
+function readRunJson(runDir: string): null | RunJson {
+  try {
+    return JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as RunJson
+  } catch {
+    return null
+  }
+}
+
+interface Execution {
+  entry: 'missions' | 'steps'
+  model: null | string
+  opts: RunOptions
+  providerName: string
+  runDir: string
+  runId: string
+  ws: Workspace
+}
+
+async function execute(x: Execution, listeners: EventListener[]): Promise<RunOutcome> {
+  const {runDir, ws} = x
+  const events = new EventLog(join(runDir, 'events.ndjson'), listeners)
+  const save = () => saveWorkspace(runDir, ws)
+  const signal = x.opts.signal ?? new AbortController().signal
+  try {
+    events.emit({model: x.model, provider: x.providerName, run_dir: runDir, run_id: x.runId, type: 'run_started'})
+    // A run killed before its end still leaves a run.json that says it is not done.
+    writeRunJson(runDir, {exit_code: 1, model: x.model, provider: x.providerName, run_id: x.runId, status: 'incomplete', totals: totalsOf(ws), version: 1})
+    if (x.entry === 'missions') {
+      const provider = createProvider(x.providerName, {maxTurns: x.opts.maxTurns ?? 200, model: x.model})
+      save()
+      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
+    }
+    const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
+
+    const cross = crossNegatives(ws)
+    save()
+    events.emit({detail: cross, name: 'cross-negatives', type: 'step'})
+
+    const plans = planPictures(ws)
+    events.emit({detail: {pictures: plans.length, sizes: Object.fromEntries(Object.entries(PICTURE_SIZES).map(([k, v]) => [k, `${v.width}x${v.height}`])), planned: plans.map((p) => p.path)}, name: 'images', type: 'step'})
+    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}))
+    save()
+    for (const p of plans) if (!pictures.failed.some((f) => f.path === p.path)) events.emit({path: p.path, type: 'artifact_written'})
+
+    const issues = validateAccount(ws, runDir)
+    const errors = issues.filter((i) => i.severity === 'error')
+    const warnings = issues.filter((i) => i.severity === 'warning')
+    events.emit({detail: {errors: errors.length, warnings: warnings.length}, name: 'validate', type: 'step'})
+    events.emit({errors, type: 'validation', warnings})
+
+    let urls: null | UrlResult[] = null
+    if (x.opts.skipUrlCheck) events.emit({detail: {skipped: true}, name: 'url-check', type: 'step'})
+    else {
+      const list = finalUrls(ws)
+      events.emit({detail: {urls: list.length}, name: 'url-check', type: 'step'})
+      urls = await checkUrls(list, {concurrency: x.opts.urlConcurrency ?? 16, onResult: (r) => events.emit({ok: r.ok, status: r.status, type: 'url_checked', url: r.url}), timeoutMs: x.opts.urlTimeoutMs ?? 10_000})
+      issues.push(...urlIssues(urls))
+    }
+
+    const status: RunStatus = !complete ? 'incomplete' : issues.some((i) => i.severity === 'error') ? 'invalid' : 'success'
+    const exitCode = EXIT_CODES[status]
+    const files = exportFiles(ws, runDir, status === 'success')
+    events.emit({detail: status === 'success' ? {written: files} : {skipped: `the run is ${status}`, written: []}, name: 'export', type: 'step'})
+    for (const f of files) events.emit({path: f, type: 'artifact_written'})
+
+    const totals = totalsOf(ws)
+    writeRunJson(runDir, {exit_code: exitCode, model: x.model, provider: x.providerName, run_id: x.runId, status, totals, version: 1})
+    writeFileSync(join(runDir, 'report.md'), renderReport({exitCode, files, issues, model: x.model, provider: x.providerName, runId: x.runId, status, totals, urls, ws}))
+    events.emit({path: 'report.md', type: 'artifact_written'})
+    events.emit({exit_code: exitCode, ok: status === 'success', totals, type: 'run_finished'})
+    return {exitCode, files, issues, runDir, runId: x.runId, status, totals}
+  } finally {
+    events.close()
+  }
+}

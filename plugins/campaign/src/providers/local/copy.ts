@@ -1,0 +1,88 @@
+/** Text helpers for the offline planner: keywords and ad copy that respect Google Ads limits. */
+
+const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/g
+
+/** A search term from a product or category name: lowercase, no forbidden characters, <= 10 words, <= 80 chars. */
+export function keywordOf(text: string): string {
+  const words = text
+    .toLowerCase()
+    .replace(FORBIDDEN, ' ')
+    .replace(/[^\p{L}\p{N}\s&'.+/-]/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 10)
+  let out = words.join(' ')
+  while (out.length > 80) out = out.split(' ').slice(0, -1).join(' ')
+  return out
+}
+
+/** `coffee beans` -> `Coffee Beans`, keeping capitals already in the text. */
+export function titleCase(text: string): string {
+  return text.replace(/(^|\s)(\p{Ll})/gu, (_, s: string, c: string) => s + c.toUpperCase())
+}
+
+/** The text if it fits, else cut at a word boundary; null when not even one word fits. */
+export function fit(text: string, max: number): null | string {
+  const clean = text.replace(/\s+/g, ' ').replace(/!/g, '').trim()
+  if (clean.length <= max) return clean
+  const words = clean.split(' ')
+  let out = ''
+  for (const w of words) {
+    if ((out ? `${out} ${w}` : w).length > max) break
+    out = out ? `${out} ${w}` : w
+  }
+  out = out.replace(/[\s,;:&-]+$/, '')
+  return out.length >= Math.min(8, max) ? out : null
+}
+
+/**
+ * Distinct (case-insensitive) texts that fit whole, in order, at most `count`. Texts are never
+ * cut: a headline that stops mid-name ("Ethiopia Yirgacheffe Whole") reads worse than none.
+ */
+export function pick(candidates: string[], max: number, count: number): string[] {
+  const out: string[] = []
+  const seen = new Set<string>()
+  for (const c of candidates) {
+    const t = c.replace(/\s+/g, ' ').replace(/!/g, '').trim()
+    if (t === '' || t.length > max) continue
+    if (/\b[A-Z]{4,}\b/.test(t)) continue
+    const key = t.toLowerCase()
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push(t)
+    if (out.length === count) break
+  }
+  return out
+}
+
+/** A URL path segment for path1/path2: letters and digits joined by dashes, <= 15 chars. */
+export function pathOf(text: string): string {
+  const slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+  if (slug.length <= 15) return slug
+  const parts = slug.split('-')
+  let out = parts[0].slice(0, 15)
+  for (const p of parts.slice(1)) {
+    if (`${out}-${p}`.length > 15) break
+    out = `${out}-${p}`
+  }
+  return out
+}
+
+const SYMBOLS: Record<string, string> = {BRL: 'R$', EUR: '€', GBP: '£', JPY: '¥', USD: '$'}
+
+export function price(cents: number, currency: string): string {
+  const amount = cents % 100 === 0 ? String(cents / 100) : (cents / 100).toFixed(2)
+  const sym = SYMBOLS[currency]
+  return sym ? `${sym}${amount}` : `${amount} ${currency}`
+}
+
+/** The first sentence of a description, for a description line. */
+export function firstSentence(text: string): string {
+  const m = /^(.+?[.!?])(\s|$)/.exec(text.trim())
+  return (m ? m[1] : text).replace(/!/g, '.')
+}

@@ -1,0 +1,47 @@
+import {ToolkitError} from '@toolkit/kit'
+import {readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import type {Workspace} from '../types.js'
+
+export const WORKSPACE_FILE = 'workspace.json'
+
+/**
+ * workspace.json is replaced, never edited: the new text goes to workspace.json.tmp and a rename
+ * swaps it in, so a process killed at any instant leaves either the old or the new file.
+ */
+export function saveWorkspace(runDir: string, ws: Workspace): void {
+  const file = join(runDir, WORKSPACE_FILE)
+  const tmp = `${file}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(ws, null, 1)}\n`)
+  renameSync(tmp, file)
+}
+
+export function loadWorkspace(runDir: string): Workspace {
+  const file = join(runDir, WORKSPACE_FILE)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ToolkitError(
+      code === 'ENOENT' ? `${file} not found: is ${runDir} a run directory?` : `cannot read ${file}: ${(error as Error).message}`,
+      {code: 'no_workspace', exit: 2},
+    )
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (error) {
+    throw new ToolkitError(`${file} is not valid JSON: ${(error as Error).message}`, {code: 'bad_workspace', exit: 2})
+  }
+  const version = (data as {version?: unknown} | null)?.version
+  if (version !== 1) {
+    throw new ToolkitError(`${file} has version ${JSON.stringify(version)}; this toolkit reads workspace version 1 only`, {code: 'workspace_version', exit: 2})
+  }
+  const ws = data as Workspace
+  if (!ws.input || !ws.account || !ws.missions) {
+    throw new ToolkitError(`${file} lacks input, account or missions`, {code: 'bad_workspace', exit: 2})
+  }
+  return ws
+}

@@ -1,0 +1,241 @@
+import {statSync} from 'node:fs'
+import {join} from 'node:path'
+
+import type {AssetGroup, Campaign, ImageRecord, Issue, Keyword, MatchType, Negative, ResponsiveSearchAd, Severity, Workspace} from '../types.js'
+
+/** Google Ads limits the checks use; docs/campaign-validation.md lists them with their codes. */
+export const LIMITS = {
+  description: 90,
+  dg_headline: 40,
+  headline: 30,
+  keyword_chars: 80,
+  keyword_words: 10,
+  long_headline: 90,
+  path: 15,
+  pmax_business_name: 25,
+  pmax_short_description: 60,
+  pmax_short_headline: 15,
+} as const
+
+const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/
+const EMOJI = /\p{Extended_Pictographic}/u
+
+/** Every issue in the account. `runDir` lets the picture checks look at the files. */
+export function validateAccount(ws: Workspace, runDir?: string): Issue[] {
+  const issues: Issue[] = []
+  const add = (severity: Severity, code: string, path: string, message: string) => issues.push({code, message, path, severity})
+  const campaigns = ws.account.campaigns
+  if (campaigns.length === 0) add('error', 'account_empty', 'account.campaigns', 'the account has no campaigns')
+  const sum = campaigns.reduce((a, c) => a + c.daily_budget_cents, 0)
+  if (campaigns.length > 0 && sum !== ws.input.budget.daily_cents) {
+    add('error', 'budget_sum_mismatch', 'account.campaigns', `campaign budgets add up to ${money(sum)} ${ws.input.budget.currency}, the daily budget is ${money(ws.input.budget.daily_cents)}`)
+  }
+  for (const [i, c] of campaigns.entries()) issues.push(...validateCampaign(ws, c, `account.campaigns[${i}]`, runDir))
+  return issues
+}
+
+export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?: string): Issue[] {
+  const issues: Issue[] = []
+  const add = (severity: Severity, code: string, path: string, message: string) => issues.push({code, message, path, severity})
+  const maxCpc = ws.input.budget.max_cpc_cents
+  const site = hostOf(ws.input.business.url)
+  const checkUrl = (url: string, path: string) => {
+    const host = hostOf(url)
+    if (host === null) add('error', 'final_url_invalid', path, `"${url}" is not an absolute http(s) URL`)
+    else if (site !== null && host !== site && !host.endsWith(`.${site}`) && !site.endsWith(`.${host}`)) {
+      add('error', 'final_url_off_site', path, `"${url}" is outside the business's site ${site}`)
+    }
+  }
+  const cpc = (cents: null | number, path: string) => {
+    if (cents !== null && maxCpc !== null && cents > maxCpc) add('error', 'cpc_above_max', path, `max CPC ${money(cents)} is above the maximum ${money(maxCpc)}`)
+  }
+  if (c.daily_budget_cents <= 0) add('error', 'budget_missing', `${at}.daily_budget_cents`, `campaign "${c.name}" has no daily budget`)
+  cpc(c.max_cpc_cents, `${at}.max_cpc_cents`)
+
+  if (c.type === 'search') {
+    if (c.ad_groups.length === 0) add('error', 'campaign_without_ad_groups', `${at}.ad_groups`, `search campaign "${c.name}" has no ad groups`)
+    const own: {kw: Keyword; path: string}[] = []
+    for (const [g, group] of c.ad_groups.entries()) {
+      const gp = `${at}.ad_groups[${g}]`
+      cpc(group.max_cpc_cents, `${gp}.max_cpc_cents`)
+      checkUrl(group.final_url, `${gp}.final_url`)
+      if (group.keywords.length === 0) add('error', 'ad_group_without_keywords', `${gp}.keywords`, `ad group "${group.name}" has no keywords`)
+      if (group.ads.length === 0) add('error', 'ad_group_without_ads', `${gp}.ads`, `ad group "${group.name}" has no responsive search ad`)
+      const seen = new Set<string>()
+      for (const [k, kw] of group.keywords.entries()) {
+        const kp = `${gp}.keywords[${k}]`
+        checkKeyword(kw.text, kp, add)
+        const key = `${kw.match}:${normal(kw.text)}`
+        if (seen.has(key)) add('warning', 'duplicate_keyword', kp, `keyword "${kw.text}" (${kw.match}) appears twice in "${group.name}"`)
+        seen.add(key)
+        own.push({kw, path: kp})
+      }
+      for (const [a, ad] of group.ads.entries()) validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
+      for (const [n, neg] of group.negatives.entries()) {
+        checkKeyword(neg.text, `${gp}.negatives[${n}]`, add)
+        for (const kw of group.keywords) {
+          if (blocks(neg, kw.text)) add('error', 'negative_blocks_keyword', `${gp}.negatives[${n}]`, `negative "${neg.text}" (${neg.match}) blocks the ad group's own keyword "${kw.text}"`)
+        }
+      }
+    }
+    for (const [n, neg] of c.negatives.entries()) {
+      checkKeyword(neg.text, `${at}.negatives[${n}]`, add)
+      const hit = own.find((o) => blocks(neg, o.kw.text))
+      if (hit) add('error', 'negative_blocks_keyword', `${at}.negatives[${n}]`, `campaign negative "${neg.text}" (${neg.match}) blocks the campaign's own keyword "${hit.kw.text}"`)
+    }
+  } else {
+    if (c.asset_groups.length === 0) add('error', 'campaign_without_asset_groups', `${at}.asset_groups`, `${c.type} campaign "${c.name}" has no asset groups`)
+    if (ws.input.logo === null) add('error', 'logo_missing', 'input.logo', `${c.type} campaign "${c.name}" needs a logo: set [brand] logo`)
+    for (const [g, group] of c.asset_groups.entries()) validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
+  }
+  return issues
+}
+
+type Add = (severity: Severity, code: string, path: string, message: string) => void
+
+function validateRsa(ad: ResponsiveSearchAd, at: string, add: Add, checkUrl: (url: string, path: string) => void): void {
+  texts(ad.headlines, `${at}.headlines`, LIMITS.headline, 'headline', add)
+  texts(ad.descriptions, `${at}.descriptions`, LIMITS.description, 'description', add)
+  count(ad.headlines.length, 3, 15, `${at}.headlines`, 'headlines', add)
+  count(ad.descriptions.length, 2, 4, `${at}.descriptions`, 'descriptions', add)
+  for (const [i, h] of ad.headlines.entries()) {
+    if (h.includes('!')) add('error', 'headline_exclamation', `${at}.headlines[${i}]`, `headline "${h}" has "!", which Google Ads does not allow in headlines`)
+  }
+  const bangs = [...ad.headlines, ...ad.descriptions].join('').split('!').length - 1
+  if (bangs > 1) add('error', 'too_many_exclamations', at, `the ad has ${bangs} "!"; at most one is allowed`)
+  if (ad.path1.length > LIMITS.path) add('error', 'path_too_long', `${at}.path1`, `path 1 "${ad.path1}" has ${ad.path1.length} characters; the limit is ${LIMITS.path}`)
+  if (ad.path2.length > LIMITS.path) add('error', 'path_too_long', `${at}.path2`, `path 2 "${ad.path2}" has ${ad.path2.length} characters; the limit is ${LIMITS.path}`)
+  if (ad.path2 !== '' && ad.path1 === '') add('error', 'path2_without_path1', `${at}.path2`, 'path 2 is set but path 1 is empty')
+  for (const p of ['path1', 'path2'] as const) {
+    if (/[\s/]/.test(ad[p])) add('error', 'path_invalid', `${at}.${p}`, `${p} "${ad[p]}" must not contain spaces or "/"`)
+  }
+  checkUrl(ad.final_url, `${at}.final_url`)
+}
+
+function validateAssetGroup(c: Campaign, g: AssetGroup, at: string, add: Add, checkUrl: (url: string, path: string) => void, runDir?: string): void {
+  const pmax = c.type === 'performance_max'
+  const headlineMax = pmax ? LIMITS.headline : LIMITS.dg_headline
+  texts(g.headlines, `${at}.headlines`, headlineMax, 'headline', add)
+  texts(g.descriptions, `${at}.descriptions`, LIMITS.description, 'description', add)
+  checkUrl(g.final_url, `${at}.final_url`)
+  if (g.business_name.trim() === '') add('error', 'business_name_missing', `${at}.business_name`, 'the business name is empty')
+  if (g.business_name.length > LIMITS.pmax_business_name) {
+    add('error', 'business_name_too_long', `${at}.business_name`, `business name "${g.business_name}" has ${g.business_name.length} characters; the limit is ${LIMITS.pmax_business_name}`)
+  }
+  for (const [i, h] of g.headlines.entries()) {
+    if (h.includes('!')) add('error', 'headline_exclamation', `${at}.headlines[${i}]`, `headline "${h}" has "!", which Google Ads does not allow in headlines`)
+  }
+  if (pmax) {
+    count(g.headlines.length, 3, 15, `${at}.headlines`, 'headlines', add)
+    count(g.long_headlines.length, 1, 5, `${at}.long_headlines`, 'long_headlines', add)
+    count(g.descriptions.length, 2, 5, `${at}.descriptions`, 'descriptions', add)
+    texts(g.long_headlines, `${at}.long_headlines`, LIMITS.long_headline, 'long_headline', add)
+    if (g.headlines.length > 0 && !g.headlines.some((h) => h.length <= LIMITS.pmax_short_headline)) {
+      add('error', 'short_headline_missing', `${at}.headlines`, `Performance Max needs at least one headline of at most ${LIMITS.pmax_short_headline} characters`)
+    }
+    if (g.descriptions.length > 0 && !g.descriptions.some((d) => d.length <= LIMITS.pmax_short_description)) {
+      add('error', 'short_description_missing', `${at}.descriptions`, `Performance Max needs at least one description of at most ${LIMITS.pmax_short_description} characters`)
+    }
+    for (const [i, t] of g.search_themes.entries()) checkKeyword(t, `${at}.search_themes[${i}]`, add)
+  } else {
+    count(g.headlines.length, 1, 5, `${at}.headlines`, 'headlines', add)
+    count(g.descriptions.length, 1, 5, `${at}.descriptions`, 'descriptions', add)
+  }
+  const kinds = new Set(g.images.map((i) => i.kind))
+  for (const kind of ['landscape', 'square'] as const) {
+    if (!kinds.has(kind)) add('error', 'image_missing', `${at}.images`, `asset group "${g.name}" has no ${kind} picture`)
+  }
+  for (const [i, img] of g.images.entries()) checkImage(img, `${at}.images[${i}]`, add, runDir)
+}
+
+const IMAGE_RULES: Record<ImageRecord['kind'], {minH: number; minW: number; ratio: number}> = {
+  landscape: {minH: 314, minW: 600, ratio: 1.91},
+  portrait: {minH: 600, minW: 480, ratio: 0.8},
+  square: {minH: 300, minW: 300, ratio: 1},
+}
+
+function checkImage(img: ImageRecord, at: string, add: Add, runDir?: string): void {
+  const rule = IMAGE_RULES[img.kind]
+  const ratio = img.width / img.height
+  if (Math.abs(ratio - rule.ratio) / rule.ratio > 0.01 || img.width < rule.minW || img.height < rule.minH) {
+    add('error', 'image_size', at, `${img.kind} picture ${img.id} is ${img.width}x${img.height}; it needs a ${rule.ratio}:1 ratio and at least ${rule.minW}x${rule.minH}`)
+  }
+  if (runDir === undefined) return
+  try {
+    const {size} = statSync(join(runDir, img.path))
+    if (size > 5120 * 1024) add('error', 'image_too_large', at, `picture ${img.path} is ${Math.round(size / 1024)} KB; the limit is 5120 KB`)
+  } catch {
+    add('error', 'image_file_missing', at, `picture ${img.path} does not exist in the run directory`)
+  }
+}
+
+function texts(list: string[], at: string, max: number, what: string, add: Add): void {
+  const seen = new Map<string, number>()
+  for (const [i, t] of list.entries()) {
+    const p = `${at}[${i}]`
+    if (t.trim() === '') {
+      add('error', 'empty_text', p, `${what} ${i + 1} is empty`)
+      continue
+    }
+    if (t.length > max) add('error', `${what}_too_long`, p, `${what} "${t}" has ${t.length} characters; the limit is ${max}`)
+    const key = normal(t)
+    if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1}`)
+    else seen.set(key, i)
+    const caps = t.split(/\s+/).find((w) => /^[^a-z]*[A-Z]{4,}[^a-z]*$/.test(w))
+    if (caps) add('warning', 'all_caps', p, `"${caps}" is in capitals; Google Ads limits excessive capitalisation`)
+    if (/([!?.,;:])\1/.test(t.replace(/\.\.\.$/, ''))) add('warning', 'repeated_punctuation', p, `${what} "${t}" repeats punctuation`)
+    if (EMOJI.test(t)) add('error', 'emoji', p, `${what} "${t}" has an emoji or symbol Google Ads rejects`)
+  }
+}
+
+function count(n: number, min: number, max: number, at: string, what: string, add: Add): void {
+  if (n < min) add('error', `too_few_${what}`, at, `${n} ${what.replace('_', ' ')}; at least ${min} are needed`)
+  if (n > max) add('error', `too_many_${what}`, at, `${n} ${what.replace('_', ' ')}; at most ${max} are allowed`)
+}
+
+function checkKeyword(text: string, at: string, add: Add): void {
+  if (text.trim() === '') {
+    add('error', 'keyword_empty', at, 'the keyword is empty')
+    return
+  }
+  if (text.length > LIMITS.keyword_chars) add('error', 'keyword_too_long', at, `keyword "${text}" has ${text.length} characters; the limit is ${LIMITS.keyword_chars}`)
+  const words = text.trim().split(/\s+/).length
+  if (words > LIMITS.keyword_words) add('error', 'keyword_too_many_words', at, `keyword "${text}" has ${words} words; the limit is ${LIMITS.keyword_words}`)
+  const bad = FORBIDDEN.exec(text)
+  if (bad) add('error', 'keyword_forbidden_char', at, `keyword "${text}" contains "${bad[0]}", which Google Ads does not allow`)
+}
+
+function words(text: string): string[] {
+  return normal(text).split(' ').filter(Boolean)
+}
+
+export function normal(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim()
+}
+
+/** Whether a negative of the given match type stops a query equal to `query`. */
+export function blocks(neg: Pick<Negative, 'match' | 'text'>, query: string): boolean {
+  const q = words(query)
+  const n = words(neg.text)
+  if (n.length === 0) return false
+  const byMatch: Record<MatchType, () => boolean> = {
+    broad: () => n.every((w) => q.includes(w)),
+    exact: () => n.join(' ') === q.join(' '),
+    phrase: () => ` ${q.join(' ')} `.includes(` ${n.join(' ')} `),
+  }
+  return byMatch[neg.match]()
+}
+
+export function hostOf(url: string): null | string {
+  try {
+    const u = new URL(url)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null
+    return u.hostname.replace(/^www\./, '').toLowerCase()
+  } catch {
+    return null
+  }
+}
+
+function money(cents: number): string {
+  return (cents / 100).toFixed(2)
+}
