@@ -28,7 +28,9 @@ async function bundleEntry() {
 
 const plugins = ['gw', 'svc', 'campaign']
 const tsc = (project) => execFileSync('npx', ['tsc', '-p', project], {stdio: 'inherit'})
-const manifest = (cwd) => execFileSync('npx', ['oclif', 'manifest'], {cwd, stdio: ['ignore', 'ignore', 'inherit']})
+// The oclif dev CLI checks npm for its own updates; that is noise in a build.
+const manifest = (cwd) =>
+  execFileSync('npx', ['oclif', 'manifest'], {cwd, env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}, stdio: ['ignore', 'ignore', 'inherit']})
 
 // --host-only rebuilds the kit and the host in place, leaving the plugins' builds alone.
 const hostOnly = process.argv.includes('--host-only')
