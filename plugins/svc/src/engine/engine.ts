@@ -43,6 +43,9 @@ export interface EngineOptions {
   checkpointDelayMs?: number
   /** Longest time an acknowledged write waits before a Git checkpoint (default 1000 ms). */
   checkpointMaxDelayMs?: number
+  /** Committer of every commit (default `svc <svc@localhost>`). */
+  committerEmail?: string
+  committerName?: string
   /** Full-text index on/off (default on). */
   fullText?: boolean
   /** Documents per background indexing batch (default 2000). */
@@ -81,6 +84,8 @@ export interface EngineDetails extends EngineStats {
   seq: number
   walBytes: number
   walFsyncs: number
+  /** Set when the Git writer failed: writes are refused until a restart replays the log. */
+  writerError?: string
 }
 
 function blobSha(body: Buffer): string {
@@ -216,6 +221,7 @@ export class GitEngine implements Engine {
     const p = parseId(id)
     const branch = this.branch(options.branch)
     const existed = branch.docs.has(p.id)
+    if (!existed) return {branch: branch.name, existed, id: p.id, seq: 0}
     const seq = await this.write(branch.name, [{id: p.id, op: 'delete'}], options)
     return {branch: branch.name, existed, id: p.id, seq}
   }
@@ -234,7 +240,18 @@ export class GitEngine implements Engine {
       seq: this.seq,
       walBytes: this.wal.bytes,
       walFsyncs: this.wal.fsyncs,
+      writerError: this.failure?.message,
     }
+  }
+
+  /** Background reindex counters, or undefined when full-text search is off. */
+  indexProgress(): FullTextIndex['progress'] | undefined {
+    return this.index?.progress
+  }
+
+  /** Runs the full-text consistency check now and waits until the index has caught up. */
+  async reindex(): Promise<void> {
+    await this.index?.check()
   }
 
   async diff(id: string, options: BranchOption & {from: string; to?: string}): Promise<DiffEntry[]> {
@@ -342,7 +359,7 @@ export class GitEngine implements Engine {
     await this.flushInternal()
     // fast-import would recreate the ref at its next checkpoint; a fresh process forgets it.
     await this.writer.close()
-    this.writer = new CommitWriter(this.repo, () => this.existingBranches())
+    this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
     this.branchesState.delete(name)
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     this.index?.dropBranch(name)
@@ -479,6 +496,11 @@ export class GitEngine implements Engine {
     }
   }
 
+  private committer(): string {
+    const clean = (s: string): string => s.replace(/[<>\n\r]/g, '')
+    return `${clean(this.options.committerName ?? 'svc')} <${clean(this.options.committerEmail ?? 'svc@localhost')}>`
+  }
+
   private existingBranches(): Set<string> {
     return new Set([...this.branchesState.values()].filter((b) => b.exists).map((b) => b.name))
   }
@@ -501,7 +523,9 @@ export class GitEngine implements Engine {
       throw new EngineError('invalid_document', 'a document must be a JSON object')
     }
     const {id} = parseId(doc.id)
-    const body = serialize({...doc, id})
+    // The canonical id goes first so every stored file starts with it.
+    const {id: _ignored, ...fields} = doc
+    const body = serialize({id, ...fields} as Doc)
     const max = this.options.maxDocumentBytes ?? 1024 * 1024
     if (body.length > max) throw new EngineError('too_large', `document ${id} is ${body.length} bytes; the limit is ${max}`)
     return {body, id}
@@ -602,7 +626,7 @@ export class GitEngine implements Engine {
         headSeq.set(name, seq)
         this.seq = Math.max(this.seq, seq)
       }
-      this.writer = new CommitWriter(this.repo, () => this.existingBranches())
+      this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
       const {entries, wal} = await WriteAheadLog.open(join(this.dataDir, 'wal'))
       this.wal = wal
       for (const e of entries) this.seq = Math.max(this.seq, e.seq)

@@ -121,6 +121,7 @@ export interface Engine {
   close(): Promise<void>
   count(options?: BranchOption & {table?: string}): Promise<number>
   createBranch(name: string, options?: {from?: string}): Promise<Branch>
+  /** Deleting a missing document writes nothing: it resolves with `existed: false` and `seq: 0`. */
   delete(id: string, options?: WriteOptions): Promise<WriteResult & {existed: boolean}>
   diff(id: string, options: BranchOption & {from: string; to?: string}): Promise<DiffEntry[]>
   /** Waits until every acknowledged write is in Git. */
@@ -128,6 +129,8 @@ export interface Engine {
   /** Current version; cost independent of the number of documents and commits. */
   get(id: string, options?: BranchOption): Promise<Doc | undefined>
   getMany(ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>>
+  /** The stored JSON bytes of the current version, for adapters that pass documents through unparsed. */
+  getRaw(id: string, options?: BranchOption): Promise<Buffer | undefined>
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>
   list(options?: ListOptions): Promise<ListResult>
   put(doc: Doc, options?: WriteOptions): Promise<WriteResult>

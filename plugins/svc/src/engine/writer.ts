@@ -10,6 +10,7 @@ export interface CommitFile {
 }
 
 export interface CommitSpec {
+  authorEmail?: string
   authorName: string
   branch: string
   files: CommitFile[]
@@ -33,7 +34,11 @@ export class CommitWriter {
   private stderr = ''
   private waiters = new Map<number, {reject(e: Error): void; resolve(): void}>()
 
-  constructor(private readonly repo: string, private readonly existingBranches: () => Set<string>) {
+  constructor(
+    private readonly repo: string,
+    private readonly existingBranches: () => Set<string>,
+    private readonly committer = 'svc <svc@localhost>',
+  ) {
     this.child = this.spawn()
   }
 
@@ -61,8 +66,9 @@ export class CommitWriter {
     const ref = `refs/heads/${spec.branch}`
     const parts: Buffer[] = []
     const msg = Buffer.from(spec.message)
-    const who = `${sanitize(spec.authorName)} <svc@localhost> ${Math.floor(spec.time / 1000)} +0000`
-    let head = `commit ${ref}\nauthor ${who}\ncommitter svc <svc@localhost> ${Math.floor(spec.time / 1000)} +0000\ndata ${msg.length}\n`
+    const when = `${Math.floor(spec.time / 1000)} +0000`
+    const who = `${sanitize(spec.authorName)} <${spec.authorEmail ?? 'svc@localhost'}> ${when}`
+    let head = `commit ${ref}\nauthor ${who}\ncommitter ${this.committer} ${when}\ndata ${msg.length}\n`
     parts.push(Buffer.from(head), msg, Buffer.from('\n'))
     if (!this.known.has(spec.branch)) {
       // fast-import does not read existing refs by itself; ^0 continues an existing branch.

@@ -1,0 +1,46 @@
+import {Args, Flags} from '@oclif/core'
+import {ToolkitCommand} from '@toolkit/kit'
+
+export default class SvcServer extends ToolkitCommand<typeof SvcServer> {
+  static args = {
+    restPort: Args.integer({description: 'REST port (same as --http-port)', max: 65_535, min: 0, required: false}),
+    redisPort: Args.integer({description: 'Redis-protocol port (same as --redis-port)', max: 65_535, min: 0, required: false}),
+  }
+  static description = `Run the svc database: REST, Redis-protocol and PostgreSQL-protocol servers over one Git-versioned data directory
+
+Reads config.edn from the current directory when present (see docs/svc.md for its keys); flags override it. Stops cleanly on SIGTERM or SIGINT: stops accepting, finishes in-flight writes, flushes the write-ahead log to Git and exits 0.`
+  static examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --http-port 3000 --disable-sql',
+    '<%= config.bin %> <%= command.id %> 3000 6379 --config /etc/svc/config.edn --log-level debug',
+    '<%= config.bin %> <%= command.id %> --http-port 0 --disable-redis --disable-sql --format json',
+  ]
+  static flags = {
+    config: Flags.string({description: 'Configuration file (EDN). Default: config.edn in the current directory, if present'}),
+    'data-dir': Flags.string({description: 'Data directory (default ./data)'}),
+    'disable-redis': Flags.boolean({description: 'Do not start the Redis-protocol server'}),
+    'disable-rest': Flags.boolean({description: 'Do not start the REST server'}),
+    'disable-sql': Flags.boolean({description: 'Do not start the PostgreSQL-protocol server'}),
+    host: Flags.string({description: 'Address every server binds to (default 127.0.0.1; 0.0.0.0 for all interfaces)'}),
+    'http-port': Flags.integer({description: 'REST port (default 3000; 0 picks a free port)', max: 65_535, min: 0}),
+    'log-format': Flags.option({description: 'Log line format on stderr', options: ['json', 'text'] as const})(),
+    'log-level': Flags.option({description: 'Least severe log level shown', options: ['debug', 'info', 'warn', 'error'] as const})(),
+    'memory-limit': Flags.integer({description: 'Memory limit in MB: sizes the read cache and the memory health check', min: 16}),
+    'pg-port': Flags.integer({description: 'PostgreSQL-protocol port (default 5432)', max: 65_535, min: 0}),
+    'redis-port': Flags.integer({description: 'Redis-protocol port (default 6379)', max: 65_535, min: 0}),
+  }
+
+  public async run(): Promise<void> {
+    const {loadServerConfig} = await import('../../servers/config.js')
+    const {runServer} = await import('../../servers/run.js')
+    const {config, warnings} = await loadServerConfig(this.flags, {redisPort: this.args.redisPort, restPort: this.args.restPort})
+    for (const w of warnings) this.out.warn(w)
+    await runServer(config, {
+      onReady: (info) => {
+        const parts = [info.rest === undefined ? '' : `REST http://${config.rest.host}:${info.rest}`, info.redis === undefined ? '' : `Redis ${config.redis.host}:${info.redis}`, info.pg === undefined ? '' : `PostgreSQL ${config.postgresql.host}:${info.pg}`].filter(Boolean)
+        this.out.record({...info}, `svc listening: ${parts.join(', ') || 'no protocol enabled'} (data ${info.dataDir}, ${info.documents} documents)`)
+      },
+      version: this.config.pjson.version,
+    })
+  }
+}
