@@ -103,6 +103,7 @@ function serialize(doc: Doc): Buffer {
 export class GitEngine implements Engine {
   readonly dataDir: string
   readonly repo: string
+  private appending = 0
   private branchesState = new Map<string, BranchState>()
   private cache: BlobCache
   private checkpointRunning = false
@@ -696,12 +697,24 @@ export class GitEngine implements Engine {
   private async write(branch: string, ops: WalOp[], options: WriteOptions): Promise<number> {
     this.checkOpen()
     if (this.failure) throw this.failure
-    while (this.pendingQueue.length >= this.maxPending) {
+    // Writes being logged count against the bound too, or a burst would all pass the check at once.
+    while (this.pendingQueue.length + this.appending >= this.maxPending) {
       await new Promise<void>((resolve) => this.pressureWaiters.push(resolve))
       this.checkOpen()
+      if (this.failure) throw this.failure
     }
     const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: Date.now()}
-    await this.wal.append(entry, () => this.apply(entry, false))
+    this.appending++
+    let counted = true
+    try {
+      await this.wal.append(entry, () => {
+        this.appending--
+        counted = false
+        this.apply(entry, false)
+      })
+    } finally {
+      if (counted) this.appending--
+    }
     return entry.seq
   }
 }

@@ -22,21 +22,28 @@ function alive(pid: number): boolean {
   }
 }
 
+// Data directories this process holds: a lock file naming our own pid is ours only if listed here
+// (in a container the previous instance often had the same pid, 1).
+const held = new Set<string>()
+
 /** One instance per data directory: a lock file holding the owner's pid, taken over only if that pid is gone. */
 export function acquireInstanceLock(dataDir: string): InstanceLock {
   const file = join(dataDir, LOCK_FILE)
+  if (held.has(file)) throw new EngineError('locked', `data directory ${dataDir} is in use by another svc engine in this process (pid ${process.pid}); close that engine first`)
   let previousCrashed = false
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(file, 'wx', 0o644)
       writeSync(fd, JSON.stringify({host: hostname(), pid: process.pid, started: new Date().toISOString()}))
       closeSync(fd)
+      held.add(file)
       let released = false
       return {
         previousCrashed,
         release() {
           if (released) return
           released = true
+          held.delete(file)
           try {
             unlinkSync(file)
           } catch {

@@ -1,0 +1,177 @@
+import {expect} from 'chai'
+import {existsSync, utimesSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {type GitEngine, openEngine} from '../src/engine/index.js'
+import {cleanupTempDirs, gitOut, memoryLogger, tempDir} from './helpers/tmp.js'
+
+describe('svc engine', () => {
+  let db: GitEngine | undefined
+  afterEach(async () => {
+    await db?.close().catch(() => {})
+    db = undefined
+  })
+  after(cleanupTempDirs)
+
+  it('stores each write as one commit in a real git repository, readable with git', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    await db.put({id: 'users:1', name: 'Ada'}, {meta: {origin: 'api', requestId: 'r-1', user: 'alice'}})
+    await db.put({id: 'users:1', name: 'Ada Lovelace'})
+    await db.put({id: 'orders:7', total: 12})
+    const del = await db.delete('orders:7')
+    expect(del.existed).to.equal(true)
+    await db.flush()
+    const repo = join(dir, 'repo')
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('4')
+    const subjects = gitOut(repo, ['log', '--format=%s', 'main']).trim().split('\n')
+    expect(subjects).to.deep.equal(['delete orders:7', 'put orders:7', 'put users:1', 'put users:1'])
+    const first = gitOut(repo, ['log', '--reverse', '--format=%B', 'main']).split('Svc-Op')[1]
+    expect(first).to.include('Svc-User: alice').and.include('Svc-Request-Id: r-1').and.include('Svc-Origin: api')
+    const files = gitOut(repo, ['ls-tree', '-r', '--name-only', 'main']).trim().split('\n')
+    expect(files).to.have.length(1)
+    expect(files[0]).to.match(/^users\/[0-9a-f]{2}\/[0-9a-f]{2}\/1\.json$/)
+    expect(JSON.parse(gitOut(repo, ['show', `main:${files[0]}`]))).to.deep.equal({id: 'users:1', name: 'Ada Lovelace'})
+    gitOut(repo, ['fsck', '--full', '--strict'])
+  })
+
+  it('a bare key goes to the default table; ids are canonical table:key', async () => {
+    db = await openEngine(tempDir(), {fullText: false})
+    const r = await db.put({id: 'plain', v: 1})
+    expect(r.id).to.equal('default:plain')
+    expect(await db.get('plain')).to.deep.equal({id: 'default:plain', v: 1})
+    expect(await db.tables()).to.deep.equal(['default'])
+  })
+
+  it('reads its own writes before git catches up, and pending-entries counts them', async () => {
+    db = await openEngine(tempDir(), {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false})
+    await db.put({id: 't:a', n: 1})
+    await db.put({id: 't:a', n: 2})
+    expect(db.stats().pendingEntries).to.equal(2)
+    expect(await db.get('t:a')).to.deep.equal({id: 't:a', n: 2})
+    await db.flush()
+    expect(db.stats().pendingEntries).to.equal(0)
+    expect(await db.get('t:a')).to.deep.equal({id: 't:a', n: 2})
+  })
+
+  it('history newest first with limit and cursor, as-of by commit and time, and diff', async () => {
+    db = await openEngine(tempDir(), {fullText: false})
+    for (let i = 1; i <= 5; i++) await db.put({id: 'doc:x', rev: i, tag: i % 2 === 0 ? 'even' : 'odd'})
+    await db.put({id: 'doc:other', rev: 0})
+    const page1 = await db.history('doc:x', {limit: 2})
+    expect(page1.versions.map((v) => v.doc?.rev)).to.deep.equal([5, 4])
+    expect(page1.nextCursor).to.be.a('string')
+    const page2 = await db.history('doc:x', {cursor: page1.nextCursor, limit: 2})
+    expect(page2.versions.map((v) => v.doc?.rev)).to.deep.equal([3, 2])
+    const page3 = await db.history('doc:x', {cursor: page2.nextCursor, limit: 2})
+    expect(page3.versions.map((v) => v.doc?.rev)).to.deep.equal([1])
+    expect(page3.nextCursor).to.equal(undefined)
+    const rev2 = page2.versions[1]
+    expect(await db.asOf('doc:x', {commit: rev2.commit})).to.deep.include({rev: 2})
+    expect(await db.asOf('doc:x', {time: rev2.time})).to.deep.include({rev: 2})
+    expect(await db.asOf('doc:x', {time: '2000-01-01T00:00:00Z'})).to.equal(undefined)
+    const d = await db.diff('doc:x', {from: rev2.commit})
+    expect(d).to.deep.equal([
+      {after: 5, before: 2, op: 'change', path: '/rev'},
+      {after: 'odd', before: 'even', op: 'change', path: '/tag'},
+    ])
+    await db.delete('doc:x')
+    const h = await db.history('doc:x', {limit: 1})
+    expect(h.versions[0]).to.include({doc: null, op: 'delete'})
+  })
+
+  it('lists a table by prefix in id order with a cursor', async () => {
+    db = await openEngine(tempDir(), {fullText: false})
+    for (const k of ['b', 'a', 'c', 'ab']) await db.put({id: `t:${k}`})
+    await db.put({id: 'u:a'})
+    const p1 = await db.list({limit: 2, table: 't'})
+    expect(p1.docs.map((d) => d.id)).to.deep.equal(['t:a', 't:ab'])
+    const p2 = await db.list({cursor: p1.nextCursor, limit: 2, table: 't'})
+    expect(p2.docs.map((d) => d.id)).to.deep.equal(['t:b', 't:c'])
+    expect((await db.list({prefix: 't:a'})).docs.map((d) => d.id)).to.deep.equal(['t:a', 't:ab'])
+    expect(await db.count({table: 't'})).to.equal(4)
+  })
+
+  it('branches: create from main, write independently, list, remove', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    await db.put({id: 'a:1', v: 'main'})
+    await db.createBranch('dev')
+    await db.put({id: 'a:1', v: 'dev'}, {branch: 'dev'})
+    await db.put({id: 'a:2', v: 'dev only'}, {branch: 'dev'})
+    expect(await db.get('a:1')).to.deep.include({v: 'main'})
+    expect(await db.get('a:1', {branch: 'dev'})).to.deep.include({v: 'dev'})
+    expect(await db.get('a:2')).to.equal(undefined)
+    expect((await db.branches()).map((b) => b.name)).to.deep.equal(['dev', 'main'])
+    await db.removeBranch('dev')
+    await db.put({id: 'a:3'})
+    expect((await db.branches()).map((b) => b.name)).to.deep.equal(['main'])
+    await db.close()
+    db = await openEngine(dir, {fullText: false})
+    expect((await db.branches()).map((b) => b.name)).to.deep.equal(['main'])
+    expect(await db.count()).to.equal(2)
+    gitOut(join(dir, 'repo'), ['fsck', '--full'])
+  })
+
+  it('rejects bad input with clear errors and keeps what is stored', async () => {
+    db = await openEngine(tempDir(), {fullText: false, maxDocumentBytes: 1000})
+    await db.put({id: 'k:1', ok: true})
+    const cases: Array<[() => Promise<unknown>, string, RegExp]> = [
+      [() => db!.put({id: ''}), 'invalid_id', /non-empty/],
+      [() => db!.put({id: 'bad table:1'}), 'invalid_id', /invalid table name/],
+      [() => db!.put({id: 't:'}), 'invalid_id', /empty key/],
+      [() => db!.put({id: 't:\u0001'}), 'invalid_id', /control characters/],
+      [() => db!.put({id: 7} as never), 'invalid_id', /string/],
+      [() => db!.put([1, 2] as never), 'invalid_document', /JSON object/],
+      [() => db!.put({id: 'k:big', blob: 'x'.repeat(2000)}), 'too_large', /limit is 1000/],
+      [() => db!.put({id: 'k:2'}, {branch: 'nope'}), 'branch_not_found', /nope/],
+      [() => db!.createBranch('no spaces'), 'invalid_argument', /invalid branch name/],
+      [() => db!.createBranch('main'), 'branch_exists', /already exists/],
+      [() => db!.removeBranch('main'), 'invalid_argument', /cannot be removed/],
+      [() => db!.asOf('k:1', {commit: 'zz'}), 'invalid_argument', /invalid commit/],
+      [() => db!.asOf('k:1', {time: 'yesterday-ish'}), 'invalid_argument', /invalid time/],
+      [() => db!.history('k:1', {limit: -1}), 'invalid_argument', /limit/],
+    ]
+    for (const [fn, code, msg] of cases) {
+      const err = await fn().then(() => undefined, (e: Error & {code?: string}) => e)
+      expect(err, `${code} ${msg}`).to.be.instanceOf(Error)
+      expect(err!.code).to.equal(code)
+      expect(err!.message).to.match(msg)
+    }
+    expect(await db.get('k:1')).to.deep.equal({id: 'k:1', ok: true})
+    expect((await db.delete('k:missing')).existed).to.equal(false)
+  })
+
+  it('applies back-pressure: writes wait while pending entries reach the bound, and all land', async () => {
+    db = await openEngine(tempDir(), {checkpointDelayMs: 50, checkpointMaxDelayMs: 50, fullText: false, maxPendingEntries: 5})
+    let maxSeen = 0
+    const writes = Array.from({length: 20}, (_, i) => db!.put({id: `bp:${i}`, i}).then(() => (maxSeen = Math.max(maxSeen, db!.stats().pendingEntries))))
+    await Promise.all(writes)
+    expect(maxSeen).to.be.at.most(5)
+    await db.flush()
+    expect(await db.count()).to.equal(20)
+  })
+
+  it('one instance per data directory; a dead owner\'s lock and stale git locks are cleaned', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    await db.put({id: 'x:1'})
+    const err = await openEngine(dir).then(() => undefined, (e: Error & {code?: string}) => e)
+    expect(err?.code).to.equal('locked')
+    expect(err?.message).to.match(/in use by another svc (process|engine).*\(pid \d+\)/)
+    await db.close()
+    // A lock left by a process that no longer exists, and a git ref lock from a crash.
+    writeFileSync(join(dir, 'svc.lock'), JSON.stringify({host: (await import('node:os')).hostname(), pid: 2 ** 22 + 12_345}))
+    const refLock = join(dir, 'repo', 'refs', 'heads', 'main.lock')
+    writeFileSync(refLock, '')
+    const old = new Date(Date.now() - 120_000)
+    utimesSync(refLock, old, old)
+    const {lines, logger} = memoryLogger()
+    db = await openEngine(dir, {fullText: false, logger})
+    expect(existsSync(refLock)).to.equal(false)
+    expect(lines.join('')).to.include('removed stale git lock file')
+    await db.put({id: 'x:2'})
+    await db.flush()
+    expect(await db.count()).to.equal(2)
+  })
+})

@@ -1,0 +1,106 @@
+import {expect} from 'chai'
+import {readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {type GitEngine, openEngine} from '../src/engine/index.js'
+import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
+
+async function settle(db: GitEngine): Promise<void> {
+  await db.reindex()
+}
+
+describe('svc full-text index', () => {
+  let db: GitEngine | undefined
+  afterEach(async () => {
+    await db?.close().catch(() => {})
+    db = undefined
+  })
+  after(cleanupTempDirs)
+
+  it('finds documents by words in any field, with limit, offset, table and branch', async () => {
+    db = await openEngine(tempDir())
+    await db.put({id: 'books:1', tags: ['databases', 'git'], title: 'Versioned storage with Git'})
+    await db.put({id: 'books:2', nested: {note: 'history of storage engines'}, title: 'Engines'})
+    await db.put({id: 'films:1', title: 'Storage wars'})
+    await settle(db)
+    const all = await db.search('storage')
+    expect(all.total).to.equal(3)
+    expect((await db.search('storage', {table: 'books'})).hits.map((h) => h.id).sort()).to.deep.equal(['books:1', 'books:2'])
+    const page = await db.search('storage', {limit: 1, offset: 1})
+    expect(page.hits).to.have.length(1)
+    expect(page.total).to.equal(3)
+    expect((await db.search('git databases')).hits.map((h) => h.id)).to.deep.equal(['books:1'])
+    await db.put({id: 'books:1', title: 'Rewritten'})
+    expect((await db.search('databases')).total).to.equal(0)
+    await db.delete('films:1')
+    expect((await db.search('wars')).total).to.equal(0)
+    await db.createBranch('dev')
+    await db.put({id: 'films:9', title: 'storage on a branch'}, {branch: 'dev'})
+    await settle(db)
+    expect((await db.search('branch')).total).to.equal(0)
+    expect((await db.search('branch', {branch: 'dev'})).total).to.equal(1)
+    expect(db.details().branches.find((b) => b.name === 'dev')?.index.documents).to.equal(3)
+  })
+
+  it('rebuilds a deleted index directory at start and keeps counts equal to documents', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    for (let i = 0; i < 300; i++) await db.batch([{doc: {body: `word${i} common`, id: `t:${i}`}, op: 'put'}])
+    await db.close()
+    rmSync(join(dir, 'index'), {force: true, recursive: true})
+    const {lines, logger} = memoryLogger()
+    db = await openEngine(dir, {logger})
+    // Writes keep arriving while the background build runs; none may be lost.
+    const writes = Array.from({length: 50}, (_, i) => db!.put({body: `late${i} common`, id: `t:late${i}`}))
+    await Promise.all(writes)
+    await settle(db)
+    expect(db.stats().indexDocuments).to.equal(db.stats().documents).and.equal(350)
+    expect((await db.search('late49')).total).to.equal(1)
+    expect((await db.search('word299')).total).to.equal(1)
+    const log = lines.map((l) => JSON.parse(l) as {msg: string; ns: string})
+    expect(log.some((l) => l.ns === 'svc.index.fulltext' && l.msg === 'reindex started')).to.equal(true)
+    expect(log.some((l) => l.ns === 'svc.index.fulltext' && l.msg === 'reindex finished')).to.equal(true)
+  })
+
+  it('detects a corrupt index file, reports it, and rebuilds', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir)
+    await db.put({id: 'c:1', text: 'alpha'})
+    await db.put({id: 'c:2', text: 'beta'})
+    await db.close()
+    const file = join(dir, 'index', 'main', 'index.json')
+    const data = readFileSync(file)
+    data[data.length - 5] ^= 0x55
+    writeFileSync(file, data)
+    const {lines, logger} = memoryLogger()
+    db = await openEngine(dir, {logger})
+    await settle(db)
+    const err = lines.map((l) => JSON.parse(l) as {error?: string; level: string; msg: string}).find((l) => l.msg.includes('corrupt full-text index'))
+    expect(err?.level).to.equal('error')
+    expect(err?.error).to.include('checksum mismatch')
+    expect(db.indexProgress()?.corruptDetected).to.equal(1)
+    expect((await db.search('beta')).hits.map((h) => h.id)).to.deep.equal(['c:2'])
+  })
+
+  it('picks up changes made while it was not running (index older than the repository)', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir)
+    await db.put({id: 'd:1', text: 'first'})
+    await db.close()
+    db = await openEngine(dir, {fullText: false})
+    await db.put({id: 'd:2', text: 'second'})
+    await db.delete('d:1')
+    await db.close()
+    db = await openEngine(dir)
+    await settle(db)
+    expect((await db.search('second')).total).to.equal(1)
+    expect((await db.search('first')).total).to.equal(0)
+    expect(db.stats().indexDocuments).to.equal(1)
+  })
+
+  it('rejects an empty query', async () => {
+    db = await openEngine(tempDir())
+    const err = await db.search('  ').then(() => undefined, (e: Error & {code?: string}) => e)
+    expect(err?.code).to.equal('invalid_argument')
+  })
+})

@@ -1,0 +1,29 @@
+import {execFileSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {createLogger} from '../../src/engine/logger.js'
+import type {Logger} from '../../src/engine/types.js'
+
+const made: string[] = []
+
+export function tempDir(prefix = 'svc-test-'): string {
+  const d = mkdtempSync(join(tmpdir(), prefix))
+  made.push(d)
+  return d
+}
+
+export function cleanupTempDirs(): void {
+  for (const d of made.splice(0)) rmSync(d, {force: true, recursive: true})
+}
+
+export function gitOut(repo: string, args: string[]): string {
+  return execFileSync('git', ['-C', repo, ...args], {encoding: 'utf8'})
+}
+
+/** A logger that keeps its lines, to assert on what an operator would read. */
+export function memoryLogger(): {lines: string[]; logger: Logger} {
+  const lines: string[] = []
+  return {lines, logger: createLogger({format: 'json', level: 'debug', write: (l) => lines.push(l)})}
+}
