@@ -73,7 +73,12 @@ async function runMission(o: SchedulerOptions, mission: string): Promise<void> {
     try {
       await o.provider.runMission({
         async call(name, input) {
-          if (++turns > o.maxTurns) return {error: `the mission used its ${o.maxTurns} tool calls; call finish`, ok: false}
+          if (++turns > o.maxTurns) {
+            const error = `the mission used its ${o.maxTurns} tool calls (--max-turns)`
+            o.events.emit({mission, summary: name, tool: name, type: 'tool_called'})
+            o.events.emit({mission, ok: false, summary: error, tool: name, type: 'tool_finished'})
+            return {error, ok: false}
+          }
           return callTool(tools, ctx, o.events, o.save, name, input)
         },
         finished: () => ctx.finished,

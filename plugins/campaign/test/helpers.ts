@@ -1,0 +1,70 @@
+import {spawn} from 'node:child_process'
+import {cpSync, mkdtempSync, readdirSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
+export const runJs = join(repoRoot, 'bin', 'run.js')
+export const exampleDir = join(repoRoot, 'examples', 'acme-coffee')
+export const goldenDir = fileURLToPath(new URL('golden/acme-coffee', import.meta.url))
+
+export interface CliResult {
+  code: null | number
+  stderr: string
+  stdout: string
+}
+
+export function tempDir(prefix = 'campaign-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A copy of the example business, to edit freely. */
+export function copyExample(): string {
+  const dir = tempDir('campaign-example-')
+  cpSync(exampleDir, dir, {recursive: true})
+  return dir
+}
+
+/** Runs the built CLI in a fresh process with a throwaway HOME, the way a user would. */
+export function runCli(args: string[], options: {cwd?: string; env?: Record<string, string>; timeoutMs?: number} = {}): Promise<CliResult> {
+  const home = tempDir('campaign-home-')
+  return new Promise((resolve, reject) => {
+    const env = {...process.env, HOME: home, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(home, '.config', 'toolkit'), XDG_CONFIG_HOME: join(home, '.config'), ...options.env}
+    const child = spawn(process.execPath, [runJs, ...args], {cwd: options.cwd ?? repoRoot, env, stdio: 'pipe'})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({code, stderr, stdout})
+    })
+  })
+}
+
+/** The only run directory under `out`. */
+export function runDirIn(out: string): string {
+  const dirs = readdirSync(out)
+  if (dirs.length !== 1) throw new Error(`expected one run directory in ${out}, found ${dirs.join(', ')}`)
+  return join(out, dirs[0])
+}
+
+export interface Line {
+  event: Record<string, unknown> & {type: string}
+  seq: number
+  ts: string
+}
+
+export function readEvents(runDir: string): Line[] {
+  return readFileSync(join(runDir, 'events.ndjson'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line)
+}
+
+export function readJson<T = Record<string, unknown>>(file: string): T {
+  return JSON.parse(readFileSync(file, 'utf8')) as T
+}
