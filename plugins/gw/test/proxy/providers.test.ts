@@ -68,7 +68,7 @@ describe('proxy auth providers and chain', () => {
         return
       }
       expect(r.ok, JSON.stringify(r)).to.equal(true)
-      const {user} = r as {user: Record<string, unknown>}
+      const {user} = r as unknown as {user: Record<string, unknown>}
       for (const [k, v] of Object.entries(expected)) expect(user[k], k).to.deep.equal(v)
     })
   }

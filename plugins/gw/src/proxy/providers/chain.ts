@@ -26,7 +26,6 @@ export function chain(providers: readonly AuthProvider[]): Chain {
   const finishAsync = async (pending: Promise<AuthResult>, i: number, first: AuthResult | undefined, req: AuthRequest): Promise<AuthResult> => {
     for (let j = i; j < providers.length; j++) {
       // The first iteration awaits the promise already started above.
-      // eslint-disable-next-line no-await-in-loop
       const r = j === i ? await pending : await providers[j].authenticate(req)
       if (r.ok) return r
       first ??= r

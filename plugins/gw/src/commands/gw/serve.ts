@@ -1,0 +1,56 @@
+import {Flags} from '@oclif/core'
+import {ToolkitCommand, UsageError} from '@toolkit/kit'
+
+import {clientFlags, commandContext} from '../../client/cli.js'
+
+export default class GwServe extends ToolkitCommand<typeof GwServe> {
+  static description = `Serve the tools of every configured server as one MCP server
+
+Tools are named <server>__<tool>. With --http, one Streamable HTTP endpoint at /mcp, protected by
+serverAuth.providers (none, bearer, forwarded, oauth_as) and filtered by serverAuth.acl; without it,
+MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md and docs/gw-acl.md.`
+  static examples = [
+    '<%= config.bin %> <%= command.id %> --http',
+    '<%= config.bin %> <%= command.id %> --http --host 0.0.0.0 --port 8443 --config /etc/gw/servers.json',
+    '<%= config.bin %> <%= command.id %> --http --port 0 --format json',
+    '<%= config.bin %> <%= command.id %> --role dev   # stdio, for a local MCP client',
+  ]
+  static flags = {
+    ...clientFlags,
+    'health-interval': Flags.integer({default: 15, description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
+    host: Flags.string({default: '127.0.0.1', description: 'address to listen on (HTTP mode)'}),
+    http: Flags.boolean({default: false, description: 'serve Streamable HTTP at /mcp instead of stdio'}),
+    'max-body': Flags.integer({default: 4 * 1024 * 1024, description: 'largest accepted request body in bytes (HTTP mode)', min: 1024}),
+    port: Flags.integer({default: 8080, description: 'port to listen on, 0 for any free port (HTTP mode)', max: 65_535, min: 0}),
+    role: Flags.string({description: 'a role of the local user in stdio mode (repeatable); the ACL applies to it', multiple: true}),
+  }
+
+  public async run(): Promise<void> {
+    const {flags} = this
+    if (!flags.http && (flags.port !== 8080 || flags.host !== '127.0.0.1')) throw new UsageError('--host and --port need --http')
+    const ctx = await commandContext(this.config, this.out, flags)
+    const {startServe} = await import('../../proxy/serve.js')
+    const proxy = await startServe({
+      config: ctx.config,
+      env: ctx.env,
+      http: flags.http ? {host: flags.host, maxBodyBytes: flags['max-body'], port: flags.port} : undefined,
+      pingIntervalMs: flags['health-interval'] * 1000,
+      log: (m) => (m.startsWith('WARNING') ? this.out.warn(m.slice(9)) : this.out.log(m)),
+      stdioRoles: flags.role,
+      store: ctx.store,
+    })
+    if (flags.http) {
+      const up = proxy.upstreams.filter((u) => u.state === 'up').length
+      this.out.record(
+        {event: 'listening', providers: proxy.providers, upstreams: proxy.upstreams, url: proxy.url, warnings: proxy.warnings},
+        `gw proxy listening on ${proxy.url} (providers: ${proxy.providers.join(', ')}; ${up}/${proxy.upstreams.length} servers up)`,
+      )
+    }
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+      if (!flags.http) process.stdin.once('end', resolve)
+    })
+    await proxy.close()
+  }
+}

@@ -1,0 +1,78 @@
+import type {Server} from '@modelcontextprotocol/sdk/server/index.js'
+import {closest} from '@toolkit/kit'
+
+import {type CompiledAcl, evaluate, type User} from './acl.js'
+import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
+
+/** JSON-RPC error code for a call the ACL denies (server-defined range). */
+export const ACCESS_DENIED = -32003
+
+export const PROXY_INFO = {name: 'toolkit-gw-proxy', version: '0.1.0'}
+
+export interface AggregatorContext {
+  acl: CompiledAcl | undefined
+  /** Optional audit hook: every tools/call decision. */
+  onDecision?: (entry: {allowed: boolean; rule: string; subject: string; tool: string}) => void
+  pool: UpstreamPool
+}
+
+/** The authenticated user of a request, as the HTTP front attached it (see http-server.ts). */
+export function userOf(extra: {authInfo?: {extra?: Record<string, unknown>}}, fallback?: User): User {
+  const u = extra.authInfo?.extra?.user as User | undefined
+  if (u) return u
+  if (fallback) return fallback
+  throw new Error('request reached the MCP server without an authenticated user')
+}
+
+/**
+ * One MCP server object (per HTTP session, or the single stdio session) whose tools are the
+ * union of the upstreams' tools, filtered per user by the ACL.
+ */
+export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?: User): Promise<Server> {
+  const [{Server}, types] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
+  const {CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError} = types
+  const server = new Server(PROXY_INFO, {
+    capabilities: {tools: {listChanged: true}},
+    instructions: 'Tools of several MCP servers, named <server>__<tool>.',
+  })
+
+  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => {
+    const user = userOf(extra, fixedUser)
+    const tools = []
+    for (const t of ctx.pool.tools()) {
+      if (evaluate(ctx.acl, user, t.ref).allowed) tools.push(t.tool)
+    }
+    return {tools}
+  })
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const user = userOf(extra, fixedUser)
+    const name = req.params.name
+    const t = ctx.pool.tool(name)
+    if (!t) {
+      const owner = ctx.pool.serverOf(name)
+      const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
+      if (outage) throw new McpError(ErrorCode.InternalError, outage.message, {server: owner})
+      const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
+      const hint = closest(name, visible)
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
+    }
+    const decision = evaluate(ctx.acl, user, t.ref)
+    ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
+    if (!decision.allowed) {
+      throw new McpError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
+        access: t.access,
+        rule: decision.rule,
+        subject: user.subject,
+        tool: name,
+      })
+    }
+    try {
+      return await ctx.pool.call(name, req.params.arguments, req.params._meta as Record<string, unknown> | undefined, extra.signal)
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) throw new McpError(ErrorCode.InternalError, error.message, {server: t.server})
+      throw error
+    }
+  })
+  return server
+}

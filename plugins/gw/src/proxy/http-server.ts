@@ -1,0 +1,285 @@
+import type {Server as McpServer} from '@modelcontextprotocol/sdk/server/index.js'
+import type {StreamableHTTPServerTransport} from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import {randomUUID} from 'node:crypto'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import type {User} from './acl.js'
+import {type AggregatorContext, createAggregatingServer} from './aggregator.js'
+import type {ProxyAuth} from './config.js'
+import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
+import type {AuthResult} from './providers/types.js'
+import type {UpstreamPool} from './upstreams.js'
+
+export interface HttpProxyOptions {
+  auth: ProxyAuth
+  host: string
+  log?: (message: string) => void
+  /** Largest accepted JSON-RPC request body. */
+  maxBodyBytes?: number
+  maxSessions?: number
+  pool: UpstreamPool
+  port: number
+  /** Sessions idle this long are closed. */
+  sessionIdleMs?: number
+}
+
+export interface HttpProxy {
+  close(): Promise<void>
+  readonly port: number
+  /** The MCP endpoint, `http://host:port/mcp`. */
+  readonly url: string
+}
+
+interface Session {
+  lastSeen: number
+  server: McpServer
+  subject: string
+  transport: StreamableHTTPServerTransport
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end()
+    return
+  }
+  const text = JSON.stringify(body)
+  res.writeHead(status, {'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), 'content-type': 'application/json', ...headers})
+  res.end(text)
+}
+
+function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {
+  send(res, status, {error: {code, message}, id: null, jsonrpc: '2.0'}, headers)
+}
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'])
+    if (declared > limit) {
+      reject(new BodyError(413, -32600, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`))
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    let failed = false
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return
+      size += chunk.length
+      if (size > limit) {
+        failed = true
+        reject(new BodyError(413, -32600, `request body exceeds the limit of ${limit} bytes`))
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('error', (error) => {
+      if (!failed) reject(error)
+      failed = true
+    })
+    req.on('end', () => {
+      if (failed) return
+      const text = Buffer.concat(chunks).toString('utf8')
+      try {
+        resolve(JSON.parse(text))
+      } catch (error) {
+        reject(new BodyError(400, -32700, `Parse error: ${(error as Error).message}`))
+      }
+    })
+  })
+}
+
+function isInitialize(body: unknown): boolean {
+  const one = (m: unknown) => typeof m === 'object' && m !== null && (m as {method?: unknown}).method === 'initialize'
+  return Array.isArray(body) ? body.some(one) : one(body)
+}
+
+/**
+ * The HTTP front of `gw serve --http`: `/mcp` (Streamable HTTP, one MCP session per client,
+ * JSON responses), `/health`, and, with `oauth_as`, the authorization server's routes. Every
+ * /mcp request is authenticated by the provider chain before its body is read.
+ */
+export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
+  const {StreamableHTTPServerTransport} = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+  const log = o.log ?? (() => {})
+  const limit = o.maxBodyBytes ?? 4 * 1024 * 1024
+  const maxSessions = o.maxSessions ?? 10_000
+  const idleMs = o.sessionIdleMs ?? 30 * 60_000
+  const {auth, pool} = o
+  const ctx: AggregatorContext = {
+    acl: auth.acl,
+    onDecision: (d) => {
+      if (!d.allowed) log(`denied ${d.subject} -> ${d.tool} by ${d.rule}`)
+    },
+    pool,
+  }
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs) : undefined
+  const resourceMetadata = auth.oauthAs ? `${auth.oauthAs.issuer}/.well-known/oauth-protected-resource/mcp` : undefined
+  const sessions = new Map<string, Session>()
+
+  // DNS-rebinding protection: on a loopback bind, a browser page on another origin must not reach us.
+  const allowedHosts = LOOPBACK.has(o.host) ? new Set([...LOOPBACK, '[::1]', ...(auth.oauthAs ? [new URL(auth.oauthAs.issuer).hostname] : [])]) : undefined
+  const hostOk = (req: IncomingMessage): boolean => {
+    if (!allowedHosts) return true
+    const h = req.headers.host
+    if (!h) return false
+    const hostname = h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]
+    return allowedHosts.has(hostname.toLowerCase())
+  }
+
+  const unauthorized = (res: ServerResponse, r: Extract<AuthResult, {ok: false}>, presented: boolean) => {
+    const params = [`realm="toolkit-gw"`]
+    if (presented) params.push('error="invalid_token"', `error_description="${r.error.replaceAll('"', "'")}"`)
+    if (resourceMetadata) params.push(`resource_metadata="${resourceMetadata}"`)
+    send(res, 401, {error: presented ? 'invalid_token' : 'unauthorized', error_description: r.error}, {'www-authenticate': `Bearer ${params.join(', ')}`})
+  }
+
+  const health = () => {
+    const upstreams = pool.status()
+    return {
+      providers: auth.providers,
+      status: upstreams.every((u) => u.state === 'up') ? 'ok' : 'degraded',
+      upstreams,
+      warnings: auth.warnings,
+    }
+  }
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, user: User) => {
+    let body: unknown
+    if (req.method === 'POST') {
+      try {
+        body = await readJson(req, limit)
+      } catch (error) {
+        if (error instanceof BodyError) {
+          rpcError(res, error.status, error.code, error.message, error.status === 413 ? {connection: 'close'} : {})
+          return
+        }
+        throw error
+      }
+    } else if (req.method !== 'GET' && req.method !== 'DELETE') {
+      rpcError(res, 405, -32000, `method ${req.method} is not allowed on /mcp`, {allow: 'GET, POST, DELETE'})
+      return
+    }
+    ;(req as IncomingMessage & {auth?: unknown}).auth = {clientId: user.subject, extra: {user}, scopes: [], token: ''}
+    const id = req.headers['mcp-session-id']
+    if (typeof id === 'string') {
+      const s = sessions.get(id)
+      if (!s) {
+        rpcError(res, 404, -32001, 'Session not found: initialize a new session')
+        return
+      }
+      if (s.subject !== user.subject) {
+        rpcError(res, 403, -32000, 'this session belongs to another user')
+        return
+      }
+      s.lastSeen = Date.now()
+      await s.transport.handleRequest(req, res, body)
+      return
+    }
+    if (req.method !== 'POST' || !isInitialize(body)) {
+      rpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; send an initialize request first')
+      return
+    }
+    if (sessions.size >= maxSessions) {
+      rpcError(res, 503, -32000, 'too many open sessions; try again later', {'retry-after': '30'})
+      return
+    }
+    const server = await createAggregatingServer(ctx)
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      enableJsonResponse: true,
+      onsessioninitialized: (sid) => {
+        sessions.set(sid, {lastSeen: Date.now(), server, subject: user.subject, transport})
+      },
+      sessionIdGenerator: randomUUID,
+    })
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId)
+    }
+    await server.connect(transport)
+    await transport.handleRequest(req, res, body)
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!hostOk(req)) {
+      rpcError(res, 403, -32000, `Invalid Host header: ${req.headers.host ?? '(none)'}`)
+      return
+    }
+    const q = req.url?.indexOf('?') ?? -1
+    const path = q === -1 ? (req.url ?? '/') : req.url!.slice(0, q)
+    if (path === '/mcp' || path === '/mcp/') {
+      const pending = auth.chain.authenticate({headers: req.headers, remoteAddress: req.socket.remoteAddress})
+      const r = pending instanceof Promise ? await pending : pending
+      if (!r.ok) {
+        unauthorized(res, r, req.headers.authorization !== undefined)
+        return
+      }
+      await handleMcp(req, res, r.user)
+      return
+    }
+    if (path === '/health' || path === '/healthz') {
+      send(res, 200, health())
+      return
+    }
+    const notFound = () => send(res, 404, {error: 'not_found', error_description: `no route for ${req.method} ${path}`})
+    if (as) as.handle(req, res, notFound)
+    else notFound()
+  }
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      log(`request failed: ${(error as Error).message}`)
+      rpcError(res, 500, -32603, 'Internal error')
+    })
+  })
+  http.keepAliveTimeout = 65_000
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - idleMs
+    for (const [id, s] of sessions) {
+      if (s.lastSeen < cutoff) {
+        sessions.delete(id)
+        s.transport.close().catch(() => {})
+      }
+    }
+  }, Math.min(60_000, idleMs))
+  sweep.unref()
+  const onChange = () => {
+    for (const s of sessions.values()) s.server.sendToolListChanged().catch(() => {})
+  }
+  pool.on('changed', onChange)
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(o.port, o.host, () => {
+      http.off('error', reject)
+      resolve()
+    })
+  })
+  const port = (http.address() as AddressInfo).port
+  const hostForUrl = o.host.includes(':') ? `[${o.host}]` : o.host
+  return {
+    async close() {
+      clearInterval(sweep)
+      pool.off('changed', onChange)
+      as?.close()
+      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})))
+      sessions.clear()
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve())
+      })
+    },
+    port,
+    url: `http://${hostForUrl}:${port}/mcp`,
+  }
+}

@@ -1,0 +1,85 @@
+import type {TokenStore} from '@toolkit/kit'
+
+import type {User} from './acl.js'
+import type {ServersConfig} from '../client/config.js'
+import {buildProxyAuth, type ProxyAuth} from './config.js'
+import {type Connector, UpstreamPool, type UpstreamStatus} from './upstreams.js'
+
+export interface ServeRequest {
+  config: ServersConfig
+  /** Opens an upstream session; the gw client's `connectServer` when omitted. */
+  connector?: Connector
+  env?: Record<string, string | undefined>
+  /** Serve over HTTP on this address; stdio when omitted. */
+  http?: {host: string; maxBodyBytes?: number; port: number}
+  log: (message: string) => void
+  pingIntervalMs?: number
+  /** Roles of the stdio user (ACL still applies to a local client). */
+  stdioRoles?: string[]
+  store: TokenStore
+}
+
+export interface RunningProxy {
+  close(): Promise<void>
+  providers: string[]
+  upstreams: UpstreamStatus[]
+  /** The MCP endpoint (HTTP mode). */
+  url?: string
+  warnings: string[]
+}
+
+/**
+ * `gw serve`: validates serverAuth (refusing to start on anything unsafe), connects every
+ * configured server through the gw client, and serves the aggregated tools over HTTP or stdio.
+ */
+export async function startServe(r: ServeRequest): Promise<RunningProxy> {
+  const auth: ProxyAuth = buildProxyAuth(r.config.raw, {env: r.env, file: r.config.file})
+  for (const w of auth.warnings) r.log(`WARNING: ${w}`)
+  const names = Object.keys(r.config.servers)
+  if (names.length === 0) r.log('WARNING: no servers configured: the proxy serves no tools (see docs/gw-proxy.md)')
+  let connect = r.connector
+  if (!connect) {
+    const {connectServer} = await import('../client/connect.js')
+    connect = (name) => connectServer(name, r.config.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), tokenStore: r.store})
+  }
+  const pool = new UpstreamPool(names, {connect, log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
+  await pool.start()
+  if (r.http) {
+    const {startHttpProxy} = await import('./http-server.js')
+    try {
+      const proxy = await startHttpProxy({auth, host: r.http.host, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      return {
+        async close() {
+          await proxy.close()
+          await pool.stop()
+        },
+        providers: auth.providers,
+        upstreams: pool.status(),
+        url: proxy.url,
+        warnings: auth.warnings,
+      }
+    } catch (error) {
+      await pool.stop()
+      throw error
+    }
+  }
+  const {createAggregatingServer} = await import('./aggregator.js')
+  const {StdioServerTransport} = await import('@modelcontextprotocol/sdk/server/stdio.js')
+  const user: User = {provider: 'stdio', roles: r.stdioRoles ?? [], subject: (r.env ?? process.env).USER || 'local'}
+  const server = await createAggregatingServer({acl: auth.acl, pool}, user)
+  const transport = new StdioServerTransport()
+  const onChange = () => {
+    server.sendToolListChanged().catch(() => {})
+  }
+  pool.on('changed', onChange)
+  let closed = false
+  const close = async () => {
+    if (closed) return
+    closed = true
+    pool.off('changed', onChange)
+    await server.close().catch(() => {})
+    await pool.stop()
+  }
+  await server.connect(transport)
+  return {close, providers: ['stdio'], upstreams: pool.status(), warnings: auth.warnings}
+}

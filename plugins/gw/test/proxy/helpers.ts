@@ -1,0 +1,92 @@
+import type {TokenFile, TokenStore} from '@toolkit/kit'
+import {type ChildProcess, spawn} from 'node:child_process'
+import {createRequire} from 'node:module'
+import {dirname, join} from 'node:path'
+
+import getPort from 'get-port'
+
+const require = createRequire(import.meta.url)
+export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js')
+export const RUN_JS = new URL('../../../../bin/run.js', import.meta.url).pathname
+
+export interface Everything {
+  kill(): Promise<void>
+  port: number
+  /** Starts it again on the same port. */
+  restart(): Promise<void>
+  url: string
+}
+
+/** `@modelcontextprotocol/server-everything` in Streamable HTTP mode, on a free port. */
+export async function startEverything(): Promise<Everything> {
+  const port = await getPort({host: '127.0.0.1'})
+  let child: ChildProcess | undefined
+  const launch = () =>
+    new Promise<void>((resolve, reject) => {
+      const c = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {env: {...process.env, PORT: String(port)}, stdio: ['ignore', 'ignore', 'pipe']})
+      child = c
+      let err = ''
+      const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 20_000)
+      c.stderr!.on('data', (d: Buffer) => {
+        err += d.toString()
+        if (/listening on port/i.test(err)) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      c.once('exit', (code) => {
+        clearTimeout(timer)
+        reject(new Error(`server-everything exited (${code}): ${err}`))
+      })
+    })
+  const kill = async () => {
+    const c = child
+    if (!c || c.exitCode !== null) return
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve())
+      c.kill('SIGKILL')
+    })
+  }
+  await launch()
+  return {kill, port, restart: launch, url: `http://127.0.0.1:${port}/mcp`}
+}
+
+/** An in-memory store with the shape of the host's token store, for in-process proxy tests. */
+export function memoryTokenStore(): TokenStore {
+  let data: TokenFile = {clients: {}, tokens: {}}
+  return {
+    file: '(memory)',
+    async get(url) {
+      return {client: data.clients[url], token: data.tokens[url]}
+    },
+    async read() {
+      return structuredClone(data)
+    },
+    async remove(url, what = 'all') {
+      if (what !== 'token') delete data.clients[url]
+      if (what !== 'client') delete data.tokens[url]
+    },
+    async setClient(url, client) {
+      data.clients[url] = client
+    },
+    async setToken(url, token) {
+      data.tokens[url] = token
+    },
+    async update(mutate) {
+      const copy = structuredClone(data)
+      await mutate(copy)
+      data = copy
+      return structuredClone(data)
+    },
+  }
+}
+
+/** Polls `check` every 50 ms until it returns true, failing after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 15_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
