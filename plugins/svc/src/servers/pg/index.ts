@@ -1,13 +1,82 @@
-/** The PostgreSQL-protocol server (work in progress: the wire layer lands next). */
+/**
+ * The PostgreSQL-protocol server: password authentication (SCRAM-SHA-256 by default, md5 on
+ * request), simple and extended query protocols, cancel requests, and the SQL subset described
+ * in docs/svc-sql.md, all over the engine API.
+ */
+import {createServer, type Socket} from 'node:net'
+
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 
+import {scramVerifier} from './auth.js'
+import {type ConnectionConfig, PgConnection} from './connection.js'
+
 export interface PgServerOptions {
+  /** Password method offered to clients. Default `scram-sha-256`. */
+  auth?: 'md5' | 'scram-sha-256'
   host: string
+  /** Largest frontend message accepted, in bytes (default 64 MB). */
+  maxMessage?: number
   password: string
   port: number
   username: string
 }
 
-export async function startPgServer(_ctx: ServerContext, _options: PgServerOptions): Promise<RunningServer> {
-  throw new Error('the PostgreSQL-protocol server is not implemented yet')
+const VERSION = '0.1.0'
+
+export async function startPgServer(ctx: ServerContext, options: PgServerOptions): Promise<RunningServer> {
+  const log = ctx.logger.child('svc.pg')
+  const sockets = new Set<Socket>()
+  const cfg: ConnectionConfig = {
+    auth: options.auth ?? 'scram-sha-256',
+    engine: ctx.engine,
+    logger: log,
+    maxMessage: options.maxMessage ?? 64 * 1024 * 1024,
+    password: options.password,
+    registry: new Map(),
+    username: options.username,
+    verifier: scramVerifier(options.password),
+    version: VERSION,
+  }
+  let nextPid = (process.pid % 1000) * 10_000 + 1
+
+  const server = createServer({noDelay: true}, (socket) => {
+    sockets.add(socket)
+    ctx.metrics.connectionOpened('pg')
+    socket.on('error', (e) => log.debug('pg socket error', {error: e.message}))
+    socket.on('close', () => {
+      sockets.delete(socket)
+      ctx.metrics.connectionClosed('pg')
+    })
+    try {
+      new PgConnection(socket, cfg, nextPid++)
+    } catch (error) {
+      log.error('pg connection setup failed', {error: String(error)})
+      socket.destroy()
+    }
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE') reject(new Error(`PostgreSQL port ${options.port} on ${options.host}: Address already in use`))
+      else reject(e)
+    })
+    server.listen(options.port, options.host, () => resolve())
+  })
+  server.on('error', (e) => log.error('pg server error', {error: e.message}))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : options.port
+  log.info('pg server listening', {auth: cfg.auth, host: options.host, port})
+
+  return {
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const s of sockets) s.end()
+        setTimeout(() => {
+          for (const s of sockets) s.destroy()
+        }, 2000).unref()
+      })
+    },
+    port,
+  }
 }

@@ -95,6 +95,11 @@ export class CursorTable {
 }
 
 const s = (b: Buffer): string => b.toString('utf8')
+
+/** Bare keys live in the engine's `default` table; Redis shows them without that prefix. */
+export function displayKey(id: string): string {
+  return id.startsWith('default:') ? id.slice(8) : id
+}
 const up = (b: Buffer): string => b.toString('latin1').toUpperCase()
 
 function int(b: Buffer): number | undefined {
@@ -309,14 +314,17 @@ async function listMatching(
   type?: string,
 ): Promise<{keys: string[]; next?: string}> {
   const {prefix, re} = globToRegExp(pattern)
+  // A prefix without ':' may match bare keys of the default table and table names alike.
+  const enginePrefix = prefix.includes(':') ? prefix : undefined
   const keys: string[] = []
   let next = cursor
   let seen = 0
   const now = Date.now()
   do {
-    const page = await sh.engine.list({branch: sess.branch, cursor: next, limit: Math.min(1000, budget - seen), prefix: prefix || undefined})
+    const page = await sh.engine.list({branch: sess.branch, cursor: next, limit: Math.min(1000, budget - seen), prefix: enginePrefix})
     for (const d of page.docs) {
-      if (re.test(d.id) && !expired(d, now) && (!type || typeOf(d) === type)) keys.push(d.id)
+      const key = displayKey(d.id)
+      if (re.test(key) && !expired(d, now) && (!type || typeOf(d) === type)) keys.push(key)
     }
     seen += page.docs.length
     next = page.nextCursor
@@ -774,7 +782,7 @@ async function search(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   }
   const r = await sh.engine.search(s(a[1]), {branch: sess.branch, limit, offset, table})
   const out: Reply[] = [r.total]
-  for (const h of r.hits) out.push(h.id, JSON.stringify(publicFields(h.doc)))
+  for (const h of r.hits) out.push(displayKey(h.id), JSON.stringify(publicFields(h.doc)))
   return out
 }
 

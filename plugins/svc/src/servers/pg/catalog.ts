@@ -1,0 +1,238 @@
+/**
+ * Answers the catalog queries psql sends for `\d`, `\dt`, `\d table` (and similar client
+ * introspection). svc has no relational catalog, so these queries are recognised by shape and
+ * answered from the engine's tables and their declared or inferred columns. Any other catalog
+ * query that the executor cannot run gets an empty result with the columns it asked for, so
+ * clients degrade to "nothing found" instead of failing.
+ */
+import {branchOf, currentSchema, type PgSession, type QueryResult, tableColumns, tableNames} from './executor.js'
+import {OID, typeName} from './types.js'
+
+export function oidOf(branch: string, table: string): number {
+  let h = 0x81_1c_9d_c5
+  for (const ch of `${branch}.${table}`) {
+    h ^= ch.codePointAt(0) as number
+    h = Math.imul(h, 0x01_00_01_93) >>> 0
+  }
+  return 16_384 + (h % 1_000_000_000)
+}
+
+async function schemasToSearch(s: PgSession, sql: string): Promise<string[]> {
+  const m = /n\.nspname OPERATOR\(pg_catalog\.~\) '([^']*)'/.exec(sql)
+  if (!m) return [currentSchema(s)]
+  const re = toRegExp(m[1])
+  const all = ['public', ...(await s.engine.branches()).map((b) => b.name).filter((n) => n !== 'main')]
+  return all.filter((n) => re.test(n))
+}
+
+function toRegExp(pgRe: string): RegExp {
+  try {
+    return new RegExp(pgRe.replaceAll("''", "'"))
+  } catch {
+    return /^$/
+  }
+}
+
+function relnameFilter(sql: string): RegExp | undefined {
+  const m = /c\.relname OPERATOR\(pg_catalog\.~\) '([^']*)'/.exec(sql)
+  return m ? toRegExp(m[1]) : undefined
+}
+
+/** Splits the top-level select list of a query into its items. */
+export function selectItems(sql: string): string[] {
+  const items: string[] = []
+  let depth = 0
+  let cur = ''
+  let started = false
+  let i = 0
+  const lower = sql.toLowerCase()
+  while (i < sql.length) {
+    const c = sql[i]
+    if (c === "'") {
+      const e = sql.indexOf("'", i + 1)
+      const end = e < 0 ? sql.length : e + 1
+      cur += sql.slice(i, end)
+      i = end
+      continue
+    }
+    if (c === '"') {
+      const e = sql.indexOf('"', i + 1)
+      const end = e < 0 ? sql.length : e + 1
+      cur += sql.slice(i, end)
+      i = end
+      continue
+    }
+    if (depth === 0 && /\s|^/.test(sql[i - 1] ?? ' ')) {
+      if (!started && lower.startsWith('select', i)) {
+        started = true
+        i += 6
+        continue
+      }
+      if (started && lower.startsWith('from', i) && /\s/.test(sql[i + 4] ?? ' ')) break
+    }
+    if (c === '(') depth++
+    if (c === ')') depth--
+    if (c === ',' && depth === 0 && started) {
+      items.push(cur.trim())
+      cur = ''
+    } else if (started) cur += c
+    i++
+  }
+  if (cur.trim()) items.push(cur.trim())
+  return items
+}
+
+export function itemName(item: string): string {
+  const quoted = /\bas\s+"([^"]+)"\s*$/i.exec(item)
+  if (quoted) return quoted[1]
+  const plain = /\bas\s+(\w+)\s*$/i.exec(item)
+  if (plain) return plain[1]
+  const ref = /(?:^|\.)(\w+)\s*$/.exec(item)
+  if (ref) return ref[1]
+  const fn = /(\w+)\s*\(/.exec(item)
+  return fn ? fn[1] : '?column?'
+}
+
+function result(names: string[], rows: unknown[][]): QueryResult {
+  return {columns: names.map((name) => ({name, oid: OID.text})), rows, tag: `SELECT ${rows.length}`}
+}
+
+async function findTable(s: PgSession, oid: number): Promise<undefined | {branch: string; schema: string; table: string}> {
+  const schemas = ['public', ...(await s.engine.branches()).map((b) => b.name).filter((n) => n !== 'main')]
+  for (const schema of schemas) {
+    const branch = branchOf(s, schema)
+    for (const t of await tableNames(s, branch)) if (oidOf(branch, t) === oid) return {branch, schema, table: t}
+  }
+  return undefined
+}
+
+export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResult | undefined> {
+  if (!/pg_catalog\.|information_schema\.|\bpg_class\b/i.test(sql)) return undefined
+  const items = selectItems(sql)
+  const names = items.map(itemName)
+
+  // \dt, \d, \dt+ : the list of relations.
+  if (/FROM pg_catalog\.pg_class c\s+LEFT JOIN pg_catalog\.pg_namespace n ON n\.oid = c\.relnamespace/.test(sql) && /as "Name"/i.test(sql)) {
+    const kinds = /c\.relkind IN \(([^)]*)\)/.exec(sql)?.[1] ?? "'r'"
+    if (!kinds.includes("'r'")) return result(names, [])
+    const re = relnameFilter(sql)
+    const rows: unknown[][] = []
+    for (const schema of await schemasToSearch(s, sql)) {
+      const branch = branchOf(s, schema)
+      for (const t of await tableNames(s, branch)) {
+        if (re && !re.test(t)) continue
+        const n = await s.engine.count({branch, table: t})
+        rows.push(
+          names.map((col) => {
+            switch (col) {
+              case 'Schema': {
+                return schema
+              }
+              case 'Name': {
+                return t
+              }
+              case 'Type': {
+                return 'table'
+              }
+              case 'Owner': {
+                return s.user
+              }
+              case 'Persistence': {
+                return 'permanent'
+              }
+              case 'Access method': {
+                return 'git'
+              }
+              case 'Size': {
+                return `${n} documents`
+              }
+              case 'Description': {
+                return null
+              }
+              default: {
+                return null
+              }
+            }
+          }),
+        )
+      }
+    }
+    rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])))
+    return result(names, rows)
+  }
+
+  // \d name: find the relation's oid.
+  if (/^\s*SELECT c\.oid,\s*n\.nspname,\s*c\.relname\s+FROM pg_catalog\.pg_class c/i.test(sql)) {
+    const re = relnameFilter(sql)
+    const rows: unknown[][] = []
+    for (const schema of await schemasToSearch(s, sql)) {
+      const branch = branchOf(s, schema)
+      for (const t of await tableNames(s, branch)) if (!re || re.test(t)) rows.push([String(oidOf(branch, t)), schema, t])
+    }
+    return result(names, rows)
+  }
+
+  const oidMatch = /(?:c\.oid|a\.attrelid|attrelid|indrelid|conrelid|polrelid|stxrelid|inhrelid|inhparent|pc\.oid|prrelid)\s*=\s*'(\d+)'/.exec(sql)
+  const target = oidMatch ? await findTable(s, Number(oidMatch[1])) : undefined
+
+  // \d name: the relation's properties.
+  if (/SELECT c\.relchecks, c\.relkind/.test(sql)) {
+    if (!target) return result(names, [])
+    return result(names, [
+      items.map((it) => {
+        if (/relkind/.test(it)) return 'r'
+        if (/relhasindex/.test(it)) return 't'
+        if (/relchecks|reltablespace/.test(it)) return '0'
+        if (/relpersistence/.test(it)) return 'p'
+        if (/relreplident/.test(it)) return 'd'
+        if (/amname/.test(it)) return 'heap'
+        if (/^''$|reloftype|reloptions/.test(it)) return ''
+        return 'f'
+      }),
+    ])
+  }
+
+  // \d name: the columns.
+  if (/FROM pg_catalog\.pg_attribute a\s+WHERE a\.attrelid = '\d+' AND a\.attnum > 0/.test(sql)) {
+    if (!target) return result(names, [])
+    const cols = await tableColumns(s, target.branch, target.table)
+    return result(
+      names,
+      cols.map((c) =>
+        items.map((it) => {
+          if (/^a\.attname$/.test(it)) return c.name
+          if (/format_type/.test(it)) return typeName(c.oid)
+          if (/attnotnull/.test(it)) return c.name === 'id' ? 't' : 'f'
+          if (/attidentity|attgenerated|attcompression/.test(it)) return ''
+          if (/attstorage/.test(it)) return 'x'
+          if (/attstattarget/.test(it)) return '-1'
+          return null
+        }),
+      ),
+    )
+  }
+
+  // \d name: indexes (the id is the primary key).
+  if (/FROM pg_catalog\.pg_class c, pg_catalog\.pg_class c2, pg_catalog\.pg_index i/.test(sql)) {
+    if (!target) return result(names, [])
+    const t = target.table
+    return result(names, [
+      items.map((it) => {
+        if (/c2\.relname/.test(it)) return `${t}_pkey`
+        if (/indisprimary|indisunique|indisvalid/.test(it)) return 't'
+        if (/pg_get_indexdef/.test(it)) return `CREATE UNIQUE INDEX ${t}_pkey ON ${target.schema}.${t} USING btree (id)`
+        if (/pg_get_constraintdef/.test(it)) return 'PRIMARY KEY (id)'
+        if (/^contype$/.test(it)) return 'p'
+        if (/reltablespace/.test(it)) return '0'
+        return 'f'
+      }),
+    ])
+  }
+  return undefined
+}
+
+/** The empty answer for a catalog query nothing else could run. */
+export function emptyCatalogResult(sql: string): QueryResult | undefined {
+  if (!/pg_catalog\.|information_schema\.|\bpg_\w+\b/i.test(sql) || !/^\s*select\b/i.test(sql)) return undefined
+  return result(selectItems(sql).map(itemName), [])
+}

@@ -1,0 +1,582 @@
+/**
+ * One PostgreSQL client connection: startup (SSLRequest, password auth), then the simple and
+ * extended query protocols on top of the executor. Errors become ErrorResponses; only protocol
+ * violations close the connection.
+ */
+import type {Statement} from 'pgsql-ast-parser'
+
+import {randomBytes, randomInt} from 'node:crypto'
+import type {Socket} from 'node:net'
+
+import type {Engine, Logger} from '../../engine/types.js'
+
+import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
+import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
+import {fromEngine, SqlError} from './errors.js'
+import {commitTx, describesRows, executeStatement, type PgSession, type QueryResult} from './executor.js'
+import {parseSql} from './parse.js'
+import {decodeParam, OID, toBinary, toText} from './types.js'
+import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
+
+export interface ConnectionConfig {
+  auth: 'md5' | 'scram-sha-256'
+  engine: Engine
+  logger: Logger
+  maxMessage: number
+  password: string
+  registry: Map<number, {secret: number; session: PgSession; busy: () => boolean}>
+  username: string
+  verifier: ScramVerifier
+  version: string
+}
+
+interface Prepared {
+  lifted: unknown[]
+  paramOids: number[]
+  sql: string
+  statement?: Statement
+}
+
+interface Portal {
+  described: boolean
+  formats: number[]
+  params: unknown[]
+  result?: QueryResult
+  sent: number
+  stmt: Prepared
+}
+
+const TX_RE = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\b[^;]*;?\s*$/i
+const SLEEP_RE = /^\s*select\s+(?:pg_catalog\.)?pg_sleep\(\s*([\d.]+)\s*\)\s*;?\s*$/i
+
+export class PgConnection {
+  private readonly reader: MessageReader
+  private readonly out = new Writer()
+  private phase: 'auth-md5' | 'auth-scram-final' | 'auth-scram-first' | 'ready' | 'startup' = 'startup'
+  private busy = false
+  private closed = false
+  private skipToSync = false
+  private running = false
+  private scram?: ScramExchange
+  private md5Salt = randomBytes(4)
+  private user = ''
+  private readonly pid: number
+  private readonly secret = randomInt(1, 2 ** 31 - 1)
+  private readonly statements = new Map<string, Prepared>()
+  private readonly portals = new Map<string, Portal>()
+  readonly session: PgSession
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly cfg: ConnectionConfig,
+    pid: number,
+  ) {
+    this.pid = pid
+    this.reader = new MessageReader(cfg.maxMessage)
+    this.session = {cancelRequested: false, database: 'svc', engine: cfg.engine, settings: new Map(), txFailed: false, user: '', version: cfg.version}
+    socket.on('data', (chunk: Buffer) => {
+      if (this.closed) return
+      this.reader.feed(chunk)
+      void this.pump()
+    })
+    socket.on('close', () => {
+      this.closed = true
+      cfg.registry.delete(this.pid)
+    })
+  }
+
+  private fatal(code: string, message: string): void {
+    this.out.error({code, message, severity: 'FATAL'})
+    this.flush()
+    this.closed = true
+    this.socket.end()
+  }
+
+  private flush(): void {
+    if (this.out.length > 0 && !this.socket.destroyed) this.socket.write(this.out.take())
+  }
+
+  private async pump(): Promise<void> {
+    if (this.busy) return
+    this.busy = true
+    try {
+      while (!this.closed) {
+        if (this.phase === 'startup') {
+          const body = this.reader.nextStartup()
+          if (!body) break
+          await this.startup(body)
+          continue
+        }
+        const m = this.reader.next()
+        if (!m) break
+        await this.message(m.type, m.body)
+        if (this.out.length > 65_536) this.flush()
+      }
+    } catch (error) {
+      if (error instanceof WireError) {
+        this.fatal('08P01', `invalid frontend message: ${error.message}`)
+      } else {
+        this.cfg.logger.error('pg connection failed', {error: String(error), pid: this.pid})
+        this.fatal('XX000', 'internal error')
+      }
+    } finally {
+      this.busy = false
+    }
+    this.flush()
+  }
+
+  private async startup(body: Buffer): Promise<void> {
+    const code = body.readInt32BE(0)
+    if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+      // No TLS configured: 'N' tells the client to continue in plain text (sslmode=prefer) or give up (require).
+      this.socket.write('N')
+      return
+    }
+    if (code === CANCEL_REQUEST) {
+      const pid = body.readInt32BE(4)
+      const secret = body.readInt32BE(8)
+      const target = this.cfg.registry.get(pid)
+      if (target && target.secret === secret && target.busy()) target.session.cancelRequested = true
+      this.closed = true
+      this.socket.end()
+      return
+    }
+    if (code !== PROTOCOL_3) {
+      this.fatal('08P01', `unsupported frontend protocol ${code >> 16}.${code & 0xff_ff}: server supports 3.0`)
+      return
+    }
+    const params = startupParameters(body)
+    this.user = params.user ?? ''
+    this.session.user = this.user
+    this.session.database = params.database || this.user
+    if (params.application_name) this.session.settings.set('application_name', params.application_name)
+    if (params.search_path) this.session.settings.set('search_path', params.search_path)
+    if (this.cfg.auth === 'md5') {
+      this.out.authMd5(this.md5Salt)
+      this.phase = 'auth-md5'
+    } else {
+      this.out.authSasl(['SCRAM-SHA-256'])
+      this.phase = 'auth-scram-first'
+    }
+    this.flush()
+  }
+
+  private authFailed(): void {
+    this.cfg.logger.warn('pg authentication failed', {user: this.user})
+    this.fatal('28P01', `password authentication failed for user "${this.user}"`)
+  }
+
+  private authOk(): void {
+    this.out.authOk()
+    const status: Array<[string, string]> = [
+      ['server_version', '15.0'],
+      ['server_encoding', 'UTF8'],
+      ['client_encoding', 'UTF8'],
+      ['DateStyle', 'ISO, MDY'],
+      ['IntervalStyle', 'postgres'],
+      ['TimeZone', 'UTC'],
+      ['integer_datetimes', 'on'],
+      ['standard_conforming_strings', 'on'],
+      ['is_superuser', 'on'],
+      ['session_authorization', this.user],
+      ['application_name', this.session.settings.get('application_name') ?? ''],
+    ]
+    for (const [k, v] of status) this.out.parameterStatus(k, v)
+    this.out.backendKeyData(this.pid, this.secret)
+    this.cfg.registry.set(this.pid, {busy: () => this.running, secret: this.secret, session: this.session})
+    this.phase = 'ready'
+    this.out.readyForQuery('I')
+  }
+
+  private async message(type: number, body: Buffer): Promise<void> {
+    const t = String.fromCharCode(type)
+    if (this.phase !== 'ready') {
+      if (t !== 'p') {
+        this.fatal('08P01', `expected a password message, got '${t}'`)
+        return
+      }
+      this.password(body)
+      return
+    }
+    if (t === 'X') {
+      this.closed = true
+      this.socket.end()
+      return
+    }
+    if (this.skipToSync && t !== 'S') return
+    switch (t) {
+      case 'Q': {
+        await this.simpleQuery(new BodyReader(body).cstring())
+        break
+      }
+      case 'P': {
+        await this.guard(() => this.parse(body))
+        break
+      }
+      case 'B': {
+        await this.guard(() => this.bind(body))
+        break
+      }
+      case 'D': {
+        await this.guard(() => this.describe(body))
+        break
+      }
+      case 'E': {
+        await this.guard(() => this.execute(body))
+        break
+      }
+      case 'C': {
+        const r = new BodyReader(body)
+        const kind = String.fromCharCode(r.bytes(1)[0])
+        const name = r.cstring()
+        if (kind === 'S') this.statements.delete(name)
+        else this.portals.delete(name)
+        this.out.closeComplete()
+        break
+      }
+      case 'S': {
+        this.skipToSync = false
+        this.portals.delete('')
+        this.out.readyForQuery(this.txStatus())
+        this.flush()
+        break
+      }
+      case 'H': {
+        this.flush()
+        break
+      }
+      default: {
+        this.sendError(new SqlError('0A000', `Unsupported SQL statement`, {detail: `protocol message '${t}' (COPY and function calls are not supported)`}))
+        if (t !== 'F') this.out.readyForQuery(this.txStatus())
+        else this.out.readyForQuery(this.txStatus())
+      }
+    }
+  }
+
+  private password(body: Buffer): void {
+    if (this.phase === 'auth-md5') {
+      const resp = new BodyReader(body).cstring()
+      if (this.user !== this.cfg.username || !md5Matches(resp, this.user, this.cfg.password, this.md5Salt)) return this.authFailed()
+      this.authOk()
+      return
+    }
+    try {
+      if (this.phase === 'auth-scram-first') {
+        const r = new BodyReader(body)
+        const mech = r.cstring()
+        const len = r.int32()
+        const data = len >= 0 ? r.bytes(len).toString('utf8') : ''
+        this.scram = new ScramExchange(this.cfg.verifier)
+        this.out.authSaslContinue(this.scram.first(mech, data))
+        this.phase = 'auth-scram-final'
+        return
+      }
+      const final = this.scram?.final(body.toString('utf8'))
+      if (!final || this.user !== this.cfg.username) return this.authFailed()
+      this.out.authSaslFinal(final)
+      this.authOk()
+    } catch (error) {
+      if (error instanceof ScramError) this.fatal('28000', error.message)
+      else throw error
+    }
+  }
+
+  private txStatus(): 'E' | 'I' | 'T' {
+    if (!this.session.tx) return 'I'
+    return this.session.txFailed ? 'E' : 'T'
+  }
+
+  private sendError(e: unknown): void {
+    const err = toSqlError(e)
+    if (err.code === 'XX000') this.cfg.logger.error('pg query failed', {error: err.message})
+    this.out.error({code: err.code, detail: err.detail, hint: err.hint, message: err.message, position: err.position})
+    if (this.session.tx) this.session.txFailed = true
+  }
+
+  private async guard(fn: () => Promise<void> | void): Promise<void> {
+    try {
+      await fn()
+    } catch (error) {
+      if (error instanceof WireError) throw error
+      this.sendError(error)
+      this.skipToSync = true
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Simple query protocol
+
+  private async simpleQuery(sql: string): Promise<void> {
+    this.running = true
+    try {
+      if (/^[\s;]*$/.test(sql)) {
+        this.out.emptyQuery()
+        return
+      }
+      const results = await this.run(sql, [], 'all')
+      for (const r of results) this.sendResult(r, [], true, 0)
+    } catch (error) {
+      this.sendError(error)
+    } finally {
+      this.running = false
+      this.session.cancelRequested = false
+      this.out.readyForQuery(this.txStatus())
+    }
+  }
+
+  /**
+   * Runs SQL text: transaction control and psql's catalog queries first, then the parsed
+   * statements. Results are sent as they complete by the caller.
+   */
+  private async run(sql: string, params: unknown[], mode: 'all' | 'one', prepared?: Prepared): Promise<QueryResult[]> {
+    const s = this.session
+    const tx = TX_RE.exec(sql)
+    if (tx) return [await this.txControl(tx[1].toLowerCase())]
+    if (s.txFailed) throw new SqlError('25P02', 'current transaction is aborted, commands ignored until end of transaction block')
+    const sleep = SLEEP_RE.exec(sql)
+    if (sleep) {
+      await this.sleep(Number(sleep[1]))
+      return [{columns: [{name: 'pg_sleep', oid: OID.text}], rows: [['']], tag: 'SELECT 1'}]
+    }
+    const cat = await catalogQuery(s, sql)
+    if (cat) return [cat]
+    let statements: Statement[]
+    let lifted: unknown[]
+    if (prepared?.statement) {
+      statements = [prepared.statement]
+      lifted = prepared.lifted
+    } else {
+      try {
+        const parsed = await parseSql(sql)
+        statements = parsed.statements
+        lifted = parsed.lifted
+      } catch (error) {
+        const empty = emptyCatalogResult(sql)
+        if (empty) return [empty]
+        throw error
+      }
+    }
+    if (mode === 'one' && statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
+    const all = lifted.length > 0 ? [...params, ...lifted] : params
+    const out: QueryResult[] = []
+    for (const st of statements) {
+      try {
+        out.push(await this.statement(st, all))
+      } catch (error) {
+        const empty = emptyCatalogResult(sql)
+        if (empty && !(error instanceof SqlError && error.code === '57014')) {
+          out.push(empty)
+          continue
+        }
+        // Results before the failing statement are still sent, as PostgreSQL does.
+        for (const r of out) this.sendResult(r, [], true, 0)
+        out.length = 0
+        throw error
+      }
+    }
+    return out
+  }
+
+  private async statement(st: Statement, params: unknown[]): Promise<QueryResult> {
+    const t = st.type as string
+    if (t === 'begin' || t === 'start transaction') return this.txControl('begin')
+    if (t === 'commit') return this.txControl('commit')
+    if (t === 'rollback') return this.txControl('rollback')
+    return executeStatement(this.session, st, params)
+  }
+
+  private async txControl(kind: string): Promise<QueryResult> {
+    const s = this.session
+    if (kind === 'begin' || kind === 'start') {
+      if (s.tx) this.out.notice('there is already a transaction in progress')
+      else s.tx = {ops: new Map(), overlay: new Map()}
+      return {rows: [], tag: 'BEGIN'}
+    }
+    if (kind === 'rollback' || kind === 'abort') {
+      if (!s.tx) this.out.notice('there is no transaction in progress')
+      s.tx = undefined
+      s.txFailed = false
+      return {rows: [], tag: 'ROLLBACK'}
+    }
+    // commit / end
+    if (!s.tx) {
+      this.out.notice('there is no transaction in progress')
+      return {rows: [], tag: 'COMMIT'}
+    }
+    if (s.txFailed) {
+      s.tx = undefined
+      s.txFailed = false
+      return {rows: [], tag: 'ROLLBACK'}
+    }
+    try {
+      await commitTx(s)
+    } catch (error) {
+      s.tx = undefined
+      s.txFailed = false
+      throw fromEngine(error)
+    }
+    return {rows: [], tag: 'COMMIT'}
+  }
+
+  private async sleep(seconds: number): Promise<void> {
+    const until = Date.now() + Math.min(seconds, 3600) * 1000
+    while (Date.now() < until) {
+      if (this.session.cancelRequested) {
+        this.session.cancelRequested = false
+        throw new SqlError('57014', 'canceling statement due to user request')
+      }
+      await new Promise((r) => setTimeout(r, Math.min(20, until - Date.now())))
+    }
+  }
+
+  private sendResult(r: QueryResult, formats: number[], withDescription: boolean, maxRows: number, from = 0): number {
+    if (r.columns && withDescription) {
+      this.out.rowDescription(r.columns.map((c, i) => ({format: formatOf(formats, i), name: c.name, oid: c.oid})))
+    }
+    const end = maxRows > 0 ? Math.min(r.rows.length, from + maxRows) : r.rows.length
+    if (r.columns) {
+      const cols = r.columns
+      for (let i = from; i < end; i++) {
+        const row = r.rows[i]
+        this.out.dataRow(row.map((v, j) => (formatOf(formats, j) === 1 ? toBinary(v, cols[j].oid) : toText(v, cols[j].oid))))
+      }
+    }
+    if (end < r.rows.length) {
+      this.out.portalSuspended()
+      return end
+    }
+    this.out.commandComplete(r.tag)
+    return end
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Extended query protocol
+
+  private async parse(body: Buffer): Promise<void> {
+    const r = new BodyReader(body)
+    const name = r.cstring()
+    const sql = r.cstring()
+    const n = r.int16()
+    const paramOids: number[] = []
+    for (let i = 0; i < n; i++) paramOids.push(r.int32())
+    if (name !== '' && this.statements.has(name)) throw new SqlError('42P05', `prepared statement "${name}" already exists`)
+    const prepared: Prepared = {lifted: [], paramOids, sql}
+    if (!TX_RE.test(sql) && !SLEEP_RE.test(sql) && !/pg_catalog\.|information_schema\./i.test(sql) && !/^[\s;]*$/.test(sql)) {
+      const parsed = await parseSql(sql)
+      if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
+      prepared.statement = parsed.statements[0]
+      prepared.lifted = parsed.lifted
+    }
+    let maxParam = 0
+    for (const m of sql.matchAll(/\$(\d+)/g)) maxParam = Math.max(maxParam, Number(m[1]))
+    while (prepared.paramOids.length < maxParam) prepared.paramOids.push(0)
+    this.statements.set(name, prepared)
+    this.out.parseComplete()
+  }
+
+  private bind(body: Buffer): void {
+    const r = new BodyReader(body)
+    const portal = r.cstring()
+    const name = r.cstring()
+    const stmt = this.statements.get(name)
+    if (!stmt) throw new SqlError('26000', `prepared statement "${name}" does not exist`)
+    const nf = r.int16()
+    const pformats: number[] = []
+    for (let i = 0; i < nf; i++) pformats.push(r.int16())
+    const np = r.int16()
+    if (np !== stmt.paramOids.length) {
+      throw new SqlError('08P01', `bind message supplies ${np} parameters, but prepared statement "${name}" requires ${stmt.paramOids.length}`)
+    }
+    const params: unknown[] = []
+    for (let i = 0; i < np; i++) {
+      const len = r.int32()
+      const raw = len < 0 ? null : r.bytes(len)
+      const fmt = pformats.length === 1 ? pformats[0] : (pformats[i] ?? 0)
+      params.push(decodeParam(raw, stmt.paramOids[i] ?? 0, fmt))
+    }
+    const nr = r.int16()
+    const formats: number[] = []
+    for (let i = 0; i < nr; i++) formats.push(r.int16())
+    this.portals.set(portal, {described: false, formats, params, sent: 0, stmt})
+    this.out.bindComplete()
+  }
+
+  private async runPortal(p: Portal): Promise<QueryResult> {
+    if (!p.result) {
+      if (/^[\s;]*$/.test(p.stmt.sql)) p.result = {rows: [], tag: ''}
+      else {
+        this.running = true
+        try {
+          const [res] = await this.run(p.stmt.sql, p.params, 'one', p.stmt)
+          p.result = res ?? {rows: [], tag: ''}
+        } finally {
+          this.running = false
+          this.session.cancelRequested = false
+        }
+      }
+    }
+    return p.result
+  }
+
+  private async describe(body: Buffer): Promise<void> {
+    const r = new BodyReader(body)
+    const kind = String.fromCharCode(r.bytes(1)[0])
+    const name = r.cstring()
+    if (kind === 'S') {
+      const stmt = this.statements.get(name)
+      if (!stmt) throw new SqlError('26000', `prepared statement "${name}" does not exist`)
+      this.out.parameterDescription(stmt.paramOids.map((o) => o || OID.text))
+      const cols = await this.describeStatement(stmt)
+      if (cols) this.out.rowDescription(cols)
+      else this.out.noData()
+      return
+    }
+    const p = this.portals.get(name)
+    if (!p) throw new SqlError('34000', `portal "${name}" does not exist`)
+    const res = await this.runPortal(p)
+    p.described = true
+    if (res.columns) this.out.rowDescription(res.columns.map((c, i) => ({format: formatOf(p.formats, i), name: c.name, oid: c.oid})))
+    else this.out.noData()
+  }
+
+  /** Row shape of a prepared statement before any parameters are bound. */
+  private async describeStatement(stmt: Prepared): Promise<Array<{name: string; oid: number}> | undefined> {
+    if (stmt.statement && !describesRows(stmt.statement)) return undefined
+    if (TX_RE.test(stmt.sql) || /^[\s;]*$/.test(stmt.sql)) return undefined
+    if (!stmt.statement || stmt.statement.type === 'select' || stmt.statement.type === 'show' || stmt.statement.type === 'values') {
+      try {
+        const [res] = await this.run(stmt.sql, stmt.paramOids.map(() => null), 'one', stmt)
+        if (res?.columns) return res.columns
+      } catch {
+        // Fall back to the names in the select list.
+      }
+    }
+    const items = stmt.statement && 'returning' in stmt.statement && stmt.statement.returning ? stmt.statement.returning.map((c) => c.alias?.name ?? '?column?') : selectItems(stmt.sql).map(itemName)
+    return items.map((name) => ({name, oid: OID.text}))
+  }
+
+  private async execute(body: Buffer): Promise<void> {
+    const r = new BodyReader(body)
+    const name = r.cstring()
+    const maxRows = r.int32()
+    const p = this.portals.get(name)
+    if (!p) throw new SqlError('34000', `portal "${name}" does not exist`)
+    const res = await this.runPortal(p)
+    if (res.tag === '' && !res.columns) {
+      this.out.emptyQuery()
+      return
+    }
+    p.sent = this.sendResult(res, p.formats, false, maxRows, p.sent)
+  }
+}
+
+function formatOf(formats: number[], i: number): number {
+  if (formats.length === 0) return 0
+  if (formats.length === 1) return formats[0]
+  return formats[i] ?? 0
+}
+
+function toSqlError(e: unknown): SqlError {
+  if (e instanceof SqlError) return e
+  return fromEngine(e)
+}

@@ -1,0 +1,596 @@
+/** Expression evaluation for the SQL subset: three-valued logic, PostgreSQL-like coercions. */
+import type {Expr, ExprCall} from 'pgsql-ast-parser'
+
+import {SqlError, unsupported} from './errors.js'
+import {coerce, oidOfTypeName} from './types.js'
+
+export type RowObj = Record<string, unknown>
+/** One row of a FROM clause: the object of each source, by alias (null on the outer side of a LEFT JOIN). */
+export type Row = Record<string, RowObj | null>
+
+export interface SourceInfo {
+  alias: string
+  /** Declared columns (CREATE TABLE), or undefined for a schemaless table. */
+  columns?: string[]
+}
+
+export interface SessionInfo {
+  database: string
+  schema: string
+  user: string
+  version: string
+}
+
+export interface EvalCtx {
+  /** Rows of the current group, when evaluating aggregates. */
+  group?: Row[]
+  /** Output values by alias, for ORDER BY on a select-list alias. */
+  outputs?: Map<string, unknown>
+  params: unknown[]
+  session: SessionInfo
+  sources: SourceInfo[]
+  /** Set when the rows already come from the full-text index, so `@@` predicates hold. */
+  ftsFromIndex?: boolean
+}
+
+export const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'bool_and', 'bool_or', 'json_agg', 'jsonb_agg'])
+
+export function isAggregate(e: Expr | null | undefined): boolean {
+  if (!e || typeof e !== 'object') return false
+  if (e.type === 'call') {
+    if (AGGREGATES.has(e.function.name.toLowerCase()) && !e.function.schema) return true
+    return e.args.some(isAggregate)
+  }
+  if (e.type === 'binary') return isAggregate(e.left) || isAggregate(e.right)
+  if (e.type === 'unary' || e.type === 'cast') return isAggregate(e.operand)
+  if (e.type === 'case') return e.whens.some((w) => isAggregate(w.when) || isAggregate(w.value)) || isAggregate(e.else)
+  return false
+}
+
+export function param(ctx: EvalCtx, name: string): unknown {
+  const n = Number(name.slice(1))
+  if (!Number.isInteger(n) || n < 1 || n > ctx.params.length) {
+    throw new SqlError('08P01', `there is no parameter ${name}`)
+  }
+  return ctx.params[n - 1]
+}
+
+export function resolveRef(row: Row, table: string | undefined, name: string, ctx: EvalCtx): unknown {
+  if (table) {
+    if (!(table in row) && !ctx.sources.some((s) => s.alias === table)) {
+      throw new SqlError('42P01', `missing FROM-clause entry for table "${table}"`)
+    }
+    const obj = row[table]
+    if (!obj) return null
+    const src = ctx.sources.find((s) => s.alias === table)
+    if (!(name in obj) && src?.columns && !src.columns.includes(name)) {
+      throw new SqlError('42703', `column ${table}.${name} does not exist`)
+    }
+    return obj[name] ?? null
+  }
+  for (const s of ctx.sources) {
+    const obj = row[s.alias]
+    if (obj && name in obj) return obj[name] ?? null
+  }
+  if (ctx.outputs?.has(name)) return ctx.outputs.get(name)
+  if (ctx.sources.length > 0 && ctx.sources.every((s) => s.columns && !s.columns.includes(name))) {
+    throw new SqlError('42703', `column "${name}" does not exist`)
+  }
+  if (ctx.sources.length === 0) throw new SqlError('42703', `column "${name}" does not exist`)
+  return null
+}
+
+function num(v: unknown, what = 'numeric'): number {
+  if (typeof v === 'number') return v
+  if (typeof v === 'boolean') return v ? 1 : 0
+  if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v)
+  throw new SqlError('22P02', `invalid input syntax for type ${what}: "${typeof v === 'string' ? v : JSON.stringify(v)}"`)
+}
+
+/** Comparison with PostgreSQL's implicit coercions: a numeric string compares as a number. */
+export function compare(a: unknown, b: unknown): number {
+  if (typeof a === 'number' || typeof b === 'number') {
+    const x = num(a, typeof a === 'number' ? (Number.isInteger(a) ? 'integer' : 'double precision') : 'numeric')
+    const y = num(b, typeof b === 'number' ? (Number.isInteger(b) ? 'integer' : 'double precision') : 'numeric')
+    return x < y ? -1 : x > y ? 1 : 0
+  }
+  if (typeof a === 'boolean' || typeof b === 'boolean') {
+    const x = coerce(a, 16) as boolean
+    const y = coerce(b, 16) as boolean
+    return x === y ? 0 : x ? 1 : -1
+  }
+  const x = typeof a === 'string' ? a : JSON.stringify(a)
+  const y = typeof b === 'string' ? b : JSON.stringify(b)
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+function likeToRe(pattern: string, ci: boolean): RegExp {
+  let re = '^'
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\' && i + 1 < pattern.length) re += escapeRe(pattern[++i])
+    else if (c === '%') re += '.*'
+    else if (c === '_') re += '.'
+    else re += escapeRe(c)
+  }
+  return new RegExp(re + '$', ci ? 'is' : 's')
+}
+
+function escapeRe(c: string): string {
+  return c.replaceAll(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v)
+}
+
+function truthy(v: unknown): boolean | null {
+  if (v === null || v === undefined) return null
+  if (typeof v === 'boolean') return v
+  return coerce(v, 16) as boolean
+}
+
+/** Words of a full-text query, used when a `@@` predicate is evaluated row by row. */
+export function ftsTerms(q: string): string[] {
+  return q
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w && !['and', 'or', 'not'].includes(w))
+}
+
+export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
+  switch (e.type) {
+    case 'integer':
+    case 'numeric':
+    case 'string':
+    case 'boolean': {
+      return e.value
+    }
+    case 'null': {
+      return null
+    }
+    case 'constant': {
+      return e.value
+    }
+    case 'parameter': {
+      return param(ctx, e.name)
+    }
+    case 'ref': {
+      if (e.name === '*') throw new SqlError('42601', 'a bare * is only allowed in the select list or count(*)')
+      return resolveRef(row, e.table?.name, e.name, ctx)
+    }
+    case 'list':
+    case 'array': {
+      return e.expressions.map((x) => evaluate(x, row, ctx))
+    }
+    case 'unary': {
+      const v = evaluate(e.operand, row, ctx)
+      switch (e.op) {
+        case 'NOT': {
+          const t = truthy(v)
+          return t === null ? null : !t
+        }
+        case '-': {
+          return v === null ? null : -num(v)
+        }
+        case '+': {
+          return v === null ? null : num(v)
+        }
+        case 'IS NULL': {
+          return v === null || v === undefined
+        }
+        case 'IS NOT NULL': {
+          return v !== null && v !== undefined
+        }
+        case 'IS TRUE': {
+          return truthy(v) === true
+        }
+        case 'IS FALSE': {
+          return truthy(v) === false
+        }
+        case 'IS NOT TRUE': {
+          return truthy(v) !== true
+        }
+        case 'IS NOT FALSE': {
+          return truthy(v) !== false
+        }
+      }
+      break
+    }
+    case 'binary': {
+      return binary(e.op, e.left, e.right, row, ctx)
+    }
+    case 'ternary': {
+      const v = evaluate(e.value, row, ctx)
+      const lo = evaluate(e.lo, row, ctx)
+      const hi = evaluate(e.hi, row, ctx)
+      if (v === null || lo === null || hi === null) return null
+      const inside = compare(v, lo) >= 0 && compare(v, hi) <= 0
+      return e.op === 'BETWEEN' ? inside : !inside
+    }
+    case 'cast': {
+      const v = evaluate(e.operand, row, ctx)
+      const to = e.to.kind === 'array' ? 'text' : e.to.name
+      if (to === 'regclass' || to === 'regtype' || to === 'regnamespace') return v
+      return coerce(v, oidOfTypeName(to))
+    }
+    case 'case': {
+      const base = e.value ? evaluate(e.value, row, ctx) : undefined
+      for (const w of e.whens) {
+        if (e.value) {
+          const c = evaluate(w.when, row, ctx)
+          if (base !== null && c !== null && compare(base, c) === 0) return evaluate(w.value, row, ctx)
+        } else if (truthy(evaluate(w.when, row, ctx)) === true) return evaluate(w.value, row, ctx)
+      }
+      return e.else ? evaluate(e.else, row, ctx) : null
+    }
+    case 'member': {
+      let v = evaluate(e.operand, row, ctx)
+      if (typeof v === 'string') {
+        try {
+          v = JSON.parse(v)
+        } catch {
+          return null
+        }
+      }
+      if (v === null || typeof v !== 'object') return null
+      const out = (v as Record<string | number, unknown>)[e.member]
+      if (out === undefined) return null
+      return e.op === '->>' ? (out === null ? null : text(out)) : out
+    }
+    case 'keyword': {
+      switch (e.keyword) {
+        case 'current_schema': {
+          return ctx.session.schema
+        }
+        case 'current_user':
+        case 'session_user':
+        case 'user':
+        case 'current_role': {
+          return ctx.session.user
+        }
+        case 'current_catalog': {
+          return ctx.session.database
+        }
+        case 'current_timestamp':
+        case 'localtimestamp': {
+          return new Date().toISOString()
+        }
+        case 'current_date': {
+          return new Date().toISOString().slice(0, 10)
+        }
+        default: {
+          throw unsupported(`keyword ${e.keyword}`)
+        }
+      }
+    }
+    case 'call': {
+      return call(e, row, ctx)
+    }
+    default: {
+      break
+    }
+  }
+  throw unsupported(`expression of kind ${e.type}${e.type === 'select' || e.type === 'union' ? ' (subqueries are not supported)' : ''}`)
+}
+
+function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
+  if (op === 'AND') {
+    const a = truthy(evaluate(l, row, ctx))
+    if (a === false) return false
+    const b = truthy(evaluate(r, row, ctx))
+    if (b === false) return false
+    return a === null || b === null ? null : true
+  }
+  if (op === 'OR') {
+    const a = truthy(evaluate(l, row, ctx))
+    if (a === true) return true
+    const b = truthy(evaluate(r, row, ctx))
+    if (b === true) return true
+    return a === null || b === null ? null : false
+  }
+  if (op === '@@') {
+    if (ctx.ftsFromIndex) return true
+    const a = evaluate(l, row, ctx)
+    const b = evaluate(r, row, ctx)
+    if (a === null || b === null) return null
+    const hay = text(a).toLowerCase()
+    return ftsTerms(text(b)).every((t) => hay.includes(t))
+  }
+  const a = evaluate(l, row, ctx)
+  if (op === 'IN' || op === 'NOT IN') {
+    const list = evaluate(r, row, ctx)
+    const items = Array.isArray(list) ? list : [list]
+    if (a === null) return null
+    let sawNull = false
+    for (const it of items) {
+      if (it === null) sawNull = true
+      else if (compare(a, it) === 0) return op === 'IN'
+    }
+    return sawNull ? null : op !== 'IN'
+  }
+  const b = evaluate(r, row, ctx)
+  if (a === null || a === undefined || b === null || b === undefined) return null
+  switch (op) {
+    case '=': {
+      return compare(a, b) === 0
+    }
+    case '!=':
+    case '<>': {
+      return compare(a, b) !== 0
+    }
+    case '<': {
+      return compare(a, b) < 0
+    }
+    case '<=': {
+      return compare(a, b) <= 0
+    }
+    case '>': {
+      return compare(a, b) > 0
+    }
+    case '>=': {
+      return compare(a, b) >= 0
+    }
+    case 'LIKE':
+    case 'NOT LIKE':
+    case 'ILIKE':
+    case 'NOT ILIKE': {
+      const m = likeToRe(text(b), op.includes('ILIKE')).test(text(a))
+      return op.startsWith('NOT') ? !m : m
+    }
+    case '~':
+    case '~*':
+    case '!~':
+    case '!~*': {
+      let re: RegExp
+      try {
+        re = new RegExp(text(b), op.includes('*') ? 'i' : '')
+      } catch {
+        throw new SqlError('2201B', `invalid regular expression: ${text(b)}`)
+      }
+      const m = re.test(text(a))
+      return op.startsWith('!') ? !m : m
+    }
+    case '||': {
+      return text(a) + text(b)
+    }
+    case '+': {
+      return num(a) + num(b)
+    }
+    case '-': {
+      return num(a) - num(b)
+    }
+    case '*': {
+      return num(a) * num(b)
+    }
+    case '/': {
+      const d = num(b)
+      if (d === 0) throw new SqlError('22012', 'division by zero')
+      const q = num(a) / d
+      return Number.isInteger(num(a)) && Number.isInteger(d) ? Math.trunc(q) : q
+    }
+    case '%': {
+      const d = num(b)
+      if (d === 0) throw new SqlError('22012', 'division by zero')
+      return num(a) % d
+    }
+    default: {
+      throw unsupported(`operator ${op}`)
+    }
+  }
+}
+
+function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
+  const name = e.function.name.toLowerCase()
+  if (AGGREGATES.has(name) && !e.function.schema) return aggregate(name, e, ctx)
+  if (e.over) throw unsupported('window functions are not supported')
+  const args = () => e.args.map((a) => evaluate(a, row, ctx))
+  switch (name) {
+    case 'lower': {
+      const [v] = args()
+      return v === null ? null : text(v).toLowerCase()
+    }
+    case 'upper': {
+      const [v] = args()
+      return v === null ? null : text(v).toUpperCase()
+    }
+    case 'length':
+    case 'char_length':
+    case 'character_length': {
+      const [v] = args()
+      return v === null ? null : [...text(v)].length
+    }
+    case 'coalesce': {
+      for (const a of e.args) {
+        const v = evaluate(a, row, ctx)
+        if (v !== null && v !== undefined) return v
+      }
+      return null
+    }
+    case 'nullif': {
+      const [a, b] = args()
+      return a !== null && b !== null && compare(a, b) === 0 ? null : a
+    }
+    case 'concat': {
+      return args()
+        .filter((v) => v !== null)
+        .map(text)
+        .join('')
+    }
+    case 'abs': {
+      const [v] = args()
+      return v === null ? null : Math.abs(num(v))
+    }
+    case 'round': {
+      const [v, d] = args()
+      if (v === null) return null
+      const p = 10 ** (d === undefined || d === null ? 0 : num(d))
+      return Math.round(num(v) * p) / p
+    }
+    case 'floor': {
+      const [v] = args()
+      return v === null ? null : Math.floor(num(v))
+    }
+    case 'ceil':
+    case 'ceiling': {
+      const [v] = args()
+      return v === null ? null : Math.ceil(num(v))
+    }
+    case 'trim':
+    case 'btrim': {
+      const [v] = args()
+      return v === null ? null : text(v).trim()
+    }
+    case 'replace': {
+      const [v, f, t] = args()
+      return v === null ? null : text(v).replaceAll(text(f), text(t))
+    }
+    case 'substr':
+    case 'substring': {
+      const [v, from, len] = args()
+      if (v === null) return null
+      const chars = [...text(v)]
+      const start = Math.max(0, num(from) - 1)
+      return chars.slice(start, len === undefined || len === null ? undefined : start + num(len)).join('')
+    }
+    case 'now':
+    case 'statement_timestamp':
+    case 'transaction_timestamp':
+    case 'clock_timestamp': {
+      return new Date().toISOString()
+    }
+    case 'version': {
+      return `PostgreSQL 15.0 (toolkit svc ${ctx.session.version}) on Node.js ${process.version}`
+    }
+    case 'current_schema': {
+      return ctx.session.schema
+    }
+    case 'current_database': {
+      return ctx.session.database
+    }
+    case 'current_user':
+    case 'session_user': {
+      return ctx.session.user
+    }
+    case 'pg_backend_pid': {
+      return process.pid
+    }
+    case 'to_tsquery':
+    case 'plainto_tsquery':
+    case 'websearch_to_tsquery':
+    case 'phraseto_tsquery':
+    case 'to_tsvector': {
+      const a = args()
+      return a.at(-1) ?? null
+    }
+    case 'json_build_object':
+    case 'jsonb_build_object': {
+      const a = args()
+      const o: Record<string, unknown> = {}
+      for (let i = 0; i + 1 < a.length; i += 2) o[text(a[i])] = a[i + 1]
+      return o
+    }
+    case 'to_json':
+    case 'to_jsonb': {
+      return args()[0]
+    }
+    case 'gen_random_uuid': {
+      return globalThis.crypto.randomUUID()
+    }
+    case 'pg_table_is_visible':
+    case 'has_table_privilege':
+    case 'has_schema_privilege': {
+      return true
+    }
+    case 'pg_get_userbyid': {
+      return ctx.session.user
+    }
+    case 'format_type': {
+      return 'text'
+    }
+    default: {
+      throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
+    }
+  }
+}
+
+function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
+  if (!ctx.group) throw new SqlError('42803', `aggregate functions are not allowed here`)
+  const rows = ctx.group
+  const inner: EvalCtx = {...ctx, group: undefined}
+  const star = e.args.length === 0 || (e.args[0].type === 'ref' && e.args[0].name === '*')
+  if (name === 'count' && star) return rows.length
+  if (e.args.length === 0) throw new SqlError('42883', `function ${name}() does not exist`)
+  let vals = rows.map((r) => evaluate(e.args[0], r, inner)).filter((v) => v !== null && v !== undefined)
+  if (e.distinct === 'distinct') {
+    const seen = new Set<string>()
+    vals = vals.filter((v) => {
+      const k = JSON.stringify(v)
+      if (seen.has(k)) return false
+      seen.add(k)
+      return true
+    })
+  }
+  switch (name) {
+    case 'count': {
+      return vals.length
+    }
+    case 'sum': {
+      return vals.length === 0 ? null : vals.reduce((s: number, v) => s + num(v), 0)
+    }
+    case 'avg': {
+      return vals.length === 0 ? null : vals.reduce((s: number, v) => s + num(v), 0) / vals.length
+    }
+    case 'min': {
+      return vals.length === 0 ? null : vals.reduce((m, v) => (compare(v, m) < 0 ? v : m))
+    }
+    case 'max': {
+      return vals.length === 0 ? null : vals.reduce((m, v) => (compare(v, m) > 0 ? v : m))
+    }
+    case 'string_agg': {
+      const sep = e.args[1] ? text(evaluate(e.args[1], rows[0] ?? {}, inner)) : ','
+      return vals.length === 0 ? null : vals.map(text).join(sep)
+    }
+    case 'array_agg':
+    case 'json_agg':
+    case 'jsonb_agg': {
+      return vals
+    }
+    case 'bool_and': {
+      return vals.length === 0 ? null : vals.every((v) => truthy(v))
+    }
+    case 'bool_or': {
+      return vals.length === 0 ? null : vals.some((v) => truthy(v))
+    }
+    default: {
+      throw unsupported(`aggregate ${name}`)
+    }
+  }
+}
+
+/** The name PostgreSQL gives an unaliased select-list expression. */
+export function columnName(e: Expr): string {
+  switch (e.type) {
+    case 'ref': {
+      return e.name
+    }
+    case 'call': {
+      return e.function.name.toLowerCase()
+    }
+    case 'cast': {
+      return e.operand.type === 'ref' || e.operand.type === 'call' ? columnName(e.operand) : e.to.kind === 'array' ? 'array' : e.to.name
+    }
+    case 'member': {
+      return typeof e.member === 'string' ? e.member : '?column?'
+    }
+    case 'keyword': {
+      return e.keyword
+    }
+    case 'case': {
+      return 'case'
+    }
+    default: {
+      return '?column?'
+    }
+  }
+}

@@ -1,0 +1,1082 @@
+/**
+ * Runs one parsed SQL statement against the engine. Tables are engine tables (`table:key` ids),
+ * schemas are branches, the `id` column is the key part of the document id. Lookups by `id`
+ * use engine.get/getMany and never list the table.
+ */
+import type {
+  CreateTableStatement,
+  DeleteStatement,
+  Expr,
+  From,
+  InsertStatement,
+  SelectedColumn,
+  SelectFromStatement,
+  Statement,
+  UpdateStatement,
+} from 'pgsql-ast-parser'
+
+import {randomUUID} from 'node:crypto'
+
+import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
+
+import {fromEngine, SqlError, unsupported} from './errors.js'
+import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {coerce, inferOid, OID, oidOfTypeName} from './types.js'
+
+export interface Column {
+  name: string
+  oid: number
+}
+
+export interface QueryResult {
+  columns?: Column[]
+  rows: unknown[][]
+  tag: string
+}
+
+export interface Tx {
+  ops: Map<string, BatchOp[]>
+  overlay: Map<string, Doc | null>
+}
+
+export interface PgSession {
+  cancelRequested: boolean
+  database: string
+  engine: Engine
+  settings: Map<string, string>
+  tx?: Tx
+  txFailed: boolean
+  user: string
+  version: string
+}
+
+export interface TableDef {
+  columns: Array<{name: string; notNull?: boolean; type: string}>
+}
+
+export const SCHEMA_TABLE = '_pg_schema'
+const HIDDEN = new Set(['_redis', '_expiresAt', '_encoding'])
+const MAX_SCAN = 5_000_000
+
+// -----------------------------------------------------------------------------------------
+// Session helpers
+
+export function currentSchema(s: PgSession): string {
+  const sp = s.settings.get('search_path') ?? 'public'
+  const first = sp
+    .split(',')
+    .map((x) => x.trim().replaceAll('"', ''))
+    .find((x) => x && x !== '"$user"' && x !== '$user')
+  return first ?? 'public'
+}
+
+/** Schema name -> branch: `public` is `main`, any other schema is the branch of that name. */
+export function branchOf(s: PgSession, schema?: string): string {
+  const sc = schema ?? currentSchema(s)
+  return sc === 'public' ? 'main' : sc
+}
+
+function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
+  return {params, session: {database: s.database, schema: currentSchema(s), user: s.user, version: s.version}, sources}
+}
+
+function checkCancel(s: PgSession): void {
+  if (s.cancelRequested) {
+    s.cancelRequested = false
+    throw new SqlError('57014', 'canceling statement due to user request')
+  }
+}
+
+// -----------------------------------------------------------------------------------------
+// Table definitions (CREATE TABLE), cached per engine and branch
+
+const defCache = new WeakMap<Engine, Map<string, null | TableDef>>()
+
+export async function tableDef(s: PgSession, branch: string, table: string): Promise<TableDef | undefined> {
+  let cache = defCache.get(s.engine)
+  if (!cache) {
+    cache = new Map()
+    defCache.set(s.engine, cache)
+  }
+  const key = `${branch}\0${table}`
+  const ov = s.tx?.overlay.get(`${branch}\0${SCHEMA_TABLE}:${table}`)
+  if (ov !== undefined) return ov ? (ov as unknown as TableDef) : undefined
+  if (cache.has(key)) return cache.get(key) ?? undefined
+  const doc = await s.engine.get(`${SCHEMA_TABLE}:${table}`, {branch})
+  const def = doc && Array.isArray(doc.columns) ? (doc as unknown as TableDef) : null
+  cache.set(key, def)
+  return def ?? undefined
+}
+
+function forgetDef(s: PgSession, branch: string, table: string): void {
+  defCache.get(s.engine)?.delete(`${branch}\0${table}`)
+}
+
+export async function tableNames(s: PgSession, branch: string): Promise<string[]> {
+  const names = new Set((await s.engine.tables({branch})).filter((t) => t !== SCHEMA_TABLE))
+  const schemaDocs = await listAll(s, branch, SCHEMA_TABLE)
+  for (const d of schemaDocs) names.add(d.id.slice(SCHEMA_TABLE.length + 1))
+  if (s.tx) {
+    for (const [k, v] of s.tx.overlay) {
+      const [b, id] = k.split('\0')
+      if (b !== branch) continue
+      const t = id.slice(0, id.indexOf(':'))
+      if (t === SCHEMA_TABLE) {
+        if (v) names.add(id.slice(SCHEMA_TABLE.length + 1))
+        else names.delete(id.slice(SCHEMA_TABLE.length + 1))
+      } else if (v) names.add(t)
+    }
+  }
+  return [...names].sort()
+}
+
+async function tableExists(s: PgSession, branch: string, table: string): Promise<boolean> {
+  if (await tableDef(s, branch, table)) return true
+  return (await tableNames(s, branch)).includes(table)
+}
+
+/** Declared columns, else the fields of the first documents (schemaless tables). */
+export async function tableColumns(s: PgSession, branch: string, table: string): Promise<Column[]> {
+  const def = await tableDef(s, branch, table)
+  if (def) return def.columns.map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))
+  const page = await s.engine.list({branch, limit: 100, table})
+  const seen = new Map<string, unknown[]>([['id', []]])
+  for (const d of page.docs) {
+    for (const [k, v] of Object.entries(d)) {
+      if (HIDDEN.has(k) || k === 'id') continue
+      if (!seen.has(k)) seen.set(k, [])
+      seen.get(k)?.push(v)
+    }
+  }
+  return [...seen].map(([name, vals]) => ({name, oid: name === 'id' ? OID.text : inferOid(vals)}))
+}
+
+// -----------------------------------------------------------------------------------------
+// Reading documents (through a transaction's own writes)
+
+function toRow(doc: Doc, table: string, idOid?: number): RowObj {
+  const o: RowObj = {}
+  const key = doc.id.slice(table.length + 1)
+  o.id = idOid === undefined || idOid === OID.text ? key : safeCoerce(key, idOid)
+  for (const [k, v] of Object.entries(doc)) if (k !== 'id' && !HIDDEN.has(k)) o[k] = v
+  return o
+}
+
+async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Array<Doc | undefined>> {
+  const out: Array<Doc | undefined> = Array.from({length: ids.length})
+  const need: number[] = []
+  for (const [i, id] of ids.entries()) {
+    const ov = s.tx?.overlay.get(`${branch}\0${id}`)
+    if (ov === undefined) need.push(i)
+    else out[i] = ov ?? undefined
+  }
+  if (need.length === 1) {
+    out[need[0]] = await s.engine.get(ids[need[0]], {branch})
+  } else if (need.length > 1) {
+    const got = await s.engine.getMany(
+      need.map((i) => ids[i]),
+      {branch},
+    )
+    for (const [j, i] of need.entries()) out[i] = got[j]
+  }
+  return out
+}
+
+async function listAll(s: PgSession, branch: string, table: string): Promise<Doc[]> {
+  const out: Doc[] = []
+  let cursor: string | undefined
+  do {
+    checkCancel(s)
+    const page = await s.engine.list({branch, cursor, limit: 1000, table})
+    out.push(...page.docs)
+    cursor = page.nextCursor
+    if (out.length > MAX_SCAN) throw new SqlError('54000', `table ${table} has more than ${MAX_SCAN} rows; add a WHERE on id or a LIMIT`)
+  } while (cursor)
+  if (s.tx) {
+    const prefix = `${branch}\0${table}:`
+    const byId = new Map(out.map((d) => [d.id, d]))
+    for (const [k, v] of s.tx.overlay) {
+      if (!k.startsWith(prefix)) continue
+      const id = k.slice(branch.length + 1)
+      if (v) byId.set(id, v)
+      else byId.delete(id)
+    }
+    return [...byId.values()]
+  }
+  return out
+}
+
+// -----------------------------------------------------------------------------------------
+// Writing
+
+async function write(s: PgSession, branch: string, ops: BatchOp[]): Promise<void> {
+  if (ops.length === 0) return
+  if (s.tx) {
+    const list = s.tx.ops.get(branch) ?? []
+    list.push(...ops)
+    s.tx.ops.set(branch, list)
+    for (const op of ops) s.tx.overlay.set(`${branch}\0${op.op === 'put' ? op.doc.id : op.id}`, op.op === 'put' ? op.doc : null)
+    return
+  }
+  const opts = {branch, meta: {origin: 'pg', user: s.user}}
+  try {
+    if (ops.length === 1) {
+      const op = ops[0]
+      await (op.op === 'put' ? s.engine.put(op.doc, opts) : s.engine.delete(op.id, opts))
+    } else {
+      await s.engine.batch(ops, opts)
+    }
+  } catch (error) {
+    throw fromEngine(error)
+  }
+}
+
+export async function commitTx(s: PgSession): Promise<void> {
+  const tx = s.tx
+  s.tx = undefined
+  if (!tx) return
+  // One commit per branch touched: BEGIN ... COMMIT is one Git commit, as users of a versioned DB expect.
+  for (const [branch, ops] of tx.ops) {
+    // Later writes to the same id win; the batch keeps one op per id.
+    const last = new Map<string, BatchOp>()
+    for (const op of ops) last.set(op.op === 'put' ? op.doc.id : op.id, op)
+    await write(s, branch, [...last.values()])
+  }
+  for (const [k] of tx.overlay) {
+    const [b, id] = k.split('\0')
+    if (id.startsWith(`${SCHEMA_TABLE}:`)) forgetDef(s, b, id.slice(SCHEMA_TABLE.length + 1))
+  }
+}
+
+// -----------------------------------------------------------------------------------------
+// FROM sources
+
+interface Source {
+  alias: string
+  branch?: string
+  columns?: Column[]
+  /** Declared column names; undefined for a schemaless table. */
+  declared?: string[]
+  rows: RowObj[]
+  table?: string
+  ftsFromIndex?: boolean
+}
+
+const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user'])
+
+function splitAnd(e: Expr | null | undefined): Expr[] {
+  if (!e) return []
+  if (e.type === 'binary' && e.op === 'AND') return [...splitAnd(e.left), ...splitAnd(e.right)]
+  return [e]
+}
+
+function isConst(e: Expr): boolean {
+  switch (e.type) {
+    case 'integer':
+    case 'numeric':
+    case 'string':
+    case 'parameter':
+    case 'boolean': {
+      return true
+    }
+    case 'cast': {
+      return isConst(e.operand)
+    }
+    case 'list': {
+      return e.expressions.every(isConst)
+    }
+    default: {
+      return false
+    }
+  }
+}
+
+function refersToId(e: Expr, alias: string, single: boolean): boolean {
+  return e.type === 'ref' && e.name === 'id' && (e.table ? e.table.name === alias : single)
+}
+
+/** The keys an access path can fetch directly, from `id = c`, `id IN (...)` conjuncts. */
+function idKeys(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): string[] | undefined {
+  for (const c of splitAnd(where)) {
+    if (c.type !== 'binary') continue
+    if (c.op === '=') {
+      const other = refersToId(c.left, alias, single) ? c.right : refersToId(c.right, alias, single) ? c.left : undefined
+      if (other && isConst(other)) {
+        const v = evaluate(other, {}, ctx)
+        return v === null ? [] : [keyText(v)]
+      }
+    } else if (c.op === 'IN' && refersToId(c.left, alias, single) && isConst(c.right)) {
+      const v = evaluate(c.right, {}, ctx)
+      return (Array.isArray(v) ? v : [v]).filter((x) => x !== null).map(keyText)
+    }
+  }
+  return undefined
+}
+
+function safeCoerce(v: unknown, oid: number): unknown {
+  try {
+    return coerce(v, oid)
+  } catch {
+    return v
+  }
+}
+
+/** The declared type of a table's id column (text unless CREATE TABLE said otherwise). */
+function idOidOf(def: TableDef | undefined): number {
+  const c = def?.columns.find((x) => x.name === 'id')
+  return c ? oidOfTypeName(c.type) : OID.text
+}
+
+function keyText(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)
+}
+
+/** A `@@` conjunct's query text, when the rows can come from the full-text index. */
+function ftsQuery(where: Expr | null | undefined, ctx: EvalCtx): string | undefined {
+  for (const c of splitAnd(where)) {
+    if (c.type === 'binary' && c.op === '@@') {
+      const side = isConstish(c.right) ? c.right : isConstish(c.left) ? c.left : undefined
+      if (side) {
+        const v = evaluate(side, {}, ctx)
+        if (typeof v === 'string') return v
+      }
+    }
+  }
+  return undefined
+}
+
+function isConstish(e: Expr): boolean {
+  if (isConst(e)) return true
+  return e.type === 'call' && /tsquery$/.test(e.function.name.toLowerCase()) && e.args.every(isConst)
+}
+
+async function loadTable(
+  s: PgSession,
+  schema: string | undefined,
+  table: string,
+  alias: string,
+  where: Expr | null | undefined,
+  single: boolean,
+  ctx: EvalCtx,
+): Promise<Source> {
+  if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && VIRTUAL.has(table) && !(await tableExists(s, branchOf(s), table)))) {
+    return virtualTable(s, table, alias)
+  }
+  const branch = branchOf(s, schema)
+  if (schema && schema !== 'public') {
+    const branches = await s.engine.branches()
+    if (!branches.some((b) => b.name === branch)) throw new SqlError('3F000', `schema "${schema}" does not exist`)
+  }
+  const def = await tableDef(s, branch, table)
+  const declared = def ? ['id', ...def.columns.map((c) => c.name).filter((n) => n !== 'id')] : undefined
+  const base: Source = {alias, branch, declared, rows: [], table}
+  const idOid = idOidOf(def)
+  if (def) base.columns = [{name: 'id', oid: idOid}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
+  const keys = idKeys(where, alias, single, ctx)
+  if (keys) {
+    const docs = await getDocs(
+      s,
+      branch,
+      keys.map((k) => `${table}:${k}`),
+    )
+    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
+    if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
+    return base
+  }
+  const q = ftsQuery(where, ctx)
+  if (q !== undefined) {
+    if (!def && !(await tableExists(s, branch, table))) throw noTable(table)
+    const r = await s.engine.search(q, {branch, limit: 10_000, table}).catch((error: unknown) => {
+      throw fromEngine(error)
+    })
+    base.rows = r.hits.map((h) => toRow(h.doc, table, idOid))
+    base.ftsFromIndex = true
+    return base
+  }
+  const docs = await listAll(s, branch, table)
+  if (docs.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
+  base.rows = docs.map((d) => toRow(d, table, idOid))
+  return base
+}
+
+function noTable(table: string): SqlError {
+  return new SqlError('42P01', `relation "${table}" does not exist`)
+}
+
+async function virtualTable(s: PgSession, table: string, alias: string): Promise<Source> {
+  const branch = branchOf(s)
+  const schema = currentSchema(s)
+  const names = await tableNames(s, branch)
+  const rows: RowObj[] = []
+  switch (table) {
+    case 'tables': {
+      for (const t of names) rows.push({table_catalog: s.database, table_name: t, table_schema: schema, table_type: 'BASE TABLE'})
+      break
+    }
+    case 'pg_tables': {
+      for (const t of names) rows.push({hasindexes: true, schemaname: schema, tablename: t, tableowner: s.user})
+      break
+    }
+    case 'columns': {
+      for (const t of names) {
+        for (const [i, c] of (await tableColumns(s, branch, t)).entries()) {
+          rows.push({
+            column_name: c.name,
+            data_type: c.oid === OID.text ? 'text' : (await import('./types.js')).typeName(c.oid),
+            is_nullable: c.name === 'id' ? 'NO' : 'YES',
+            ordinal_position: i + 1,
+            table_catalog: s.database,
+            table_name: t,
+            table_schema: schema,
+          })
+        }
+      }
+      break
+    }
+    case 'schemata':
+    case 'pg_namespace': {
+      const branches = await s.engine.branches()
+      rows.push({nspname: 'public', oid: 2200, schema_name: 'public'})
+      for (const b of branches) if (b.name !== 'main') rows.push({nspname: b.name, oid: 0, schema_name: b.name})
+      rows.push({nspname: 'pg_catalog', oid: 11, schema_name: 'pg_catalog'}, {nspname: 'information_schema', oid: 13, schema_name: 'information_schema'})
+      break
+    }
+    case 'pg_database': {
+      rows.push({datname: s.database, oid: 16_384})
+      break
+    }
+    case 'pg_roles':
+    case 'pg_user': {
+      rows.push({rolname: s.user, rolsuper: true, usename: s.user})
+      break
+    }
+    case 'pg_settings': {
+      for (const [name, setting] of s.settings) rows.push({name, setting})
+      break
+    }
+    case 'pg_type': {
+      for (const [typname, oid] of Object.entries(OID)) rows.push({oid, typname})
+      break
+    }
+    default: {
+      throw noTable(table)
+    }
+  }
+  return {alias, rows}
+}
+
+/** Table functions: history('table:key') and as_of('table:key', 'commit-or-time'). */
+async function tableFunction(s: PgSession, f: From & {type: 'call'}, ctx: EvalCtx): Promise<Source> {
+  const name = f.function.name.toLowerCase()
+  const alias = f.alias?.name ?? name
+  const args = f.args.map((a) => evaluate(a, {}, ctx))
+  const branch = branchOf(s, f.function.schema)
+  if (name === 'history') {
+    if (args.length < 1 || typeof args[0] !== 'string') throw new SqlError('42883', 'history(id text [, limit int]) needs a document id such as \'users:1\'')
+    const limit = args[1] === undefined ? 10_000 : Number(args[1])
+    const rows: RowObj[] = []
+    let cursor: string | undefined
+    do {
+      const r = await s.engine.history(args[0], {branch, cursor, limit: Math.min(1000, limit - rows.length)}).catch((error: unknown) => {
+        throw fromEngine(error)
+      })
+      for (const v of r.versions) rows.push({commit: v.commit, doc: v.doc ? stripHidden(v.doc) : null, op: v.op, time: v.time})
+      cursor = r.nextCursor
+    } while (cursor && rows.length < limit)
+    return {
+      alias,
+      columns: [
+        {name: 'commit', oid: OID.text},
+        {name: 'time', oid: OID.timestamptz},
+        {name: 'op', oid: OID.text},
+        {name: 'doc', oid: OID.jsonb},
+      ],
+      declared: ['commit', 'time', 'op', 'doc'],
+      rows,
+    }
+  }
+  if (name === 'as_of') {
+    if (args.length !== 2 || typeof args[0] !== 'string' || (typeof args[1] !== 'string' && typeof args[1] !== 'number')) {
+      throw new SqlError('42883', "as_of(id text, commit_or_time text) needs a document id and a commit id or a timestamp")
+    }
+    const at = String(args[1])
+    const byCommit = /^[0-9a-f]{7,40}$/i.test(at)
+    const doc = await s.engine.asOf(args[0], byCommit ? {branch, commit: at} : {branch, time: at}).catch((error: unknown) => {
+      throw fromEngine(error)
+    })
+    const table = args[0].includes(':') ? args[0].slice(0, args[0].indexOf(':')) : 'default'
+    return {alias, rows: doc ? [toRow(doc, table)] : []}
+  }
+  throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'table functions: history(id), as_of(id, commit_or_time)'})
+}
+
+function stripHidden(doc: Doc): Record<string, Json> {
+  const o: Record<string, Json> = {}
+  for (const [k, v] of Object.entries(doc)) if (!HIDDEN.has(k)) o[k] = v
+  return o
+}
+
+// -----------------------------------------------------------------------------------------
+// SELECT
+
+async function select(s: PgSession, st: SelectFromStatement, params: unknown[]): Promise<QueryResult> {
+  if (st.having && !st.groupBy) throw unsupported('HAVING without GROUP BY')
+  if (st.for) throw unsupported('SELECT ... FOR UPDATE')
+  const from = st.from ?? []
+  const sources: Source[] = []
+  const infos: SourceInfo[] = []
+  const ctx = evalCtx(s, params, infos)
+  let rows: Row[] = from.length === 0 ? [{}] : []
+  const single = from.length === 1
+  for (const [i, f] of from.entries()) {
+    let src: Source
+    if (f.type === 'table') {
+      const alias = f.name.alias ?? f.name.name
+      src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx)
+    } else if (f.type === 'call') {
+      src = await tableFunction(s, f, ctx)
+    } else {
+      throw unsupported('subqueries are not supported')
+    }
+    sources.push(src)
+    infos.push({alias: src.alias, columns: src.declared})
+    if (i === 0) {
+      rows = src.rows.map((r) => ({[src.alias]: r}))
+      if (src.ftsFromIndex) ctx.ftsFromIndex = true
+      continue
+    }
+    const join = f.join
+    const kind = join?.type ?? 'CROSS JOIN'
+    if (kind !== 'INNER JOIN' && kind !== 'LEFT JOIN' && kind !== 'CROSS JOIN') throw unsupported(`${kind} (only INNER JOIN and LEFT JOIN)`)
+    if (join?.using) throw unsupported('JOIN ... USING')
+    rows = await joinRows(s, rows, src, kind, join?.on ?? undefined, ctx)
+  }
+  if (st.where) rows = rows.filter((r) => evaluate(st.where as Expr, r, ctx) === true)
+  checkCancel(s)
+
+  const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
+  const cols = expandColumns(st.columns ?? [], sources)
+  type Out = {key: Row; outputs: unknown[]; group?: Row[]}
+  let outs: Out[] = []
+  if (grouped) {
+    const groups = new Map<string, Row[]>()
+    for (const r of rows) {
+      const k = JSON.stringify((st.groupBy ?? []).map((g) => groupValue(g, r, ctx, cols)))
+      const list = groups.get(k)
+      if (list) list.push(r)
+      else groups.set(k, [r])
+    }
+    if (groups.size === 0 && !st.groupBy?.length) groups.set('[]', [])
+    for (const g of groups.values()) {
+      const gctx = {...ctx, group: g}
+      const rep = g[0] ?? {}
+      if (st.having && evaluate(st.having, rep, gctx) !== true) continue
+      outs.push({group: g, key: rep, outputs: cols.map((c) => evaluate(c.expr, rep, gctx))})
+    }
+  } else {
+    outs = rows.map((r) => ({key: r, outputs: cols.map((c) => evaluate(c.expr, r, ctx))}))
+  }
+
+  if (st.distinct === 'distinct') {
+    const seen = new Set<string>()
+    outs = outs.filter((o) => {
+      const k = JSON.stringify(o.outputs)
+      if (seen.has(k)) return false
+      seen.add(k)
+      return true
+    })
+  }
+  if (st.orderBy?.length) {
+    const keyed = outs.map((o) => {
+      const outputs = new Map(cols.map((c, i) => [c.name, o.outputs[i]]))
+      const octx: EvalCtx = {...ctx, group: o.group, outputs}
+      const keys = st.orderBy!.map((ob) => {
+        if (ob.by.type === 'integer') {
+          const v = o.outputs[ob.by.value - 1]
+          if (ob.by.value < 1 || ob.by.value > cols.length) throw new SqlError('42P10', `ORDER BY position ${ob.by.value} is not in select list`)
+          return v
+        }
+        if (ob.by.type === 'ref' && !ob.by.table && outputs.has(ob.by.name)) return outputs.get(ob.by.name)
+        return evaluate(ob.by, o.key, octx)
+      })
+      return {keys, o}
+    })
+    keyed.sort((a, b) => {
+      for (const [i, ob] of st.orderBy!.entries()) {
+        const desc = ob.order === 'DESC'
+        const x = a.keys[i]
+        const y = b.keys[i]
+        const nullsFirst = ob.nulls ? ob.nulls === 'FIRST' : desc
+        if ((x === null || x === undefined) && (y === null || y === undefined)) continue
+        if (x === null || x === undefined) return nullsFirst ? -1 : 1
+        if (y === null || y === undefined) return nullsFirst ? 1 : -1
+        let c: number
+        try {
+          c = compareSort(x, y)
+        } catch {
+          c = String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0
+        }
+        if (c !== 0) return desc ? -c : c
+      }
+      return 0
+    })
+    outs = keyed.map((k) => k.o)
+  }
+  if (st.limit) {
+    const off = st.limit.offset ? Number(evaluate(st.limit.offset, {}, ctx) ?? 0) : 0
+    const lim = st.limit.limit ? evaluate(st.limit.limit, {}, ctx) : null
+    if (!Number.isInteger(off) || off < 0) throw new SqlError('2201X', 'OFFSET must not be negative')
+    if (lim !== null && (!Number.isInteger(Number(lim)) || Number(lim) < 0)) throw new SqlError('2201W', 'LIMIT must not be negative')
+    outs = outs.slice(off, lim === null ? undefined : off + Number(lim))
+  }
+  const resultRows = outs.map((o) => o.outputs)
+  const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
+  return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
+}
+
+function compareSort(x: unknown, y: unknown): number {
+  if (typeof x === 'number' && typeof y === 'number') return x - y
+  if (typeof x === 'string' && typeof y === 'string') return x < y ? -1 : x > y ? 1 : 0
+  if (typeof x === 'number' || typeof y === 'number') {
+    const a = Number(x)
+    const b = Number(y)
+    if (!Number.isNaN(a) && !Number.isNaN(b)) return a - b
+  }
+  const a = typeof x === 'string' ? x : JSON.stringify(x)
+  const b = typeof y === 'string' ? y : JSON.stringify(y)
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+function groupValue(g: Expr, r: Row, ctx: EvalCtx, cols: OutCol[]): unknown {
+  if (g.type === 'integer') return evaluate(cols[g.value - 1]?.expr ?? g, r, ctx)
+  if (g.type === 'ref' && !g.table) {
+    const c = cols.find((x) => x.name === g.name && !(x.expr.type === 'ref' && x.expr.name === g.name))
+    if (c && !ctx.sources.some((s) => s.columns?.includes(g.name))) return evaluate(c.expr, r, ctx)
+  }
+  return evaluate(g, r, ctx)
+}
+
+async function joinRows(s: PgSession, left: Row[], right: Source, kind: string, on: Expr | undefined, ctx: EvalCtx): Promise<Row[]> {
+  // `right.id = <left expression>`: fetch only the matching documents instead of the whole table.
+  let candidates: RowObj[] | undefined
+  if (on && right.table && right.branch) {
+    for (const c of splitAnd(on)) {
+      if (c.type !== 'binary' || c.op !== '=') continue
+      const other = refersToId(c.left, right.alias, false) ? c.right : refersToId(c.right, right.alias, false) ? c.left : undefined
+      if (!other) continue
+      const keys = new Set<string>()
+      for (const r of left) {
+        const v = evaluate(other, r, ctx)
+        if (v !== null && v !== undefined) keys.add(keyText(v))
+      }
+      const docs = await getDocs(
+        s,
+        right.branch,
+        [...keys].map((k) => `${right.table}:${k}`),
+      )
+      candidates = docs.filter((d): d is Doc => Boolean(d)).map((d) => toRow(d, right.table as string, right.columns?.find((c) => c.name === 'id')?.oid))
+      break
+    }
+  }
+  const rightRows = candidates ?? right.rows
+  const out: Row[] = []
+  for (const l of left) {
+    let matched = false
+    for (const r of rightRows) {
+      const row = {...l, [right.alias]: r}
+      if (!on || evaluate(on, row, ctx) === true) {
+        out.push(row)
+        matched = true
+      }
+    }
+    if (!matched && kind === 'LEFT JOIN') out.push({...l, [right.alias]: null})
+  }
+  return out
+}
+
+interface OutCol {
+  expr: Expr
+  fallbackOid?: number
+  name: string
+  oid?: number
+}
+
+function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
+  const out: OutCol[] = []
+  for (const c of columns) {
+    if (c.expr.type === 'ref' && c.expr.name === '*') {
+      const qual = c.expr.table?.name
+      const wanted = qual ? sources.filter((s) => s.alias === qual) : sources
+      if (qual && wanted.length === 0) throw new SqlError('42P01', `missing FROM-clause entry for table "${qual}"`)
+      for (const s of wanted) {
+        for (const col of sourceColumns(s)) {
+          out.push({expr: {name: col.name, table: {name: s.alias}, type: 'ref'}, name: col.name, oid: col.oid})
+        }
+      }
+      continue
+    }
+    const name = c.alias?.name ?? columnName(c.expr)
+    let fallbackOid: number | undefined
+    if (c.expr.type === 'ref') {
+      const ref = c.expr
+      const src = sources.find((s) => (ref.table ? s.alias === ref.table.name : s.columns?.some((x) => x.name === ref.name)))
+      fallbackOid = src?.columns?.find((x) => x.name === ref.name)?.oid
+    }
+    if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') fallbackOid = oidOfTypeName(c.expr.to.name)
+    let oid: number | undefined
+    if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
+    out.push({expr: c.expr, fallbackOid, name, oid})
+  }
+  return out
+}
+
+function sourceColumns(s: Source): Column[] {
+  if (s.columns) return s.columns
+  const seen = new Map<string, unknown[]>()
+  seen.set('id', [])
+  for (const r of s.rows) {
+    for (const [k, v] of Object.entries(r)) {
+      if (!seen.has(k)) seen.set(k, [])
+      seen.get(k)?.push(v)
+    }
+  }
+  if (s.rows.length > 0 && !s.rows.some((r) => 'id' in r)) seen.delete('id')
+  return [...seen].map(([name, vals]) => ({name, oid: inferOid(vals)}))
+}
+
+// -----------------------------------------------------------------------------------------
+// INSERT / UPDATE / DELETE
+
+function targetOf(s: PgSession, name: {name: string; schema?: string}): {branch: string; table: string} {
+  if (name.schema === 'pg_catalog' || name.schema === 'information_schema') throw new SqlError('42501', `permission denied: ${name.schema} is read-only`)
+  if (name.name === SCHEMA_TABLE) throw new SqlError('42501', `permission denied for table ${SCHEMA_TABLE}: use CREATE TABLE / DROP TABLE`)
+  return {branch: branchOf(s, name.schema), table: name.name}
+}
+
+function makeDoc(table: string, row: RowObj, def: TableDef | undefined): Doc {
+  const key = row.id
+  if (key === null || key === undefined || key === '') throw new SqlError('23502', `null value in column "id" of relation "${table}" violates not-null constraint`)
+  const idCol = def?.columns.find((c) => c.name === 'id')
+  const doc: Doc = {id: `${table}:${keyText(idCol ? coerce(key, oidOfTypeName(idCol.type)) : key)}`}
+  for (const [k, v] of Object.entries(row)) {
+    if (k === 'id') continue
+    const col = def?.columns.find((c) => c.name === k)
+    if (def && !col) throw new SqlError('42703', `column "${k}" of relation "${table}" does not exist`)
+    if (col?.notNull && (v === null || v === undefined)) throw new SqlError('23502', `null value in column "${k}" of relation "${table}" violates not-null constraint`)
+    doc[k] = (col ? coerce(v, oidOfTypeName(col.type)) : v) as Json
+  }
+  if (def) {
+    for (const c of def.columns) {
+      if (c.notNull && c.name !== 'id' && (doc[c.name] === null || doc[c.name] === undefined)) {
+        throw new SqlError('23502', `null value in column "${c.name}" of relation "${table}" violates not-null constraint`)
+      }
+    }
+  }
+  return doc
+}
+
+async function returning(
+  s: PgSession,
+  cols: SelectedColumn[] | null | undefined,
+  alias: string,
+  rows: RowObj[],
+  def: TableDef | undefined,
+  params: unknown[],
+): Promise<Pick<QueryResult, 'columns' | 'rows'>> {
+  if (!cols) return {rows: []}
+  const src: Source = {alias, declared: def ? ['id', ...def.columns.map((c) => c.name)] : undefined, rows}
+  if (def) src.columns = [{name: 'id', oid: idOidOf(def)}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
+  const ctx = evalCtx(s, params, [{alias, columns: src.declared}])
+  const out = expandColumns(cols, [src])
+  const data = rows.map((r) => out.map((c) => evaluate(c.expr, {[alias]: r}, ctx)))
+  return {columns: out.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(data.map((d) => d[i]), c.fallbackOid)})), rows: data}
+}
+
+async function insert(s: PgSession, st: InsertStatement, params: unknown[]): Promise<QueryResult> {
+  const {branch, table} = targetOf(s, st.into)
+  const alias = st.into.alias ?? table
+  const def = await tableDef(s, branch, table)
+  let names = st.columns?.map((c) => c.name)
+  if (!names) {
+    if (!def) throw new SqlError('42601', `INSERT INTO ${table} needs a column list: the table has no declared columns (create it with CREATE TABLE)`)
+    names = ['id', ...def.columns.map((c) => c.name).filter((n) => n !== 'id')]
+  }
+  const ctx = evalCtx(s, params, [])
+  let tuples: unknown[][]
+  if (st.insert.type === 'values') {
+    tuples = st.insert.values.map((vals) => vals.map((v) => (v.type === 'default' ? undefined : evaluate(v, {}, ctx))))
+  } else if (st.insert.type === 'select') {
+    tuples = (await select(s, st.insert, params)).rows
+  } else throw unsupported('INSERT from this kind of query')
+  const rows: RowObj[] = []
+  for (const t of tuples) {
+    if (t.length !== names.length) throw new SqlError('42601', `INSERT has ${t.length > names.length ? 'more' : 'fewer'} expressions than target columns`)
+    const row: RowObj = {}
+    for (const [i, n] of names.entries()) if (t[i] !== undefined) row[n] = t[i]
+    if (row.id === undefined) row.id = randomUUID()
+    rows.push(row)
+  }
+  const docs = rows.map((r) => makeDoc(table, r, def))
+  const seen = new Set<string>()
+  for (const d of docs) {
+    if (seen.has(d.id)) throw duplicate(table, d.id)
+    seen.add(d.id)
+  }
+  const existing = await getDocs(
+    s,
+    branch,
+    docs.map((d) => d.id),
+  )
+  const ops: BatchOp[] = []
+  const written: RowObj[] = []
+  for (const [i, d] of docs.entries()) {
+    const old = existing[i]
+    if (!old) {
+      ops.push({doc: d, op: 'put'})
+      written.push(toRow(d, table, idOidOf(def)))
+      continue
+    }
+    if (!st.onConflict) throw duplicate(table, d.id)
+    if (st.onConflict.do === 'do nothing') continue
+    const oldRow = toRow(old, table)
+    const uctx = evalCtx(s, params, [{alias}, {alias: 'excluded'}])
+    const rowCtx: Row = {[alias]: oldRow, excluded: toRow(d, table)}
+    if (st.onConflict.where && evaluate(st.onConflict.where, rowCtx, uctx) !== true) continue
+    const next: RowObj = {...oldRow}
+    for (const set of st.onConflict.do.sets) {
+      if (set.column.name === 'id') throw unsupported('changing id in ON CONFLICT DO UPDATE')
+      next[set.column.name] = evaluate(set.value, rowCtx, uctx)
+    }
+    const nd = {...stripKeep(old), ...makeDoc(table, next, def)}
+    ops.push({doc: nd, op: 'put'})
+    written.push(toRow(nd, table, idOidOf(def)))
+  }
+  await write(s, branch, ops)
+  const ret = await returning(s, st.returning, alias, written, def, params)
+  return {...ret, tag: `INSERT 0 ${written.length}`}
+}
+
+/** Bookkeeping fields (Redis type, TTL) of a document survive SQL updates. */
+function stripKeep(doc: Doc): Doc {
+  const keep: Doc = {id: doc.id}
+  for (const k of HIDDEN) if (k in doc) keep[k] = doc[k]
+  return keep
+}
+
+function duplicate(table: string, id: string): SqlError {
+  return new SqlError('23505', `duplicate key value violates unique constraint "${table}_pkey"`, {detail: `Key (id)=(${id.slice(table.length + 1)}) already exists.`})
+}
+
+async function matching(s: PgSession, name: {alias?: string; name: string; schema?: string}, where: Expr | null | undefined, params: unknown[]) {
+  const {branch, table} = targetOf(s, name)
+  const alias = name.alias ?? table
+  const infos: SourceInfo[] = []
+  const ctx = evalCtx(s, params, infos)
+  const src = await loadTable(s, name.schema, table, alias, where, true, ctx)
+  infos.push({alias, columns: src.declared})
+  if (src.ftsFromIndex) ctx.ftsFromIndex = true
+  const rows = where ? src.rows.filter((r) => evaluate(where, {[alias]: r}, ctx) === true) : src.rows
+  return {alias, branch, ctx, rows, table}
+}
+
+async function update(s: PgSession, st: UpdateStatement, params: unknown[]): Promise<QueryResult> {
+  if (st.from) throw unsupported('UPDATE ... FROM')
+  const {alias, branch, ctx, rows, table} = await matching(s, st.table, st.where, params)
+  const def = await tableDef(s, branch, table)
+  for (const set of st.sets) if (set.column.name === 'id') throw unsupported('changing the id of a row (insert a new row and delete the old one)')
+  const olds = await getDocs(
+    s,
+    branch,
+    rows.map((r) => `${table}:${keyText(r.id)}`),
+  )
+  const ops: BatchOp[] = []
+  const written: RowObj[] = []
+  for (const [i, r] of rows.entries()) {
+    const next: RowObj = {...r}
+    for (const set of st.sets) next[set.column.name] = set.value.type === 'default' ? null : evaluate(set.value, {[alias]: r}, ctx)
+    const old = olds[i]
+    const d = {...(old ? stripKeep(old) : {}), ...makeDoc(table, next, def)}
+    ops.push({doc: d, op: 'put'})
+    written.push(toRow(d, table, idOidOf(def)))
+  }
+  await write(s, branch, ops)
+  const ret = await returning(s, st.returning, alias, written, def, params)
+  return {...ret, tag: `UPDATE ${written.length}`}
+}
+
+async function del(s: PgSession, st: DeleteStatement, params: unknown[]): Promise<QueryResult> {
+  const {alias, branch, rows, table} = await matching(s, st.from, st.where, params)
+  const def = await tableDef(s, branch, table)
+  await write(
+    s,
+    branch,
+    rows.map((r) => ({id: `${table}:${keyText(r.id)}`, op: 'delete'})),
+  )
+  const ret = await returning(s, st.returning, alias, rows, def, params)
+  return {...ret, tag: `DELETE ${rows.length}`}
+}
+
+// -----------------------------------------------------------------------------------------
+// DDL
+
+function typeText(t: CreateTableStatement['columns'][number]): string {
+  if (!('dataType' in t)) throw unsupported('CREATE TABLE ... LIKE')
+  const dt = t.dataType
+  return dt.kind === 'array' ? 'jsonb' : dt.name
+}
+
+async function createTable(s: PgSession, st: CreateTableStatement): Promise<QueryResult> {
+  const {branch, table} = targetOf(s, st.name)
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/.test(table) || table.startsWith('_pg_')) {
+    throw new SqlError('42602', `invalid table name "${table}": use letters, digits, _ . - (at most 64)`)
+  }
+  if (await tableDef(s, branch, table)) {
+    if (st.ifNotExists) return {rows: [], tag: 'CREATE TABLE'}
+    throw new SqlError('42P07', `relation "${table}" already exists`)
+  }
+  const columns: TableDef['columns'] = []
+  for (const c of st.columns) {
+    if (!('name' in c)) throw unsupported('CREATE TABLE ... LIKE')
+    const notNull = (c.constraints ?? []).some((k) => k.type === 'not null' || k.type === 'primary key')
+    if (columns.some((x) => x.name === c.name.name)) throw new SqlError('42701', `column "${c.name.name}" specified more than once`)
+    columns.push({name: c.name.name, notNull: notNull || undefined, type: typeText(c)})
+  }
+  if (!columns.some((c) => c.name === 'id')) columns.unshift({name: 'id', notNull: true, type: 'text'})
+  const doc: Doc = {columns: columns as unknown as Json, id: `${SCHEMA_TABLE}:${table}`}
+  forgetDef(s, branch, table)
+  await write(s, branch, [{doc, op: 'put'}])
+  forgetDef(s, branch, table)
+  return {rows: [], tag: 'CREATE TABLE'}
+}
+
+async function dropTable(s: PgSession, names: Array<{name: string; schema?: string}>, ifExists: boolean): Promise<QueryResult> {
+  for (const n of names) {
+    const {branch, table} = targetOf(s, n)
+    const def = await tableDef(s, branch, table)
+    const docs = await listAll(s, branch, table)
+    if (!def && docs.length === 0) {
+      if (ifExists) continue
+      throw new SqlError('42P01', `table "${table}" does not exist`)
+    }
+    const ops: BatchOp[] = docs.map((d) => ({id: d.id, op: 'delete'}))
+    if (def) ops.push({id: `${SCHEMA_TABLE}:${table}`, op: 'delete'})
+    forgetDef(s, branch, table)
+    await write(s, branch, ops)
+    forgetDef(s, branch, table)
+  }
+  return {rows: [], tag: 'DROP TABLE'}
+}
+
+// -----------------------------------------------------------------------------------------
+
+const SHOW_DEFAULTS: Record<string, string> = {
+  application_name: '',
+  client_encoding: 'UTF8',
+  datestyle: 'ISO, MDY',
+  default_transaction_isolation: 'read committed',
+  integer_datetimes: 'on',
+  intervalstyle: 'postgres',
+  is_superuser: 'on',
+  lc_collate: 'C.UTF-8',
+  lc_ctype: 'C.UTF-8',
+  max_identifier_length: '63',
+  search_path: '"$user", public',
+  server_encoding: 'UTF8',
+  server_version: '15.0',
+  server_version_num: '150000',
+  standard_conforming_strings: 'on',
+  statement_timeout: '0',
+  timezone: 'UTC',
+  transaction_isolation: 'read committed',
+  transaction_read_only: 'off',
+}
+
+export function showValue(s: PgSession, name: string): string | undefined {
+  const n = name.toLowerCase()
+  return s.settings.get(n) ?? SHOW_DEFAULTS[n]
+}
+
+/** Runs one statement. Transactions are handled by the caller (session), not here. */
+export async function executeStatement(s: PgSession, st: Statement, params: unknown[]): Promise<QueryResult> {
+  switch (st.type) {
+    case 'select': {
+      return select(s, st, params)
+    }
+    case 'insert': {
+      return insert(s, st, params)
+    }
+    case 'update': {
+      return update(s, st, params)
+    }
+    case 'delete': {
+      return del(s, st, params)
+    }
+    case 'create table': {
+      return createTable(s, st)
+    }
+    case 'drop table': {
+      return dropTable(s, st.names, Boolean(st.ifExists))
+    }
+    case 'create schema': {
+      const name = st.name.name
+      const exists = (await s.engine.branches()).some((b) => b.name === name)
+      if (exists || name === 'public') {
+        if (st.ifNotExists) return {rows: [], tag: 'CREATE SCHEMA'}
+        throw new SqlError('42P06', `schema "${name}" already exists`)
+      }
+      await s.engine.createBranch(name, {from: branchOf(s)}).catch((error: unknown) => {
+        throw fromEngine(error)
+      })
+      return {rows: [], tag: 'CREATE SCHEMA'}
+    }
+    case 'show': {
+      const v = showValue(s, st.variable.name)
+      if (v === undefined) throw new SqlError('42704', `unrecognized configuration parameter "${st.variable.name}"`)
+      return {columns: [{name: st.variable.name.toLowerCase(), oid: OID.text}], rows: [[v]], tag: 'SHOW'}
+    }
+    case 'set': {
+      const name = st.variable.name.toLowerCase()
+      const v = st.set
+      let value: string
+      if (v.type === 'default') value = SHOW_DEFAULTS[name] ?? ''
+      else if (v.type === 'list') value = v.values.map((x) => (x.type === 'value' ? String(x.value) : x.name)).join(', ')
+      else value = v.type === 'value' ? String(v.value) : v.name
+      if (name === 'search_path') {
+        const first = value
+          .split(',')
+          .map((x) => x.trim().replaceAll('"', ''))
+          .find((x) => x && x !== '$user')
+        if (first && first !== 'public' && !(await s.engine.branches()).some((b) => b.name === first)) {
+          throw new SqlError('3F000', `schema "${first}" does not exist`, {hint: `schemas are branches: CREATE SCHEMA ${first} makes one`})
+        }
+      }
+      s.settings.set(name, value)
+      return {rows: [], tag: 'SET'}
+    }
+    case 'set timezone': {
+      s.settings.set('timezone', st.to.type === 'value' ? String(st.to.value) : 'UTC')
+      return {rows: [], tag: 'SET'}
+    }
+    case 'set names': {
+      return {rows: [], tag: 'SET'}
+    }
+    case 'values': {
+      const ctx = evalCtx(s, params, [])
+      const rows = st.values.map((r) => r.map((e) => evaluate(e, {}, ctx)))
+      const n = rows[0]?.length ?? 0
+      const columns = Array.from({length: n}, (_, i) => ({name: `column${i + 1}`, oid: inferOid(rows.map((r) => r[i]))}))
+      return {columns, rows, tag: `SELECT ${rows.length}`}
+    }
+    default: {
+      throw unsupported(`${st.type} statements`)
+    }
+  }
+}
+
+/** Columns a statement will return, without running it (for Describe of a prepared statement). */
+export function describesRows(st: Statement): boolean {
+  if (st.type === 'select' || st.type === 'values' || st.type === 'show') return true
+  if (st.type === 'insert' || st.type === 'update' || st.type === 'delete') return Boolean(st.returning)
+  return false
+}

@@ -1,0 +1,282 @@
+/**
+ * PostgreSQL frontend/backend protocol 3.0: message framing and the backend messages svc sends.
+ * Hand-written rather than pg-gateway 0.2: that version has no SCRAM-SHA-256, no extended-query
+ * support (Parse/Bind/Describe/Execute) and no cancel requests, which are the point of this server.
+ */
+
+export const SSL_REQUEST = 80_877_103
+export const GSSENC_REQUEST = 80_877_104
+export const CANCEL_REQUEST = 80_877_102
+export const PROTOCOL_3 = 196_608
+
+export class WireError extends Error {}
+
+/** Accumulates socket bytes and yields whole messages. */
+export class MessageReader {
+  private buf: Buffer = Buffer.alloc(0)
+  private pos = 0
+  constructor(private readonly maxMessage: number) {}
+
+  feed(chunk: Buffer): void {
+    this.buf = this.pos >= this.buf.length ? chunk : Buffer.concat([this.buf.subarray(this.pos), chunk])
+    this.pos = 0
+  }
+
+  /** A startup-phase packet (no type byte): length-prefixed body. */
+  nextStartup(): Buffer | undefined {
+    if (this.buf.length - this.pos < 4) return undefined
+    const len = this.buf.readInt32BE(this.pos)
+    if (len < 8 || len > 10_000) throw new WireError('invalid startup packet length')
+    if (this.buf.length - this.pos < len) return undefined
+    const body = this.buf.subarray(this.pos + 4, this.pos + len)
+    this.pos += len
+    return body
+  }
+
+  next(): undefined | {body: Buffer; type: number} {
+    if (this.buf.length - this.pos < 5) return undefined
+    const type = this.buf[this.pos]
+    const len = this.buf.readInt32BE(this.pos + 1)
+    if (len < 4) throw new WireError('invalid message length')
+    if (len > this.maxMessage) throw new WireError(`message of ${len} bytes exceeds the limit of ${this.maxMessage}`)
+    if (this.buf.length - this.pos < len + 1) return undefined
+    const body = this.buf.subarray(this.pos + 5, this.pos + 1 + len)
+    this.pos += len + 1
+    return {body, type}
+  }
+}
+
+/** Reads fields out of one message body. */
+export class BodyReader {
+  pos = 0
+  constructor(private readonly b: Buffer) {}
+  int16(): number {
+    this.need(2)
+    const v = this.b.readInt16BE(this.pos)
+    this.pos += 2
+    return v
+  }
+  int32(): number {
+    this.need(4)
+    const v = this.b.readInt32BE(this.pos)
+    this.pos += 4
+    return v
+  }
+  cstring(): string {
+    const end = this.b.indexOf(0, this.pos)
+    if (end < 0) throw new WireError('unterminated string in message')
+    const s = this.b.toString('utf8', this.pos, end)
+    this.pos = end + 1
+    return s
+  }
+  bytes(n: number): Buffer {
+    this.need(n)
+    const v = this.b.subarray(this.pos, this.pos + n)
+    this.pos += n
+    return v
+  }
+  rest(): Buffer {
+    const v = this.b.subarray(this.pos)
+    this.pos = this.b.length
+    return v
+  }
+  private need(n: number): void {
+    if (this.pos + n > this.b.length) throw new WireError('message shorter than its fields')
+  }
+}
+
+/** Builds backend messages into one growing buffer, flushed once per batch of input. */
+export class Writer {
+  private chunks: Buffer[] = []
+  private size = 0
+
+  get length(): number {
+    return this.size
+  }
+
+  take(): Buffer {
+    const out = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size)
+    this.chunks = []
+    this.size = 0
+    return out
+  }
+
+  raw(b: Buffer): void {
+    this.chunks.push(b)
+    this.size += b.length
+  }
+
+  msg(type: string, body: Buffer | undefined): void {
+    const len = body ? body.length : 0
+    const head = Buffer.allocUnsafe(5)
+    head[0] = type.charCodeAt(0)
+    head.writeInt32BE(len + 4, 1)
+    this.raw(head)
+    if (body && len > 0) this.raw(body)
+  }
+
+  authOk(): void {
+    this.msg('R', int32(0))
+  }
+
+  authSasl(mechanisms: string[]): void {
+    this.msg('R', Buffer.concat([int32(10), ...mechanisms.map(cstr), Buffer.from([0])]))
+  }
+
+  authSaslContinue(data: string): void {
+    this.msg('R', Buffer.concat([int32(11), Buffer.from(data)]))
+  }
+
+  authSaslFinal(data: string): void {
+    this.msg('R', Buffer.concat([int32(12), Buffer.from(data)]))
+  }
+
+  authMd5(salt: Buffer): void {
+    this.msg('R', Buffer.concat([int32(5), salt]))
+  }
+
+  parameterStatus(name: string, value: string): void {
+    this.msg('S', Buffer.concat([cstr(name), cstr(value)]))
+  }
+
+  backendKeyData(pid: number, secret: number): void {
+    this.msg('K', Buffer.concat([int32(pid), int32(secret)]))
+  }
+
+  readyForQuery(status: 'E' | 'I' | 'T'): void {
+    this.msg('Z', Buffer.from(status))
+  }
+
+  error(e: {code: string; detail?: string; hint?: string; message: string; position?: number; severity?: string}): void {
+    const sev = e.severity ?? 'ERROR'
+    const parts = [Buffer.from('S'), cstr(sev), Buffer.from('V'), cstr(sev), Buffer.from('C'), cstr(e.code), Buffer.from('M'), cstr(e.message)]
+    if (e.detail) parts.push(Buffer.from('D'), cstr(e.detail))
+    if (e.hint) parts.push(Buffer.from('H'), cstr(e.hint))
+    if (e.position) parts.push(Buffer.from('P'), cstr(String(e.position)))
+    parts.push(Buffer.from([0]))
+    this.msg('E', Buffer.concat(parts))
+  }
+
+  notice(message: string): void {
+    this.msg('N', Buffer.concat([Buffer.from('S'), cstr('NOTICE'), Buffer.from('V'), cstr('NOTICE'), Buffer.from('C'), cstr('00000'), Buffer.from('M'), cstr(message), Buffer.from([0])]))
+  }
+
+  rowDescription(cols: Array<{format?: number; name: string; oid: number}>): void {
+    const parts: Buffer[] = [int16(cols.length)]
+    for (const c of cols) {
+      const meta = Buffer.alloc(18)
+      meta.writeInt32BE(0, 0) // table oid
+      meta.writeInt16BE(0, 4) // column attnum
+      meta.writeInt32BE(c.oid, 6)
+      meta.writeInt16BE(typeSize(c.oid), 10)
+      meta.writeInt32BE(-1, 12) // type modifier
+      meta.writeInt16BE(c.format ?? 0, 16)
+      parts.push(cstr(c.name), meta)
+    }
+    this.msg('T', Buffer.concat(parts))
+  }
+
+  dataRow(values: Array<Buffer | null>): void {
+    let len = 2
+    for (const v of values) len += 4 + (v ? v.length : 0)
+    const b = Buffer.allocUnsafe(len)
+    b.writeInt16BE(values.length, 0)
+    let p = 2
+    for (const v of values) {
+      if (v === null) {
+        b.writeInt32BE(-1, p)
+        p += 4
+      } else {
+        b.writeInt32BE(v.length, p)
+        p += 4
+        v.copy(b, p)
+        p += v.length
+      }
+    }
+    this.msg('D', b)
+  }
+
+  commandComplete(tag: string): void {
+    this.msg('C', cstr(tag))
+  }
+
+  emptyQuery(): void {
+    this.msg('I', undefined)
+  }
+
+  parseComplete(): void {
+    this.msg('1', undefined)
+  }
+
+  bindComplete(): void {
+    this.msg('2', undefined)
+  }
+
+  closeComplete(): void {
+    this.msg('3', undefined)
+  }
+
+  noData(): void {
+    this.msg('n', undefined)
+  }
+
+  portalSuspended(): void {
+    this.msg('s', undefined)
+  }
+
+  parameterDescription(oids: number[]): void {
+    this.msg('t', Buffer.concat([int16(oids.length), ...oids.map(int32)]))
+  }
+}
+
+function typeSize(oid: number): number {
+  switch (oid) {
+    case 16: {
+      return 1
+    }
+    case 20:
+    case 701: {
+      return 8
+    }
+    case 21: {
+      return 2
+    }
+    case 23:
+    case 26:
+    case 700: {
+      return 4
+    }
+    default: {
+      return -1
+    }
+  }
+}
+
+export function int32(n: number): Buffer {
+  const b = Buffer.allocUnsafe(4)
+  b.writeInt32BE(n, 0)
+  return b
+}
+
+export function int16(n: number): Buffer {
+  const b = Buffer.allocUnsafe(2)
+  b.writeInt16BE(n, 0)
+  return b
+}
+
+export function cstr(s: string): Buffer {
+  return Buffer.from(s + '\0')
+}
+
+/** Reads the key/value parameters of a StartupMessage body (after the protocol version). */
+export function startupParameters(body: Buffer): Record<string, string> {
+  const r = new BodyReader(body)
+  r.int32()
+  const params: Record<string, string> = {}
+  for (;;) {
+    const k = r.cstring()
+    if (k === '') break
+    params[k] = r.cstring()
+  }
+  return params
+}

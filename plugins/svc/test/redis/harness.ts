@@ -1,0 +1,50 @@
+/** Starts the real engine in a temporary data directory with the Redis and PostgreSQL servers on free loopback ports. */
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {nullLogger, openEngine} from '../../src/engine/index.js'
+import type {Engine, RunningServer, ServerContext} from '../../src/engine/types.js'
+import {startPgServer} from '../../src/servers/pg/index.js'
+import {startRedisServer} from '../../src/servers/redis/index.js'
+
+export interface Harness {
+  close(): Promise<void>
+  dataDir: string
+  engine: Engine
+  open: {pg: number; redis: number}
+  pg?: RunningServer
+  redis?: RunningServer
+}
+
+export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; pg?: boolean; redis?: boolean; redisLimits?: {maxBulk?: number; maxInline?: number}} = {}): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-proto-'))
+  const engine = await openEngine(join(dataDir, 'data'), {checkpointDelayMs: 5, indexCheckIntervalMs: 0, logger: nullLogger})
+  const open = {pg: 0, redis: 0}
+  const ctx: ServerContext = {
+    engine,
+    logger: nullLogger,
+    metrics: {
+      connectionClosed: (p) => {
+        if (p === 'pg' || p === 'redis') open[p]--
+      },
+      connectionOpened: (p) => {
+        if (p === 'pg' || p === 'redis') open[p]++
+      },
+    },
+  }
+  const h: Harness = {
+    async close() {
+      await h.redis?.close()
+      await h.pg?.close()
+      await engine.close()
+      rmSync(dataDir, {force: true, recursive: true})
+    },
+    dataDir,
+    engine,
+    open,
+  }
+  if (opts.redis !== false) h.redis = await startRedisServer(ctx, {host: '127.0.0.1', limits: opts.redisLimits, port: 0})
+  if (opts.pg !== false) h.pg = await startPgServer(ctx, {auth: opts.auth, host: '127.0.0.1', password: 'svc-secret', port: 0, username: 'svc'})
+  return h
+}
