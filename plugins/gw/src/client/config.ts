@@ -55,8 +55,9 @@ function lineAndColumn(text: string, offset: number): {column: number; line: num
 
 /** The line where `"name"` first appears as a key, for messages about one entry. */
 function keyLine(text: string, name: string): number | undefined {
-  const i = text.indexOf(`${JSON.stringify(name)}`)
-  return i === -1 ? undefined : lineAndColumn(text, i).line
+  const escaped = JSON.stringify(name).replaceAll(/[.*+?^${}()|[\]\\]/g, String.raw`\$&`)
+  const m = new RegExp(`${escaped}\\s*:`).exec(text)
+  return m ? lineAndColumn(text, m.index).line : undefined
 }
 
 function parseJson(text: string, file: string): unknown {
