@@ -41,6 +41,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     const parser = new RespParser(limits)
     let busy = false
     let dead = false
+    // Set when bytes arrive while commands run, so the pump looks at the parser once more.
+    let fedWhileBusy = false
 
     const fail = (message: string) => {
       if (dead) return
@@ -51,8 +53,12 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     }
 
     const pump = async () => {
-      if (busy) return
+      if (busy) {
+        fedWhileBusy = true
+        return
+      }
       busy = true
+      fedWhileBusy = false
       try {
         const out: Array<Buffer | string> = []
         for (;;) {
@@ -86,7 +92,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       } finally {
         busy = false
       }
-      if (!dead && parser.pending > 0) {
+      if (!dead && fedWhileBusy) {
         // Data that arrived while commands ran may already hold complete commands.
         void pump()
       }
