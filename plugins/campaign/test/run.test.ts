@@ -193,7 +193,7 @@ describe('campaign generate on the example (end to end)', function () {
       const run = readJson(join(copy, 'run.json'))
       expect(run).to.deep.include({exit_code: 3, status: 'invalid'})
       const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as Line & {code?: string})
-      const validation = lines.find((l) => l.event?.type === 'validation')?.event as {errors: {code: string; path: string}[]}
+      const validation = lines.find((l) => l.event?.type === 'validation')?.event as unknown as {errors: {code: string; path: string}[]}
       expect(validation.errors).to.deep.equal([
         {code: 'headline_too_long', message: 'headline "A headline that is far too long for Google" has 42 characters; the limit is 30', path: 'account.campaigns[1].ad_groups[0].ads[0].headlines[0]', severity: 'error'},
       ])

@@ -1,0 +1,105 @@
+import {expect} from 'chai'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {generate} from '../src/pipeline.js'
+import {EventLog, type EventLine} from '../src/run/events.js'
+import {loadWorkspace, saveWorkspace} from '../src/run/workspace-store.js'
+import {callTool} from '../src/tools/call.js'
+import {toolsFor, toolSpecs} from '../src/tools/registry.js'
+import type {ToolContext} from '../src/tools/tool.js'
+import type {Workspace} from '../src/types.js'
+import {exampleDir, runCli, tempDir} from './helpers.js'
+
+describe('tools', function () {
+  this.timeout(60_000)
+  let base: Workspace
+
+  before(async () => {
+    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
+    base = loadWorkspace(outcome.runDir)
+  })
+
+  function session(mission: string, slug: null | string) {
+    const dir = tempDir()
+    const ws = structuredClone(base)
+    saveWorkspace(dir, ws)
+    const lines: EventLine[] = []
+    const events = new EventLog(join(dir, 'events.ndjson'), [(l) => lines.push(l)])
+    const ctx: ToolContext = {finished: false, mission, slug, ws}
+    const kind = mission === 'plan' ? 'plan' : 'campaign'
+    const call = (name: string, input: unknown) => callTool(toolsFor(kind), ctx, events, () => saveWorkspace(dir, ws), name, input)
+    const onDisk = () => JSON.parse(readFileSync(join(dir, 'workspace.json'), 'utf8')) as Workspace
+    return {call, ctx, lines, onDisk, ws}
+  }
+
+  const slug = 'acme-coffee-coffee-beans'
+  const mission = `campaign:${slug}`
+
+  it('a successful mutating call is on disk before tool_finished is reported', () => {
+    const s = session(mission, slug)
+    const before = s.onDisk()
+    const res = s.call('set_campaign_negatives', {negatives: [{match: 'exact', text: 'cheap beans'}]})
+    expect(res.ok).to.equal(true)
+    const saved = s.onDisk().account.campaigns.find((c) => c.slug === slug)
+    expect(saved?.negatives.filter((n) => n.source === 'model')).to.deep.equal([{match: 'exact', source: 'model', text: 'cheap beans'}])
+    expect(before).to.not.deep.equal(s.onDisk())
+    expect(s.lines.map((l) => [l.event.type, 'ok' in l.event ? l.event.ok : null])).to.deep.equal([
+      ['tool_called', null],
+      ['tool_finished', true],
+    ])
+  })
+
+  const refusals: [string, string, unknown, RegExp][] = [
+    ['an ad group outside the plan', 'upsert_ad_group', {ads: [{descriptions: ['a'], headlines: ['b']}], final_url: 'https://acme-coffee.example', keywords: [{match: 'exact', text: 'x'}], max_cpc_cents: 10, name: 'Nope'}, /ad group "Nope" is not in the plan; planned: Coffee Beans, /],
+    ['input that breaks the schema', 'upsert_ad_group', {name: 'Coffee Beans', keywords: 'coffee'}, /^invalid input: /],
+    ['a match type that does not exist', 'set_campaign_negatives', {negatives: [{match: 'fuzzy', text: 'x'}]}, /negatives\.0\.match/],
+    ['asset groups on a search campaign', 'set_assets', {asset_groups: [{business_name: 'A', descriptions: [], final_url: 'https://a', headlines: [], name: 'g'}]}, /is a search campaign: use upsert_ad_group/],
+    ['an unknown tool', 'delete_account', {}, /unknown tool "delete_account"/],
+  ]
+  for (const [name, tool, input, message] of refusals) {
+    it(`refuses ${name} with ok: false, the reason for the model, and no change`, () => {
+      const s = session(mission, slug)
+      const before = JSON.stringify(s.onDisk())
+      const res = s.call(tool, input)
+      expect(res.ok).to.equal(false)
+      expect(res.ok ? '' : res.error).to.match(message)
+      expect(JSON.stringify(s.onDisk())).to.equal(before)
+      expect(JSON.stringify(s.ws)).to.equal(JSON.stringify(base))
+      const finished = s.lines.at(-1)?.event
+      expect(finished).to.deep.include({ok: false, tool, type: 'tool_finished'})
+    })
+  }
+
+  it('set_account_plan refuses a product id that is not in the catalog and leaves the plan as it was', () => {
+    const s = session('plan', null)
+    const res = s.call('set_account_plan', {campaigns: [{ad_groups: [{final_url: 'https://acme-coffee.example', name: 'G', product_ids: ['NOPE']}], bid_strategy: 'manual_cpc', daily_budget_cents: 12_000, name: 'X', type: 'search'}]})
+    expect(res).to.deep.equal({error: 'group "G" names product "NOPE", which is not in the catalog', ok: false})
+    expect(s.ws.account.campaigns).to.have.length(base.account.campaigns.length)
+  })
+
+  it('finish is refused while planned ad groups are missing', () => {
+    const s = session(mission, slug)
+    s.ws.account.campaigns.find((c) => c.slug === slug)!.ad_groups.pop()
+    const res = s.call('finish', {})
+    expect(res.ok).to.equal(false)
+    expect(s.ctx.finished).to.equal(false)
+  })
+
+  it('exports every tool as JSON Schema; plan and campaign missions get the tools they need', () => {
+    const plan = toolSpecs('plan').map((t) => t.name)
+    expect(plan).to.include.members(['get_business', 'query_catalog', 'set_brand_kit', 'set_account_plan', 'finish'])
+    const campaign = toolSpecs('campaign').map((t) => t.name)
+    expect(campaign).to.include.members(['get_brief', 'upsert_ad_group', 'set_campaign_negatives', 'set_assets', 'validate', 'finish'])
+    const upsert = toolSpecs('campaign').find((t) => t.name === 'upsert_ad_group')
+    expect(upsert?.input_schema).to.deep.include({type: 'object'})
+    expect((upsert?.input_schema.properties as Record<string, {items?: {properties?: {match?: {enum?: string[]}}}}>).keywords.items?.properties?.match?.enum).to.deep.equal(['exact', 'phrase', 'broad'])
+  })
+
+  it('`toolkit campaign tools --format json` prints one schema per line', async () => {
+    const res = await runCli(['campaign', 'tools', '--mission', 'campaign', '--format', 'json'])
+    expect(res.code, res.stderr).to.equal(0)
+    const names = res.stdout.trim().split('\n').map((l) => (JSON.parse(l) as {name: string}).name)
+    expect(names).to.include('upsert_ad_group')
+  })
+})
