@@ -9,6 +9,8 @@ import {startPgServer} from '../../src/servers/pg/index.js'
 import {startRedisServer} from '../../src/servers/redis/index.js'
 
 export interface Harness {
+  /** How often the servers called each engine method (to prove access paths). */
+  calls: Record<string, number>
   close(): Promise<void>
   dataDir: string
   engine: Engine
@@ -21,8 +23,19 @@ export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; pg?: b
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-proto-'))
   const engine = await openEngine(join(dataDir, 'data'), {checkpointDelayMs: 5, indexCheckIntervalMs: 0, logger: nullLogger})
   const open = {pg: 0, redis: 0}
+  const calls: Record<string, number> = {}
+  const counted = new Proxy(engine, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver)
+      if (typeof v !== 'function') return v
+      return (...args: unknown[]) => {
+        calls[String(prop)] = (calls[String(prop)] ?? 0) + 1
+        return (v as (...a: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
   const ctx: ServerContext = {
-    engine,
+    engine: counted,
     logger: nullLogger,
     metrics: {
       connectionClosed: (p) => {
@@ -40,6 +53,7 @@ export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; pg?: b
       await engine.close()
       rmSync(dataDir, {force: true, recursive: true})
     },
+    calls,
     dataDir,
     engine,
     open,
