@@ -16,8 +16,16 @@ export const clientFlags = {
 }
 
 /** The context of a client command: servers.json, the token store through the host's hook, a TTY check. */
-export async function commandContext(config: Config, out: Output, flags: {config?: string}): Promise<GwContext> {
+export async function commandContext(config: Config, out: Output, flags: {config?: string}, options: {network?: boolean} = {}): Promise<GwContext> {
   const env = process.env
+  // Loading the MCP SDK is most of a call's start-up: begin while the config and the store load.
+  if (options.network) preloadSdk()
   const [servers, store] = await Promise.all([loadServersConfig({env, file: flags.config}), openTokenStore(config, authFilePath(env))])
   return {config: servers, env, interactive: isInteractive(env), log: (m) => out.log(m), store}
+}
+
+function preloadSdk(): void {
+  const ignore = (): void => {}
+  import('@modelcontextprotocol/sdk/client/index.js').catch(ignore)
+  import('@modelcontextprotocol/sdk/client/streamableHttp.js').catch(ignore)
 }

@@ -28,7 +28,7 @@ result flagged as an error prints the server's message and exits 1.`
   public async run(): Promise<void> {
     const {argv} = await this.parse(GwCall)
     const rest = (argv as string[]).slice(2)
-    const ctx = await commandContext(this.config, this.out, this.flags)
+    const ctx = await commandContext(this.config, this.out, this.flags, {network: true})
     const record = await callTool(ctx, this.args.server, this.args.tool, rest, {timeoutMs: this.flags.timeout ? this.flags.timeout * 1000 : undefined})
     const text = resultText(record)
     this.out.record({type: 'result', ...record}, text)

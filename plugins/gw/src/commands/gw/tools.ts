@@ -13,7 +13,7 @@ Signs in first when the server asks for it (saved token, refresh, OAuth, or a to
   static flags = {...clientFlags}
 
   public async run(): Promise<void> {
-    const ctx = await commandContext(this.config, this.out, this.flags)
+    const ctx = await commandContext(this.config, this.out, this.flags, {network: true})
     const tools = await listTools(ctx, this.args.server)
     for (const t of tools) {
       const a = t.annotations

@@ -29,7 +29,7 @@ hints; --token-stdin saves a token read from standard input instead.`
   }
 
   public async run(): Promise<void> {
-    const ctx = await commandContext(this.config, this.out, this.flags)
+    const ctx = await commandContext(this.config, this.out, this.flags, {network: true})
     let name = this.args.server
     if (!name) {
       const http = Object.keys(ctx.config.servers).filter((n) => ctx.config.servers[n].url)
