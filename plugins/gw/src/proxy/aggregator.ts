@@ -7,6 +7,20 @@ import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 /** JSON-RPC error code for a call the ACL denies (server-defined range). */
 export const ACCESS_DENIED = -32003
 
+/**
+ * A JSON-RPC error as the SDK server serializes it (code, message, data). Unlike McpError, the
+ * message is not prefixed with "MCP error <code>:", which clients add again on their side.
+ */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message)
+  }
+}
+
 export const PROXY_INFO = {name: 'toolkit-gw-proxy', version: '0.1.0'}
 
 export interface AggregatorContext {
@@ -30,7 +44,7 @@ export function userOf(extra: {authInfo?: {extra?: Record<string, unknown>}}, fa
  */
 export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?: User): Promise<Server> {
   const [{Server}, types] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
-  const {CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError} = types
+  const {CallToolRequestSchema, ErrorCode, ListToolsRequestSchema} = types
   const server = new Server(PROXY_INFO, {
     capabilities: {tools: {listChanged: true}},
     instructions: 'Tools of several MCP servers, named <server>__<tool>.',
@@ -52,15 +66,15 @@ export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?
     if (!t) {
       const owner = ctx.pool.serverOf(name)
       const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
-      if (outage) throw new McpError(ErrorCode.InternalError, outage.message, {server: owner})
+      if (outage) throw new RpcError(ErrorCode.InternalError, outage.message, {server: owner})
       const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
       const hint = closest(name, visible)
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
+      throw new RpcError(ErrorCode.InvalidParams, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
     }
     const decision = evaluate(ctx.acl, user, t.ref)
     ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
     if (!decision.allowed) {
-      throw new McpError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
+      throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
         access: t.access,
         rule: decision.rule,
         subject: user.subject,
@@ -70,7 +84,7 @@ export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?
     try {
       return await ctx.pool.call(name, req.params.arguments, req.params._meta as Record<string, unknown> | undefined, extra.signal)
     } catch (error) {
-      if (error instanceof UpstreamUnavailableError) throw new McpError(ErrorCode.InternalError, error.message, {server: t.server})
+      if (error instanceof UpstreamUnavailableError) throw new RpcError(ErrorCode.InternalError, error.message, {server: t.server})
       throw error
     }
   })

@@ -102,7 +102,6 @@ class Upstream {
 
   async connect(): Promise<void> {
     if (this.stopped) return
-    this.state = this.state === 'up' ? 'up' : 'connecting'
     let conn: UpstreamConnection | undefined
     try {
       conn = await this.o.connect(this.name)
@@ -207,7 +206,9 @@ export class UpstreamPool extends EventEmitter {
 
   constructor(names: readonly string[], options: PoolOptions) {
     super()
-    const o = {callTimeoutMs: 120_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...options}
+    // Options given as undefined must not override the defaults.
+    const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PoolOptions
+    const o = {callTimeoutMs: 120_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
     for (const n of names) this.upstreams.set(n, new Upstream(n, this, o))
   }
 

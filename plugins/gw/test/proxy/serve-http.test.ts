@@ -19,6 +19,14 @@ async function connect(url: string, headers: Record<string, string>): Promise<Cl
   return client
 }
 
+interface Json {
+  error: {code: number; message: string}
+  id?: unknown
+  status?: string
+  upstreams: Array<{name: string; state: string}>
+}
+const json = async (r: Response): Promise<Json> => (await r.json()) as Json
+
 async function rpcError(p: Promise<unknown>): Promise<McpError> {
   try {
     await p
@@ -157,13 +165,13 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     it('malformed JSON: 400 with a JSON-RPC parse error', async () => {
       const res = await post('{"jsonrpc": "2.0", "method": ')
       expect(res.status).to.equal(400)
-      expect((await res.json()).error.code).to.equal(-32700)
+      expect((await json(res)).error.code).to.equal(-32700)
     })
 
     it('oversized body: 413, and the server keeps serving', async () => {
       const res = await post(JSON.stringify({jsonrpc: '2.0', method: 'initialize', params: {pad: 'x'.repeat(100_000)}}))
       expect(res.status).to.equal(413)
-      expect((await res.json()).error.message).to.match(/exceeds the limit of 65536 bytes/)
+      expect((await json(res)).error.message).to.match(/exceeds the limit of 65536 bytes/)
       const c = await open({authorization: 'Bearer tok-admin'})
       expect((await c.listTools()).tools.length).to.be.greaterThan(0)
     })
@@ -171,7 +179,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     it('a request before initialize (no session): 400', async () => {
       const res = await post(JSON.stringify({id: 1, jsonrpc: '2.0', method: 'tools/list'}))
       expect(res.status).to.equal(400)
-      expect((await res.json()).error.message).to.include('initialize')
+      expect((await json(res)).error.message).to.include('initialize')
     })
 
     it('an unknown session id: 404 so the client re-initializes', async () => {
@@ -190,7 +198,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
       const c = await open({authorization: 'Bearer tok-admin'})
       const sid = (c.transport as StreamableHTTPClientTransport).sessionId!
       const res = await post(JSON.stringify({id: 7, jsonrpc: '2.0', method: 'tools/call', params: {name: 42}}), {'mcp-protocol-version': '2025-06-18', 'mcp-session-id': sid})
-      const body = await res.json()
+      const body = await json(res)
       expect(body.id).to.equal(7)
       expect(body.error.code).to.be.oneOf([-32602, -32603])
       expect(body.error.message).to.match(/invalid|expected/i)
@@ -215,7 +223,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
   })
 
   it('reports the upstreams in /health', async () => {
-    const h = await (await fetch(new URL('/health', url))).json()
+    const h = await json(await fetch(new URL('/health', url)))
     expect(h.status).to.equal('ok')
     expect(h.upstreams.map((u: {name: string; state: string}) => `${u.name}:${u.state}`).sort()).to.deep.equal(['backup:up', 'everything:up'])
   })
@@ -228,7 +236,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     expect(e.message).to.match(/server "backup" is unavailable: down \(connection refused\)/)
     const ok = await c.callTool({arguments: {message: 'still here'}, name: 'everything__echo'})
     expect(JSON.stringify(ok.content)).to.include('still here')
-    const h = await (await fetch(new URL('/health', url))).json()
+    const h = await json(await fetch(new URL('/health', url)))
     expect(h.status).to.equal('degraded')
     await b.restart()
     await until(async () => (await c.listTools()).tools.some((t) => t.name === 'backup__echo'), 20_000, 'backup tools to return')
