@@ -49,6 +49,8 @@ interface BranchIndex {
   ms: MiniSearch<IndexedDoc>
   queue: string[]
   running: boolean
+  /** Acknowledged writes not yet applied to the index (undefined = delete). */
+  writes: Map<string, {body: Buffer; sha: string} | undefined>
   state: IndexStatus['state']
 }
 
@@ -77,6 +79,7 @@ export function documentText(doc: unknown): string {
  */
 export class FullTextIndex {
   readonly progress: IndexProgress = {corruptDetected: 0, documentErrors: 0, documentsIndexed: 0, lastRunSeconds: 0, runs: 0}
+  private applyScheduled = false
   private branches = new Map<string, BranchIndex>()
   private closed = false
   private timers: NodeJS.Timeout[] = []
@@ -96,7 +99,10 @@ export class FullTextIndex {
   }
 
   count(branch: string): number {
-    return this.branches.get(branch)?.ms.documentCount ?? 0
+    const b = this.branches.get(branch)
+    if (!b) return 0
+    this.applyWrites(b)
+    return b.ms.documentCount
   }
 
   dropBranch(name: string): void {
@@ -116,15 +122,32 @@ export class FullTextIndex {
     while ([...this.branches.values()].some((b) => b.running) && Date.now() < until) await new Promise((r) => setTimeout(r, 5))
   }
 
+  /**
+   * Records a write; it is indexed off the request path (next turn of the event loop), and any
+   * search or count applies what is still queued first, so search always sees acknowledged writes.
+   */
   onWrite(branch: string, id: string, body: Buffer | undefined, sha: string | undefined): void {
     const b = this.branches.get(branch)
     if (!b) return
-    b.dirty = true
-    if (body === undefined || sha === undefined) {
-      if (b.indexed.delete(id)) b.ms.discard(id)
-      return
+    b.writes.set(id, body === undefined || sha === undefined ? undefined : {body, sha})
+    if (!this.applyScheduled) {
+      this.applyScheduled = true
+      setImmediate(() => {
+        this.applyScheduled = false
+        for (const x of this.branches.values()) this.applyWrites(x)
+      })
     }
-    this.indexOne(b, id, body, sha)
+  }
+
+  private applyWrites(b: BranchIndex): void {
+    if (b.writes.size === 0) return
+    b.dirty = true
+    for (const [id, w] of b.writes) {
+      if (w === undefined) {
+        if (b.indexed.delete(id)) b.ms.discard(id)
+      } else this.indexOne(b, id, w.body, w.sha)
+    }
+    b.writes.clear()
   }
 
   async open(branches: string[]): Promise<void> {
@@ -152,6 +175,7 @@ export class FullTextIndex {
     if (b.state === 'building') {
       throw new EngineError('unavailable', `the full-text index of branch ${branch} is being built (${b.ms.documentCount} documents so far, ${b.queue.length} to go); retry shortly`)
     }
+    this.applyWrites(b)
     const prefix = options.table === undefined ? undefined : `${options.table}:`
     const results = b.ms.search(query, {
       combineWith: 'AND',
@@ -165,11 +189,12 @@ export class FullTextIndex {
   status(branch: string): IndexStatus {
     const b = this.branches.get(branch)
     if (!b) return {documents: 0, pending: 0, state: 'disabled'}
+    this.applyWrites(b)
     return {documents: b.ms.documentCount, pending: b.queue.length, state: b.state}
   }
 
   private fresh(): BranchIndex {
-    return {dirty: true, indexed: new Map(), ms: new MiniSearch(MS_OPTIONS), queue: [], running: false, state: 'building'}
+    return {dirty: true, indexed: new Map(), ms: new MiniSearch(MS_OPTIONS), queue: [], running: false, state: 'building', writes: new Map()}
   }
 
   private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string): void {
@@ -205,7 +230,7 @@ export class FullTextIndex {
       if (createHash('sha256').update(data).digest('hex') !== meta.sha256) throw new Error('checksum mismatch')
       const parsed = JSON.parse(data.toString('utf8')) as {docs: Array<[string, string]>; index: Parameters<typeof MiniSearch.loadJS>[0]}
       const ms = MiniSearch.loadJS<IndexedDoc>(parsed.index, MS_OPTIONS)
-      return {dirty: false, indexed: new Map(parsed.docs), ms, queue: [], running: false, state: 'catching-up'}
+      return {dirty: false, indexed: new Map(parsed.docs), ms, queue: [], running: false, state: 'catching-up', writes: new Map()}
     } catch (error) {
       this.progress.corruptDetected++
       this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: (error as Error).message, path: dir})
@@ -274,6 +299,7 @@ export class FullTextIndex {
   }
 
   private save(name: string, b: BranchIndex): void {
+    this.applyWrites(b)
     try {
       const dir = join(this.o.dir, name)
       mkdirSync(dir, {recursive: true})

@@ -1,0 +1,101 @@
+// Shared helpers of the bench/svc-* scripts: start the built `toolkit svc server`, drive it with
+// keep-alive HTTP clients, and report figures next to the peer measured in the same run.
+import {spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {Agent, request} from 'node:http'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const RUN_JS = fileURLToPath(new URL('../bin/run.js', import.meta.url))
+export const IDS_JS = new URL('../plugins/svc/dist/engine/ids.js', import.meta.url)
+
+const dirs = []
+export function tempDir(prefix = 'svc-bench-') {
+  const d = mkdtempSync(join(tmpdir(), prefix))
+  dirs.push(d)
+  return d
+}
+process.on('exit', () => {
+  for (const d of dirs) rmSync(d, {force: true, recursive: true})
+})
+
+export function arg(name, def) {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? def : Number(process.argv[i + 1])
+}
+
+/** Starts the built server; resolves {port, stop()} once it listens. */
+export function startServer(dataDir, extra = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--disable-redis', '--disable-sql', '--log-level', 'warn', ...extra], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl === -1) return
+      const ready = JSON.parse(out.slice(0, nl))
+      resolve({
+        child,
+        port: ready.rest,
+        stop: () => new Promise((r) => {
+          child.once('exit', r)
+          child.kill('SIGTERM')
+        }),
+      })
+    })
+    child.once('exit', (code) => reject(new Error(`server exited ${code}`)))
+  })
+}
+
+export const agent = new Agent({keepAlive: true, maxSockets: 256})
+
+/** One HTTP request over the shared keep-alive agent; resolves {status, body}. */
+export function http(port, method, path, body) {
+  return new Promise((resolve, reject) => {
+    const req = request({agent, headers: body ? {'content-length': Buffer.byteLength(body), 'content-type': 'application/json'} : {}, host: '127.0.0.1', method, path, port}, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => resolve({body: Buffer.concat(chunks).toString(), status: res.statusCode}))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Runs `fn(i)` for i in [0, total) with `concurrency` workers; returns latencies in ms. */
+export async function drive(total, concurrency, fn) {
+  let next = 0
+  const lat = new Array(total)
+  const worker = async () => {
+    for (;;) {
+      const i = next++
+      if (i >= total) return
+      const t = performance.now()
+      await fn(i)
+      lat[i] = performance.now() - t
+    }
+  }
+  await Promise.all(Array.from({length: concurrency}, worker))
+  return lat
+}
+
+export function pct(values, p) {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
+
+export async function pendingEntries(port) {
+  const r = await http(port, 'GET', '/metrics')
+  return Number(/^svc_wal_pending_entries (\d+)/m.exec(r.body)[1])
+}
+
+export function gitInitBare(dir) {
+  spawnSync('git', ['init', '--bare', '-q', dir])
+}
+
+export function line(label, value) {
+  console.log(`${label.padEnd(52)} ${value}`)
+}
