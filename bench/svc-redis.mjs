@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// redis-benchmark against `toolkit svc server`'s Redis protocol and against a real redis-server
+// started here on a free loopback port, in the same run. Also measures the engine's own durable
+// write rate (50 concurrent puts, in process) so SET can be compared with what the engine can do.
+// Usage: node bench/svc-redis.mjs [--requests 100000] [--keys 100000] [--writes 20000]
+// Needs the built plugin (npm run build -w plugins/svc), redis-server and redis-benchmark.
+import {spawn, spawnSync} from 'node:child_process'
+import {createServer} from 'node:net'
+import {join} from 'node:path'
+
+import {arg, line, RUN_JS, tempDir} from './svc-common.mjs'
+
+const REQUESTS = arg('requests', 100_000)
+const KEYS = arg('keys', 100_000)
+const WRITES = arg('writes', 20_000)
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const {port} = s.address()
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+function waitReady(port, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const r = spawnSync('redis-cli', ['-p', String(port), 'PING'], {encoding: 'utf8'})
+    if (r.stdout.trim() === 'PONG') return
+    if (Date.now() > until) throw new Error(`no PONG on port ${port}`)
+    spawnSync('sleep', ['0.1'])
+  }
+}
+
+async function startRedis() {
+  const port = await freePort()
+  // In-memory redis (no RDB snapshots, no AOF): the fastest configuration of the peer.
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tempDir('redis-peer-')], {stdio: 'ignore'})
+  waitReady(port)
+  return {port, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))}
+}
+
+function startSvc() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', join(tempDir(), 'data'), '--redis-port', '0', '--disable-rest', '--disable-sql', '--log-level', 'warn'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl === -1) return
+      const ready = JSON.parse(out.slice(0, nl))
+      resolve({port: ready.redis, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))})
+    })
+    child.once('exit', (code) => reject(new Error(`svc server exited ${code}`)))
+  })
+}
+
+/** One redis-benchmark run; returns requests per second. */
+function bench(port, test, pipeline) {
+  const args = ['-h', '127.0.0.1', '-p', String(port), '-t', test, '-c', '50', '-n', String(REQUESTS), '-r', String(KEYS), '-P', String(pipeline), '--csv']
+  const r = spawnSync('redis-benchmark', args, {encoding: 'utf8'})
+  const m = /"([A-Z]+)","([\d.]+)"/.exec(r.stdout)
+  if (!m) throw new Error(`redis-benchmark ${args.join(' ')} printed no figure:\n${r.stdout}\n${r.stderr}`)
+  return Number(m[2])
+}
+
+async function engineWriteRate() {
+  const {openEngine} = await import('../plugins/svc/dist/engine/index.js')
+  const engine = await openEngine(join(tempDir(), 'engine'), {indexCheckIntervalMs: 0})
+  let next = 0
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({length: 50}, async () => {
+      for (;;) {
+        const i = next++
+        if (i >= WRITES) return
+        await engine.put({id: `key:${i}`, value: `v${i}`})
+      }
+    }),
+  )
+  const rate = WRITES / ((performance.now() - t0) / 1000)
+  await engine.close()
+  return rate
+}
+
+const peer = await startRedis()
+const svc = await startSvc()
+const results = []
+try {
+  for (const [test, p] of [
+    ['set', 1],
+    ['get', 1],
+    ['get', 16],
+    ['set', 16],
+  ]) {
+    const ours = bench(svc.port, test, p)
+    const theirs = bench(peer.port, test, p)
+    results.push({ours, p, test, theirs})
+  }
+} finally {
+  await svc.stop()
+  await peer.stop()
+}
+const engineRate = await engineWriteRate()
+
+console.log(`redis-benchmark -c 50 -n ${REQUESTS} -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
+for (const r of results) {
+  line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
+}
+const set1 = results.find((r) => r.test === 'set' && r.p === 1)
+line('engine durable puts, 50 concurrent, in process (/s)', Math.round(engineRate))
+line('SET -P 1 / engine durable put rate', `${(set1.ours / engineRate).toFixed(2)}x`)
