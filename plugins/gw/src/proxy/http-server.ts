@@ -125,7 +125,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     pool,
   }
   const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs) : undefined
-  const resourceMetadata = auth.oauthAs ? `${auth.oauthAs.issuer}/.well-known/oauth-protected-resource/mcp` : undefined
+  const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new Map<string, Session>()
 
   // DNS-rebinding protection: on a loopback bind, a browser page on another origin must not reach us.

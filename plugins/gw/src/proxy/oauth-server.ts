@@ -28,8 +28,6 @@ export interface AuthorizationServer {
   close(): void
   /** Answers the OAuth routes; calls `next` for anything else. */
   handle(req: IncomingMessage, res: ServerResponse, next: () => void): void
-  /** Paths this server answers, for the front router. */
-  readonly paths: readonly string[]
 }
 
 type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
@@ -223,24 +221,11 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
       tokenOptions: noLimit,
     }),
   )
-  const issuerPath = new URL(o.issuer).pathname.replace(/\/+$/, '')
-  const resourcePath = new URL(o.resource).pathname
-  const paths = [
-    '/.well-known/oauth-authorization-server',
-    `/.well-known/oauth-authorization-server${issuerPath}`,
-    `/.well-known/oauth-protected-resource${resourcePath}`,
-    '/.well-known/oauth-protected-resource',
-    `${issuerPath}/authorize`,
-    `${issuerPath}/token`,
-    `${issuerPath}/register`,
-    `${issuerPath}/revoke`,
-  ]
   return {
     close: () => clearInterval(sweep),
     handle(req, res, next) {
       // express's app is a plain (req, res, next) function.
       ;(app as unknown as (req: IncomingMessage, res: ServerResponse, next: () => void) => void)(req, res, next)
     },
-    paths: [...new Set(paths)],
   }
 }

@@ -12,7 +12,15 @@ import getPort from 'get-port'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {type Everything, memoryTokenStore, startEverything} from './helpers.js'
+import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+
+import {type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
+
+const MCP_REMOTE = join(dirname(createRequire(import.meta.url).resolve('mcp-remote/package.json')), 'dist/proxy.js')
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256!'
 const REDIRECT = 'http://localhost:53682/callback'
@@ -163,7 +171,7 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
     expect(authUrl.searchParams.get('code_challenge_method')).to.equal('S256')
     const {code, location} = await followAuthorization(authUrl)
     expect(location.origin + location.pathname).to.equal(REDIRECT)
-    expect(location.searchParams.get('iss')).to.equal(base)
+    expect(location.searchParams.get('iss')).to.equal(`${base}/`)
     await transport.finishAuth(code!)
     expect(provider.saved?.refresh_token).to.be.a('string')
 
@@ -195,6 +203,40 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
     expect(replay.body.error).to.equal('invalid_grant')
     const afterReplay = await form(`${base}/token`, {client_id: provider.client!.client_id, grant_type: 'refresh_token', refresh_token: provider.saved.refresh_token!})
     expect(afterReplay.body.error).to.equal('invalid_grant')
+  })
+
+  it('completes the flow with a third-party client (mcp-remote) and proxies its tool calls', async function () {
+    this.timeout(45_000)
+    const home = mkdtempSync(join(tmpdir(), 'gw-mcp-remote-'))
+    const callbackPort = await getPort({host: '127.0.0.1'})
+    const transport = new StdioClientTransport({
+      args: [MCP_REMOTE, mcpUrl, String(callbackPort), '--allow-http'],
+      command: process.execPath,
+      env: {...(process.env as Record<string, string>), BROWSER: 'true', DISPLAY: '', HOME: home, MCP_REMOTE_CONFIG_DIR: join(home, '.mcp-auth')},
+      stderr: 'pipe',
+    })
+    let log = ''
+    transport.stderr!.on('data', (d) => (log += d))
+    const client = new Client({name: 'via-mcp-remote', version: '1'})
+    const connecting = client.connect(transport)
+    try {
+      await until(() => /authorize this client by visiting:\s*\n?\s*(\S+)/.test(log), 30_000, 'mcp-remote to print the authorization URL')
+      const authUrl = new URL(/authorize this client by visiting:\s*\n?\s*(\S+)/.exec(log)![1])
+      const {location} = await followAuthorization(authUrl)
+      expect(location.port).to.equal(String(callbackPort))
+      const cb = await fetch(location)
+      expect(cb.status).to.equal(200)
+      await connecting
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).to.include('everything__get-sum')
+      const sum = await client.callTool({arguments: {a: 40, b: 2}, name: 'everything__get-sum'})
+      expect(JSON.stringify(sum.content)).to.include('42')
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nmcp-remote said:\n${log}`)
+    } finally {
+      await client.close().catch(() => {})
+      rmSync(home, {force: true, recursive: true})
+    }
   })
 
   it('accepts static bearer tokens on the same endpoint', async () => {

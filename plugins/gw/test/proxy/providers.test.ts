@@ -20,7 +20,7 @@ async function signJwt(claims: Record<string, unknown>, opts: {aud?: string; exp
   const {SignJWT} = await import('jose')
   return new SignJWT(claims)
     .setProtectedHeader({alg: 'HS256'})
-    .setIssuer(opts.iss ?? 'http://127.0.0.1:9')
+    .setIssuer(opts.iss ?? 'http://127.0.0.1:9/')
     .setAudience(opts.aud ?? 'http://127.0.0.1:9/mcp')
     .setSubject('sam')
     .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 60)
@@ -95,7 +95,7 @@ describe('proxy auth providers and chain', () => {
     }, 'invalid access token'],
     ['unsigned (alg none) JWT', async () => {
       const h = Buffer.from(JSON.stringify({alg: 'none'})).toString('base64url')
-      const p = Buffer.from(JSON.stringify({aud: 'http://127.0.0.1:9/mcp', exp: 9_999_999_999, iss: 'http://127.0.0.1:9', sub: 'x'})).toString('base64url')
+      const p = Buffer.from(JSON.stringify({aud: 'http://127.0.0.1:9/mcp', exp: 9_999_999_999, iss: 'http://127.0.0.1:9/', sub: 'x'})).toString('base64url')
       return `${h}.${p}.`
     }, 'invalid access token'],
   ]

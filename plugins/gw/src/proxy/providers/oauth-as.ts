@@ -11,13 +11,13 @@ export interface OAuthAsOptions {
   codeTtlSeconds: number
   groupsHeader: string
   injectedRoles: string[]
-  /** Without a trailing slash. */
+  /** Exactly as the RFC 8414 metadata publishes it (`https://host/` for a root issuer): JWT `iss` and RFC 9207 `iss`. */
   issuer: string
   jwtSecret: Uint8Array
   maxClients: number
   redirectUriAllowlist: string[]
   refreshTokenTtlSeconds: number
-  /** The protected resource (the MCP endpoint): `<issuer>/mcp`, the JWT audience. */
+  /** The protected resource (the MCP endpoint): `<issuer without trailing slash>/mcp`, the JWT audience. */
   resource: string
   scopesSupported: string[]
   trustedSource: (address: string | undefined) => boolean
@@ -56,7 +56,7 @@ export function oauthAsOptions(raw: unknown): OAuthAsOptions {
       `serverAuth.oauthAs.jwtSecret is ${secret?.length ? `only ${secret.length} bytes` : 'unset or empty'}: it must be at least 32 bytes (for example "jwtSecret": "\${GW_JWT_SECRET}" with GW_JWT_SECRET=$(openssl rand -base64 48))`,
     )
   }
-  const issuer = issuerUrl.href.replace(/\/+$/, '')
+  const issuer = issuerUrl.href
   const allow = strings(c.redirectUriAllowlist, 'serverAuth.oauthAs.redirectUriAllowlist', true)
   for (const u of allow) if (!URL.canParse(u)) throw new OAuthAsConfigError(`serverAuth.oauthAs.redirectUriAllowlist: ${JSON.stringify(u)} is not a URL`)
   return {
@@ -69,7 +69,7 @@ export function oauthAsOptions(raw: unknown): OAuthAsOptions {
     maxClients: 10_000,
     redirectUriAllowlist: allow,
     refreshTokenTtlSeconds: seconds(c.refreshTokenTtlSeconds, 'serverAuth.oauthAs.refreshTokenTtlSeconds', 30 * 24 * 3600),
-    resource: `${issuer}/mcp`,
+    resource: `${issuer.replace(/\/+$/, '')}/mcp`,
     scopesSupported: c.scopesSupported === undefined ? ['mcp'] : strings(c.scopesSupported, 'serverAuth.oauthAs.scopesSupported', true),
     trustedSource: compileCidrs(strings(c.trustedSourceCidrs, 'serverAuth.oauthAs.trustedSourceCidrs', true), 'serverAuth.oauthAs.trustedSourceCidrs'),
     userHeader: (typeof c.trustedUserHeader === 'string' ? c.trustedUserHeader : 'x-forwarded-user').toLowerCase(),
