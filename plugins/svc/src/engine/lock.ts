@@ -13,7 +13,7 @@ export interface InstanceLock {
   release(): void
 }
 
-function alive(pid: number): boolean {
+function aliveProcess(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -54,7 +54,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const owner = readOwner(file)
-      if (owner && owner.host === hostname() && owner.pid !== process.pid && alive(owner.pid)) {
+      if (owner && owner.host === hostname() && owner.pid !== process.pid && aliveProcess(owner.pid)) {
         throw new EngineError('locked', `data directory ${dataDir} is in use by another svc process (pid ${owner.pid}); stop it or choose another --data-dir`)
       }
       if (owner && owner.host !== hostname()) {
@@ -65,6 +65,21 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     }
   }
   throw new EngineError('locked', `could not lock data directory ${dataDir}`)
+}
+
+/** Who holds a data directory, without taking it. */
+export function lockState(dataDir: string): {alive: boolean; host?: string; pid?: number; present: boolean; sameHost: boolean} {
+  const file = join(dataDir, LOCK_FILE)
+  let present = true
+  try {
+    statSync(file)
+  } catch {
+    present = false
+  }
+  const owner = present ? readOwner(file) : undefined
+  const sameHost = owner ? owner.host === hostname() : true
+  const alive = owner !== undefined && (sameHost ? (owner.pid === process.pid ? held.has(file) : aliveProcess(owner.pid)) : true)
+  return {alive, host: owner?.host, pid: owner?.pid, present, sameHost}
 }
 
 function readOwner(file: string): {host: string; pid: number} | undefined {

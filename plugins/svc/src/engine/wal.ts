@@ -52,6 +52,16 @@ export class WriteAheadLog {
   static async open(dir: string): Promise<{entries: WalEntry[]; wal: WriteAheadLog}> {
     mkdirSync(dir, {recursive: true})
     const wal = new WriteAheadLog(dir)
+    const entries = WriteAheadLog.scan(dir, true, wal.segments)
+    return {entries, wal}
+  }
+
+  /** The entries of a log without opening it for writing and without repairing it (for diagnose). */
+  static read(dir: string): WalEntry[] {
+    return WriteAheadLog.scan(dir, false, [])
+  }
+
+  private static scan(dir: string, repair: boolean, segments: Segment[]): WalEntry[] {
     const entries: WalEntry[] = []
     const files = readdirSync(dir).filter((f) => /^\d{12}\.log$/.test(f)).sort()
     for (const f of files) {
@@ -76,10 +86,10 @@ export class WriteAheadLog {
         off += HEADER + len
       }
       // Anything after the last whole record was never acknowledged: cut it so appends stay parseable.
-      if (off < data.length) truncateSync(file, off)
-      wal.segments.push({file, maxSeq, size: off})
+      if (repair && off < data.length) truncateSync(file, off)
+      segments.push({file, maxSeq, size: off})
     }
-    return {entries, wal}
+    return entries
   }
 
   /**

@@ -1,14 +1,26 @@
 import {Flags} from '@oclif/core'
-import {ToolkitCommand} from '@toolkit/kit'
+import {ToolkitCommand, ToolkitError} from '@toolkit/kit'
 
 export default class SvcDiagnose extends ToolkitCommand<typeof SvcDiagnose> {
-  static description = 'Check a data directory: repository integrity, lock files, branches, remote sync'
-  static examples = ['<%= config.bin %> <%= command.id %> --data-dir ./data']
+  static description = `Check a data directory: repository integrity, lock files, branches, write-ahead log, index, remote sync
+
+Read-only and safe while a server runs. Prints one record per check (status ok, warning or error); exits 1 when any check is an error.`
+  static examples = [
+    '<%= config.bin %> <%= command.id %> --data-dir ./data',
+    '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --format json',
+    '<%= config.bin %> <%= command.id %> --data-dir ./data --no-fsck',
+  ]
   static flags = {
-    'data-dir': Flags.directory({default: './data', description: 'Data directory'}),
+    'data-dir': Flags.string({default: './data', description: 'Data directory'}),
+    fsck: Flags.boolean({allowNo: true, default: true, description: 'Run git fsck --full (slow on very large repositories)'}),
   }
 
   public async run(): Promise<void> {
-    this.out.record({dataDir: this.flags['data-dir'], status: 'unchecked'})
+    const {diagnose} = await import('../../ops/diagnose.js')
+    const checks = await diagnose({dataDir: this.flags['data-dir'], fsck: this.flags.fsck})
+    const mark = {error: this.out.color.red('error  '), ok: this.out.color.green('ok     '), warning: this.out.color.yellow('warning')}
+    for (const c of checks) this.out.record({...c}, `${mark[c.status]} ${c.check.padEnd(13)} ${c.message}`)
+    const errors = checks.filter((c) => c.status === 'error').length
+    if (errors > 0) throw new ToolkitError(`diagnose found ${errors} error(s) in ${this.flags['data-dir']}`, {code: 'diagnose_failed', exit: 1})
   }
 }

@@ -1,0 +1,149 @@
+import {createHash} from 'node:crypto'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {parseTrailers} from '../engine/commit-message.js'
+import {git} from '../engine/git.js'
+import {findGitLocks, lockState, STALE_LOCK_MS} from '../engine/lock.js'
+import {BlobReader} from '../engine/reader.js'
+import {WriteAheadLog} from '../engine/wal.js'
+import {requireDataDir} from './data-dir.js'
+
+export type CheckLevel = 'error' | 'ok' | 'warning'
+
+export interface DiagnoseCheck {
+  check: 'branches' | 'git-locks' | 'index' | 'instance-lock' | 'remote' | 'repository' | 'wal'
+  details?: Record<string, unknown>
+  message: string
+  status: CheckLevel
+}
+
+/**
+ * Inspects a data directory without changing it: repository integrity (`git fsck --full`), the
+ * instance lock and git lock files, branch configuration, the write-ahead log, the full-text
+ * index files, and remote sync status (from the remote-tracking refs already fetched; diagnose
+ * never contacts a remote).
+ */
+export async function diagnose(options: {dataDir: string; fsck?: boolean}): Promise<DiagnoseCheck[]> {
+  const {dataDir, repo} = requireDataDir(options.dataDir)
+  const checks: DiagnoseCheck[] = []
+
+  if (options.fsck !== false) {
+    try {
+      const {stdout} = await git(repo, ['fsck', '--full', '--no-progress', '--no-dangling'])
+      const count = await git(repo, ['count-objects', '-v'])
+      const stats = Object.fromEntries(count.stdout.trim().split('\n').map((l) => l.split(': ')).map(([k, v]) => [k, Number(v)]))
+      checks.push({check: 'repository', details: {packs: stats.packs, 'size-pack-kb': stats['size-pack']}, message: stdout.trim() ? `git fsck: ${stdout.trim()}` : 'git fsck --full found no problems', status: stdout.trim() ? 'warning' : 'ok'})
+    } catch (error) {
+      checks.push({check: 'repository', message: `git fsck --full failed: ${(error as Error).message}; try git fsck --full --repair or restore a backup`, status: 'error'})
+    }
+  }
+
+  const lock = lockState(dataDir)
+  checks.push(
+    !lock.present
+      ? {check: 'instance-lock', message: 'no server holds this data directory', status: 'ok'}
+      : lock.alive
+        ? {check: 'instance-lock', details: {host: lock.host, pid: lock.pid}, message: `a server holds this data directory (pid ${lock.pid}${lock.sameHost ? '' : ` on ${lock.host}`})`, status: 'ok'}
+        : {check: 'instance-lock', details: {pid: lock.pid}, message: `stale instance lock of pid ${lock.pid} (no such process); the next start takes it over`, status: 'warning'},
+  )
+
+  const locks = findGitLocks(repo)
+  const stale = locks.filter((l) => l.ageMs > STALE_LOCK_MS)
+  checks.push({
+    check: 'git-locks',
+    details: {locks: locks.map((l) => ({ageSeconds: Math.round(l.ageMs / 1000), path: l.path}))},
+    message: locks.length === 0 ? 'no git lock files' : `${locks.length} git lock file(s), ${stale.length} older than 60 s${stale.length > 0 && !lock.alive ? ' (removed at the next start)' : ''}`,
+    status: stale.length > 0 ? 'warning' : 'ok',
+  })
+
+  const refs = await git(repo, ['for-each-ref', '--format=%(refname:strip=2) %(objectname)', 'refs/heads/'])
+  const branches = refs.stdout.trim() ? refs.stdout.trim().split('\n').map((l) => l.split(' ')) : []
+  const head = (await git(repo, ['symbolic-ref', '-q', 'HEAD']).catch(() => ({stdout: ''}))).stdout.trim()
+  const reader = new BlobReader(repo)
+  const headSeq = new Map<string, number>()
+  const docCounts = new Map<string, number>()
+  const branchProblems: string[] = []
+  try {
+    for (const [name, sha] of branches) {
+      try {
+        headSeq.set(name, parseTrailers((await reader.read(sha))?.toString('utf8') ?? '').seq ?? 0)
+        const ls = await git(repo, ['ls-tree', '-r', '--name-only', sha])
+        docCounts.set(name, ls.stdout.split('\n').filter((l) => l.endsWith('.json')).length)
+      } catch (error) {
+        branchProblems.push(`branch ${name} cannot be read: ${(error as Error).message}`)
+      }
+    }
+  } finally {
+    await reader.close()
+  }
+  if (head !== 'refs/heads/main') branchProblems.push(`HEAD points at ${head || 'nothing'}, expected refs/heads/main`)
+  if (branches.length > 0 && !branches.some(([n]) => n === 'main')) branchProblems.push('the default branch main is missing')
+  checks.push({
+    check: 'branches',
+    details: {branches: branches.map(([name, sha]) => ({documents: docCounts.get(name), head: sha, name})), head},
+    message: branchProblems.length > 0 ? branchProblems.join('; ') : `${branches.length} branch(es): ${branches.map(([n]) => n).join(', ') || '(none yet)'}`,
+    status: branchProblems.some((p) => p.includes('cannot be read')) ? 'error' : branchProblems.length > 0 ? 'warning' : 'ok',
+  })
+
+  if (existsSync(join(dataDir, 'wal'))) {
+    const entries = WriteAheadLog.read(join(dataDir, 'wal'))
+    const pending = entries.filter((e) => e.seq > (headSeq.get(e.branch) ?? 0))
+    checks.push({
+      check: 'wal',
+      details: {entries: entries.length, 'pending-entries': pending.length, segments: readdirSync(join(dataDir, 'wal')).filter((f) => f.endsWith('.log')).length},
+      message: pending.length === 0 ? 'every logged write is in git' : `${pending.length} acknowledged write(s) not yet in git${lock.alive ? ' (the running server is applying them)' : '; they are replayed at the next start'}`,
+      status: pending.length > 100 ? 'warning' : 'ok',
+    })
+  } else checks.push({check: 'wal', message: 'no write-ahead log yet', status: 'ok'})
+
+  const indexDir = join(dataDir, 'index')
+  const indexDetails: Array<Record<string, unknown>> = []
+  let indexBad = false
+  for (const [name] of branches) {
+    const file = join(indexDir, name, 'index.json')
+    if (!existsSync(file)) {
+      indexDetails.push({branch: name, state: 'missing (rebuilt at the next start)'})
+      continue
+    }
+    const raw = readFileSync(file)
+    const nl = raw.indexOf(10)
+    let meta: {documents?: number; sha256?: string} = {}
+    try {
+      meta = JSON.parse(raw.toString('utf8', 0, nl)) as typeof meta
+    } catch {
+      // reported as corrupt below
+    }
+    const ok = nl !== -1 && meta.sha256 === createHash('sha256').update(raw.subarray(nl + 1)).digest('hex')
+    if (!ok) indexBad = true
+    indexDetails.push({branch: name, documents: meta.documents, expected: docCounts.get(name), state: ok ? 'ok' : 'corrupt (rebuilt at the next start)'})
+  }
+  checks.push({
+    check: 'index',
+    details: {branches: indexDetails, dir: indexDir},
+    message: indexBad ? 'a full-text index file is corrupt; it is rebuilt from the repository at the next start' : 'full-text index files are readable',
+    status: indexBad ? 'warning' : 'ok',
+  })
+
+  const remotes = (await git(repo, ['remote'])).stdout.trim().split('\n').filter(Boolean)
+  if (remotes.length === 0) {
+    checks.push({check: 'remote', message: 'no remote configured (sync not in use)', status: 'ok'})
+  } else {
+    const sync: Array<Record<string, unknown>> = []
+    for (const remote of remotes) {
+      for (const [name] of branches) {
+        const tracking = `refs/remotes/${remote}/${name}`
+        const has = (await git(repo, ['for-each-ref', '--format=%(objectname)', tracking])).stdout.trim()
+        if (!has) {
+          sync.push({branch: name, remote, state: 'never pushed or fetched'})
+          continue
+        }
+        const [ahead, behind] = (await git(repo, ['rev-list', '--left-right', '--count', `refs/heads/${name}...${tracking}`])).stdout.trim().split(/\s+/).map(Number)
+        sync.push({ahead, behind, branch: name, remote, state: ahead === 0 && behind === 0 ? 'in sync' : 'diverged'})
+      }
+    }
+    const out = sync.filter((s) => s.state !== 'in sync')
+    checks.push({check: 'remote', details: {remotes: sync}, message: out.length === 0 ? `in sync with ${remotes.join(', ')} (as of the last fetch)` : `${out.length} branch(es) differ from their remote-tracking refs (as of the last fetch)`, status: out.length === 0 ? 'ok' : 'warning'})
+  }
+  return checks
+}
