@@ -86,7 +86,6 @@ describe('toolkit svc dump and diagnose (built CLI)', function () {
     const r = await runCli(['svc', 'diagnose', '--data-dir', dir])
     expect(r.code).to.equal(1)
     expect(r.stdout).to.match(/error\s+repository\s+git fsck --full failed/)
-    expect(r.stdout).to.match(/error\s+branches\s+branch main cannot be read/)
     expect(r.stderr).to.match(/diagnose found \d error\(s\)/)
   })
 })
