@@ -4,7 +4,9 @@ import {closest, ToolkitError, UsageError} from '@toolkit/kit'
 
 import type {GwContext} from './context.js'
 
-import {withServer} from './context.js'
+import {serverKey} from './config.js'
+import {findServer, withServer} from './context.js'
+import {readToolCache, writeToolCache} from './tool-cache.js'
 import {fetchAllTools} from './tools.js'
 
 type Schema = {items?: unknown; properties?: Record<string, {type?: unknown}>; type?: unknown}
@@ -147,15 +149,34 @@ export interface CallOptions {
  * sent. A result flagged `isError` is returned as a record and also thrown as a ToolError.
  */
 export async function callTool(ctx: GwContext, server: string, toolName: string, argv: string[], options: CallOptions = {}): Promise<CallRecord> {
+  const key = serverKey(findServer(ctx, server))
   return withServer(ctx, server, async ({client}) => {
-    const tools = await fetchAllTools(client)
-    const tool = tools.find((t) => t.name === toolName)
-    if (!tool) {
-      const guess = closest(toolName, tools.map((t) => t.name))
-      throw new UsageError(`server "${server}" has no tool "${toolName}"${guess ? `; did you mean "${guess}"?` : ''}`, 'unknown_tool')
+    // The cached list saves a round trip; anything it would refuse is re-checked against a fresh list.
+    let tools = await readToolCache(key, ctx.env)
+    let fresh = false
+    const refresh = async (): Promise<Tool[]> => {
+      fresh = true
+      tools = await fetchAllTools(client)
+      await writeToolCache(key, tools, ctx.env)
+      return tools
     }
-    const args = parseToolArguments(argv, tool.inputSchema as Schema)
-    await validateArguments(tool, args)
+    const prepare = async (list: Tool[]): Promise<Record<string, unknown>> => {
+      const tool = list.find((t) => t.name === toolName)
+      if (!tool) {
+        const guess = closest(toolName, list.map((t) => t.name))
+        throw new UsageError(`server "${server}" has no tool "${toolName}"${guess ? `; did you mean "${guess}"?` : ''}`, 'unknown_tool')
+      }
+      const args = parseToolArguments(argv, tool.inputSchema as Schema)
+      await validateArguments(tool, args)
+      return args
+    }
+    let args: Record<string, unknown>
+    try {
+      args = await prepare(tools ?? (await refresh()))
+    } catch (error) {
+      if (fresh || !(error instanceof UsageError)) throw error
+      args = await prepare(await refresh())
+    }
     const result = (await client.callTool({arguments: args, name: toolName}, undefined, {
       signal: ctx.signal,
       timeout: options.timeoutMs,

@@ -3,7 +3,9 @@ import type {Tool} from '@modelcontextprotocol/sdk/types.js'
 
 import type {GwContext} from './context.js'
 
-import {withServer} from './context.js'
+import {serverKey} from './config.js'
+import {findServer, withServer} from './context.js'
+import {writeToolCache} from './tool-cache.js'
 
 const MAX_PAGES = 100
 
@@ -49,5 +51,10 @@ export function signature(t: Pick<Tool, 'inputSchema' | 'name'>): string {
 }
 
 export function listTools(ctx: GwContext, server: string): Promise<ToolRecord[]> {
-  return withServer(ctx, server, async ({client}) => (await fetchAllTools(client)).map((t) => toolRecord(server, t)))
+  const key = serverKey(findServer(ctx, server))
+  return withServer(ctx, server, async ({client}) => {
+    const tools = await fetchAllTools(client)
+    await writeToolCache(key, tools, ctx.env)
+    return tools.map((t) => toolRecord(server, t))
+  })
 }

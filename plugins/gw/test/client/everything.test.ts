@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import getPort from 'get-port'
 import {type ChildProcess, spawn} from 'node:child_process'
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
@@ -92,6 +92,27 @@ describe('gw client against @modelcontextprotocol/server-everything (CLI end to 
     const j = records((await run(['gw', 'call', 'everything', 'get-structured-content', 'location=Chicago', '--format', 'json'])).stdout)[0]
     expect(j.structuredContent).to.have.property('temperature')
     expect(j.content).to.have.length(1)
+  })
+
+  it('caches the tool list; a stale cached schema never refuses a call the server accepts', async () => {
+    const first = await run(['gw', 'call', 'everything', 'get-sum', 'a=1', 'b=1'])
+    expect(first.code, first.stderr).to.equal(0)
+    const cacheDir = join(dir, 'home', '.cache', 'gw', 'tools')
+    const [file] = readdirSync(cacheDir)
+    const cached = JSON.parse(readFileSync(join(cacheDir, file), 'utf8')) as {server: string; tools: Array<{inputSchema: unknown; name: string}>}
+    expect(cached.server).to.equal(server.url)
+    const sum = cached.tools.find((t) => t.name === 'get-sum')
+    if (!sum) throw new Error('get-sum not cached')
+    sum.inputSchema = {properties: {zzz: {type: 'string'}}, required: ['zzz'], type: 'object'}
+    cached.tools = cached.tools.filter((t) => t.name !== 'echo').concat([{inputSchema: {type: 'object'}, name: 'gone'}])
+    writeFileSync(join(cacheDir, file), JSON.stringify(cached))
+    const stale = await run(['gw', 'call', 'everything', 'get-sum', 'a=2', 'b=3'])
+    expect(stale.code, stale.stderr).to.equal(0)
+    expect(stale.stdout.trim()).to.equal('The sum of 2 and 3 is 5.')
+    const missing = await run(['gw', 'call', 'everything', 'echo', 'message=still here'])
+    expect(missing.stdout.trim()).to.equal('Echo: still here')
+    const refreshed = JSON.parse(readFileSync(join(cacheDir, file), 'utf8')) as {tools: Array<{name: string}>}
+    expect(refreshed.tools.map((t) => t.name)).to.include('echo').and.not.include('gone')
   })
 
   it('local servers started as a process (command, args)', async () => {
