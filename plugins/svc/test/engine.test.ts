@@ -152,6 +152,21 @@ describe('svc engine', () => {
     expect(await db.count()).to.equal(20)
   })
 
+  it('keeps reading correctly while background repacks merge checkpoint packs', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false, repackEveryCheckpoints: 2})
+    for (let round = 0; round < 8; round++) {
+      await Promise.all(Array.from({length: 20}, (_, i) => db!.put({id: `r:${i}`, round})))
+      await db.flush()
+      // A reader that is never cached must find objects wherever the last repack moved them.
+      expect((await db.history('r:3', {limit: 1})).versions[0].doc).to.deep.include({round})
+    }
+    await db.close()
+    const packs = Number(/^packs: (\d+)/m.exec(gitOut(join(dir, 'repo'), ['count-objects', '-v']))?.[1])
+    expect(packs).to.be.lessThan(8)
+    gitOut(join(dir, 'repo'), ['fsck', '--full'])
+  })
+
   it('one instance per data directory; a dead owner\'s lock and stale git locks are cleaned', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false})

@@ -61,6 +61,8 @@ export interface EngineOptions {
   maxDocumentBytes?: number
   /** Back-pressure bound: writes wait while this many acknowledged writes are not yet in Git (default 10000). */
   maxPendingEntries?: number
+  /** Checkpoints between background geometric repacks that keep pack and loose-object counts low (default 64). */
+  repackEveryCheckpoints?: number
 }
 
 interface DocEntry {
@@ -109,7 +111,9 @@ export class GitEngine implements Engine {
   private checkpointRunning = false
   private checkpointTimer: NodeJS.Timeout | undefined
   private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
+  private checkpointsSinceRepack = 0
   private checkpointsStarted = 0
+  private repacking: Promise<void> | undefined
   private failure: EngineError | undefined
   private checkpointedSeq = 0
   private closed = false
@@ -185,6 +189,7 @@ export class GitEngine implements Engine {
     await this.wal.close()
     try {
       await this.flushInternal()
+      await this.repacking
     } finally {
       await this.writer.close().catch((error: Error) => this.log.error('git fast-import did not exit cleanly', {error: error.message}))
       await this.index?.close()
@@ -359,6 +364,7 @@ export class GitEngine implements Engine {
     if (b.name === DEFAULT_BRANCH) throw new EngineError('invalid_argument', `the default branch ${DEFAULT_BRANCH} cannot be removed`)
     await this.flushInternal()
     // fast-import would recreate the ref at its next checkpoint; a fresh process forgets it.
+    await this.repacking
     await this.writer.close()
     this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
     this.branchesState.delete(name)
@@ -574,6 +580,7 @@ export class GitEngine implements Engine {
         await this.wal.release(this.checkpointedSeq)
         this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
         this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
+        if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
         // Under a steady stream, let the debounce timer gather more commits per checkpoint.
         if (!this.closed && this.checkpointWaiters.length === 0) break
       }
@@ -586,6 +593,24 @@ export class GitEngine implements Engine {
       this.checkpointRunning = false
       if (!this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     }
+  }
+
+  /**
+   * Each checkpoint leaves a small pack (or loose objects); a geometric repack merges them
+   * incrementally, so reads and `git` commands stay fast without a full gc.
+   */
+  private maintain(): Promise<void> {
+    this.checkpointsSinceRepack = 0
+    // fast-import keeps a .keep file on each of its packs until it exits, and repack skips kept packs.
+    this.repacking ??= this.writer
+      .restart()
+      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index']))
+      .then(() => this.log.debug('repacked'))
+      .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))
+      .finally(() => {
+        this.repacking = undefined
+      })
+    return this.repacking
   }
 
   private scheduleCheckpoint(): void {

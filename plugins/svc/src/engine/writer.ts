@@ -28,10 +28,15 @@ export class CommitWriter {
   private child: ChildProcessWithoutNullStreams
   private closed = false
   private exitError: Error | undefined
+  /** Branches some process of this writer committed to (their refs exist once it checkpoints or exits). */
+  private committed = new Set<string>()
+  /** Branches the current process has in its branch table. */
   private known = new Set<string>()
   private out = ''
   private progress = 0
   private stderr = ''
+  /** Commands held while the process restarts. */
+  private held: Buffer[] | undefined
   private waiters = new Map<number, {reject(e: Error): void; resolve(): void}>()
 
   constructor(
@@ -47,12 +52,46 @@ export class CommitWriter {
     if (this.exitError) return Promise.reject(this.exitError)
     const token = ++this.progress
     const done = new Promise<void>((resolve, reject) => this.waiters.set(token, {reject, resolve}))
-    this.child.stdin.write(`checkpoint\nprogress svc-${token}\n`)
+    this.send(Buffer.from(`checkpoint\nprogress svc-${token}\n`))
     return done
+  }
+
+  /**
+   * Ends the process (`done`: every commit sent is in the repository, and fast-import drops the
+   * .keep files that stop `git repack` from merging its packs) and starts a fresh one. Commands
+   * sent meanwhile are held and replayed to the new process in order.
+   */
+  async restart(): Promise<void> {
+    if (this.held || this.closed || this.exitError) return
+    this.held = []
+    // Everything sent from now on goes to the new process, which knows no branch yet.
+    this.known.clear()
+    const old = this.child
+    const exited = new Promise<number | null>((resolve) => old.once('close', (code) => resolve(code)))
+    old.stdin.end('done\n')
+    const code = await exited
+    if (code !== 0) {
+      this.exitError = new EngineError('internal', `git fast-import exited (${code}) while restarting: ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
+      this.failWaiters()
+      return
+    }
+    this.child = this.spawn()
+    const held = this.held
+    this.held = undefined
+    for (const b of held) this.child.stdin.write(b)
+  }
+
+  private send(b: Buffer): boolean {
+    if (this.held) {
+      this.held.push(b)
+      return true
+    }
+    return this.child.stdin.write(b)
   }
 
   async close(): Promise<void> {
     if (this.closed) return
+    while (this.held) await new Promise((r) => setTimeout(r, 2))
     this.closed = true
     const exited = new Promise<void>((resolve) => this.child.once('close', () => resolve()))
     this.child.stdin.end('done\n')
@@ -72,28 +111,34 @@ export class CommitWriter {
     parts.push(Buffer.from(head), msg, Buffer.from('\n'))
     if (!this.known.has(spec.branch)) {
       // fast-import does not read existing refs by itself; ^0 continues an existing branch.
-      if (this.existingBranches().has(spec.branch)) parts.push(Buffer.from(`from ${ref}^0\n`))
+      if (this.committed.has(spec.branch) || this.existingBranches().has(spec.branch)) parts.push(Buffer.from(`from ${ref}^0\n`))
       this.known.add(spec.branch)
+      this.committed.add(spec.branch)
     }
     for (const f of spec.files) {
       if (f.content === undefined) parts.push(Buffer.from(`D ${quotePath(f.path)}\n`))
       else parts.push(Buffer.from(`M 100644 inline ${quotePath(f.path)}\ndata ${f.content.length}\n`), f.content, Buffer.from('\n'))
     }
-    head = '\n'
-    parts.push(Buffer.from(head))
-    return this.child.stdin.write(Buffer.concat(parts))
+    parts.push(Buffer.from('\n'))
+    return this.send(Buffer.concat(parts))
   }
 
   /** Creates `branch` at the current tip of `from` (as fast-import sees it, pending commits included). */
   createBranch(branch: string, from: string): void {
     const fromSpec = this.known.has(from) ? `refs/heads/${from}` : `refs/heads/${from}^0`
-    this.child.stdin.write(`reset refs/heads/${branch}\nfrom ${fromSpec}\n\n`)
+    this.send(Buffer.from(`reset refs/heads/${branch}\nfrom ${fromSpec}\n\n`))
     this.known.add(branch)
+    this.committed.add(branch)
   }
 
   drain(): Promise<void> {
-    if (!this.child.stdin.writableNeedDrain) return Promise.resolve()
+    if (this.held || !this.child.stdin.writableNeedDrain) return Promise.resolve()
     return new Promise((resolve) => this.child.stdin.once('drain', () => resolve()))
+  }
+
+  private failWaiters(): void {
+    for (const w of this.waiters.values()) w.reject(this.exitError ?? new EngineError('closed', 'writer closed'))
+    this.waiters.clear()
   }
 
   private spawn(): ChildProcessWithoutNullStreams {
@@ -124,11 +169,12 @@ export class CommitWriter {
     })
     child.stdin.on('error', () => {})
     child.on('close', (code) => {
+      // A process ended by restart() is replaced, not failed.
+      if (child !== this.child || this.held) return
       if (code !== 0 || !this.closed) {
         this.exitError = new EngineError('internal', `git fast-import exited (${code}): ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
       }
-      for (const w of this.waiters.values()) w.reject(this.exitError ?? new EngineError('closed', 'writer closed'))
-      this.waiters.clear()
+      this.failWaiters()
     })
     return child
   }
