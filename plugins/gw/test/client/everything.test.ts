@@ -12,13 +12,13 @@ const require = createRequire(import.meta.url)
 const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js')
 
 /** server-everything in Streamable HTTP mode on a free port; resolves once it listens. */
-export async function startEverything(): Promise<{close(): void; url: string}> {
+export async function startEverything(mode: 'sse' | 'streamableHttp' = 'streamableHttp'): Promise<{close(): void; url: string}> {
   const port = await getPort({host: '127.0.0.1'})
-  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {env: {...process.env, PORT: String(port)}, stdio: ['ignore', 'pipe', 'pipe']})
+  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, mode], {env: {...process.env, PORT: String(port)}, stdio: ['ignore', 'pipe', 'pipe']})
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start')), 15_000)
     const check = (d: Buffer): void => {
-      if (d.toString().includes('listening')) {
+      if (/listening|running on port/.test(d.toString())) {
         clearTimeout(timer)
         resolve()
       }
@@ -27,7 +27,7 @@ export async function startEverything(): Promise<{close(): void; url: string}> {
     child.stderr?.on('data', check)
     child.once('exit', (code) => reject(new Error(`server-everything exited (${code})`)))
   })
-  return {close: () => child.kill(), url: `http://127.0.0.1:${port}/mcp`}
+  return {close: () => child.kill(), url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`}
 }
 
 describe('gw client against @modelcontextprotocol/server-everything (CLI end to end)', function () {
@@ -113,6 +113,19 @@ describe('gw client against @modelcontextprotocol/server-everything (CLI end to 
     expect(missing.stdout.trim()).to.equal('Echo: still here')
     const refreshed = JSON.parse(readFileSync(join(cacheDir, file), 'utf8')) as {tools: Array<{name: string}>}
     expect(refreshed.tools.map((t) => t.name)).to.include('echo').and.not.include('gone')
+  })
+
+  it('falls back to the legacy HTTP+SSE transport for servers that only speak it', async () => {
+    const legacy = await startEverything('sse')
+    try {
+      const cfg = join(dir, 'sse.json')
+      writeFileSync(cfg, JSON.stringify({gwServers: {old: {url: legacy.url}}}))
+      const r = await run(['gw', 'call', 'old', 'echo', 'message=over sse', '--config', cfg])
+      expect(r.code, r.stderr).to.equal(0)
+      expect(r.stdout.trim()).to.equal('Echo: over sse')
+    } finally {
+      legacy.close()
+    }
   })
 
   it('local servers started as a process (command, args)', async () => {

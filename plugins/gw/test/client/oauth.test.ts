@@ -222,6 +222,34 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
   })
 })
 
+describe('gw client: server that refuses dynamic client registration', () => {
+  it('shows the manual prompt with the server refusal as the reason', async () => {
+    const server = await startOAuthMcpServer({dcr: 'refuse', staticTokens: ['typed']})
+    const box = sandbox()
+    try {
+      const reasons: string[] = []
+      const c = await connectServer('closed', {url: server.url}, {
+        env: {GW_OAUTH_CALLBACK_PORT: String(await freePort())},
+        interactive: true,
+        log: quiet(),
+        openUrl: async () => expect.fail('browser opened'),
+        async prompt(q) {
+          reasons.push(q.hint[0])
+          return 'typed'
+        },
+        tokenStore: box.store,
+      })
+      expect(c.auth).to.equal('manual')
+      await c.close()
+      expect(reasons[0]).to.match(/client registration at .*\/register failed: .*registration is closed/)
+      expect(JSON.parse(readFileSync(box.authFile, 'utf8')).clients).to.deep.equal({})
+    } finally {
+      await server.close()
+      box.remove()
+    }
+  })
+})
+
 describe('gw client: server without dynamic client registration', () => {
   let server: OAuthMcpFixture
   let box: Sandbox

@@ -20,8 +20,9 @@ Signs in first when the server asks for it (saved token, refresh, OAuth, or a to
       const hints = [a?.readOnlyHint ? 'read-only' : '', a?.destructiveHint && !a.readOnlyHint ? 'destructive' : '', a?.openWorldHint ? 'open-world' : '']
         .filter(Boolean)
         .join(', ')
-      const first = t.description?.split('\n')[0] ?? ''
-      this.out.record({type: 'tool', ...t}, `${this.out.color.bold(signature({inputSchema: t.inputSchema, name: t.name}))}${hints ? this.out.color.dim(` [${hints}]`) : ''}\n  ${first}`)
+      const first = t.description?.split('\n')[0]
+      const head = `${this.out.color.bold(signature({inputSchema: t.inputSchema, name: t.name}))}${hints ? this.out.color.dim(` [${hints}]`) : ''}`
+      this.out.record({type: 'tool', ...t}, first ? `${head}\n  ${first}` : head)
     }
   }
 }
