@@ -107,7 +107,7 @@ export class CommitWriter {
     const msg = Buffer.from(spec.message)
     const when = `${Math.floor(spec.time / 1000)} +0000`
     const who = `${sanitize(spec.authorName)} <${spec.authorEmail ?? 'svc@localhost'}> ${when}`
-    let head = `commit ${ref}\nauthor ${who}\ncommitter ${this.committer} ${when}\ndata ${msg.length}\n`
+    const head = `commit ${ref}\nauthor ${who}\ncommitter ${this.committer} ${when}\ndata ${msg.length}\n`
     parts.push(Buffer.from(head), msg, Buffer.from('\n'))
     if (!this.known.has(spec.branch)) {
       // fast-import does not read existing refs by itself; ^0 continues an existing branch.
