@@ -81,6 +81,9 @@ export class CredentialChain {
       this.o.log(`refreshed the access token for ${this.o.serverName}`)
       return fresh
     } catch (error) {
+      // Another gw process may have refreshed first (rotating refresh tokens are single-use): take its result.
+      const {token: current} = await this.store.get(this.url)
+      if (current?.access_token && current.access_token !== token.access_token && !isExpired(current, this.o.now?.())) return current
       this.o.log(`token refresh for ${this.o.serverName} failed (${(error as Error).message}); signing in again`)
       await this.store.remove(this.url, 'token')
       return undefined

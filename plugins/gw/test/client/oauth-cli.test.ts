@@ -120,6 +120,19 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
     expect(r.stderr).to.include('GW_OAUTH_CALLBACK_PORT must be a port (8090) or a range (8090-8095)')
   })
 
+  it('login without a terminal on a server without registration: exit 3 pointing to --token-stdin', async () => {
+    const closed = await startOAuthMcpServer({dcr: false})
+    try {
+      const cfg = join(dir, 'closed.json')
+      writeFileSync(cfg, JSON.stringify({gwServers: {closed: {url: closed.url}}}))
+      const r = await run(['gw', 'auth', 'login', 'closed', '--config', cfg])
+      expect(r.code).to.equal(3)
+      expect(r.stderr).to.include('no terminal to type a token: pipe one to `toolkit gw auth login <server> --token-stdin`')
+    } finally {
+      await closed.close()
+    }
+  })
+
   it('GW_AUTH_FILE moves the token store', async () => {
     const elsewhere = join(dir, 'elsewhere', 'auth.json')
     const r = await run(['gw', 'auth', 'login', 'fixture', '--token-stdin'], {env: {GW_AUTH_FILE: elsewhere}, input: 'static-secret'})

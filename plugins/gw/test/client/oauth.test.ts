@@ -104,6 +104,30 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
     expect(server.stats.registrations).to.equal(1)
   })
 
+  it('a refresh lost to another process (single-use refresh token) takes the token that process saved', async () => {
+    server.settings.accessTtl = 5
+    await whoami(options())
+    const stale = JSON.parse(readFileSync(box.authFile, 'utf8')).tokens[server.url]
+    server.settings.accessTtl = 3600
+    // The other process: refreshes (the server rotates the refresh token) and saves the result.
+    await whoami(options())
+    expect(server.stats.refreshes).to.equal(1)
+    // This process read the store before the other one saved: it sees the stale token first.
+    let first = true
+    const racing = {
+      ...box.store,
+      async get(url: string) {
+        const now = await box.store.get(url)
+        if (!first) return now
+        first = false
+        return {...now, token: stale}
+      },
+    }
+    const r = await whoami(options({openUrl: async () => expect.fail('browser opened'), tokenStore: racing}))
+    expect(r.auth).to.equal('refreshed')
+    expect(server.stats.authorizations).to.equal(1)
+  })
+
   it('deleted store entry: the next connection authenticates afresh', async () => {
     await whoami(options())
     const data = JSON.parse(readFileSync(box.authFile, 'utf8'))

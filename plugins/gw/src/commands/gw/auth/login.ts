@@ -3,6 +3,7 @@ import {ToolkitCommand, UsageError} from '@toolkit/kit'
 
 import {login} from '../../../client/auth.js'
 import {clientFlags, commandContext} from '../../../client/cli.js'
+import {AuthError} from '../../../client/errors.js'
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new UsageError('--token-stdin reads the token from a pipe: `printenv TOKEN | toolkit gw auth login <server> --token-stdin`')
@@ -44,5 +45,5 @@ hints; --token-stdin saves a token read from standard input instead.`
 }
 
 async function noTerminalPrompt(): Promise<string> {
-  throw new UsageError('this server has no dynamic client registration and there is no terminal to type a token: pipe one to `toolkit gw auth login <server> --token-stdin`', 'auth_required')
+  throw new AuthError('this server has no dynamic client registration and there is no terminal to type a token: pipe one to `toolkit gw auth login <server> --token-stdin`')
 }
