@@ -71,17 +71,18 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
         own.push({kw, path: kp})
       }
       for (const [a, ad] of group.ads.entries()) validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
+      const groupIndex = blockIndex(group.keywords)
       for (const [n, neg] of group.negatives.entries()) {
         checkKeyword(neg.text, `${gp}.negatives[${n}]`, add)
-        for (const kw of group.keywords) {
-          if (blocks(neg, kw.text)) add('error', 'negative_blocks_keyword', `${gp}.negatives[${n}]`, `negative "${neg.text}" (${neg.match}) blocks the ad group's own keyword "${kw.text}"`)
-        }
+        const hit = groupIndex(neg)
+        if (hit !== undefined) add('error', 'negative_blocks_keyword', `${gp}.negatives[${n}]`, `negative "${neg.text}" (${neg.match}) blocks the ad group's own keyword "${hit}"`)
       }
     }
+    const campaignIndex = blockIndex(own.map((o) => o.kw))
     for (const [n, neg] of c.negatives.entries()) {
       checkKeyword(neg.text, `${at}.negatives[${n}]`, add)
-      const hit = own.find((o) => blocks(neg, o.kw.text))
-      if (hit) add('error', 'negative_blocks_keyword', `${at}.negatives[${n}]`, `campaign negative "${neg.text}" (${neg.match}) blocks the campaign's own keyword "${hit.kw.text}"`)
+      const hit = campaignIndex(neg)
+      if (hit !== undefined) add('error', 'negative_blocks_keyword', `${at}.negatives[${n}]`, `campaign negative "${neg.text}" (${neg.match}) blocks the campaign's own keyword "${hit}"`)
     }
   } else {
     if (c.asset_groups.length === 0) add('error', 'campaign_without_asset_groups', `${at}.asset_groups`, `${c.type} campaign "${c.name}" has no asset groups`)
@@ -203,6 +204,44 @@ function checkKeyword(text: string, at: string, add: Add): void {
   if (words > LIMITS.keyword_words) add('error', 'keyword_too_many_words', at, `keyword "${text}" has ${words} words; the limit is ${LIMITS.keyword_words}`)
   const bad = FORBIDDEN.exec(text)
   if (bad) add('error', 'keyword_forbidden_char', at, `keyword "${text}" contains "${bad[0]}", which Google Ads does not allow`)
+}
+
+/** Every contiguous run of words of a normalised text: what a phrase negative must equal to block it. */
+export function subphrases(text: string): string[] {
+  const w = text.split(' ')
+  const out: string[] = []
+  for (let i = 0; i < w.length; i++) {
+    let s = ''
+    for (let j = i; j < w.length; j++) {
+      s = j === i ? w[i] : `${s} ${w[j]}`
+      out.push(s)
+    }
+  }
+  return out
+}
+
+/**
+ * Which of `keywords` a negative blocks, answered from indexes (exact texts, sub-phrases) so
+ * checking every negative against every keyword stays linear on 10,000-keyword accounts.
+ */
+function blockIndex(keywords: Keyword[]): (neg: Pick<Negative, 'match' | 'text'>) => string | undefined {
+  let exact: Map<string, string> | undefined
+  let phrase: Map<string, string> | undefined
+  return (neg) => {
+    const n = normal(neg.text)
+    if (neg.match === 'exact') {
+      exact ??= new Map(keywords.map((k) => [normal(k.text), k.text]))
+      return exact.get(n)
+    }
+    if (neg.match === 'phrase') {
+      if (!phrase) {
+        phrase = new Map()
+        for (const k of keywords) for (const s of subphrases(normal(k.text))) if (!phrase.has(s)) phrase.set(s, k.text)
+      }
+      return phrase.get(n)
+    }
+    return keywords.find((k) => blocks(neg, k.text))?.text
+  }
 }
 
 function words(text: string): string[] {

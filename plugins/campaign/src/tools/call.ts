@@ -25,8 +25,9 @@ export function callTool(tools: Tool[], ctx: ToolContext, events: EventLog, save
     return {error: `invalid input: ${error}`, ok: false}
   }
   // Tools mutate the live workspace; a refusal after a partial change must not leak, so
-  // mutating tools work on a copy that replaces the original only on success.
-  const work = tool.mutates ? structuredClone(ctx.ws) : ctx.ws
+  // mutating tools work on a copy that replaces the original only on success. Tools never
+  // change `input` (the catalog, the bulk of the file), so only account and missions are copied.
+  const work = tool.mutates ? {...ctx.ws, account: structuredClone(ctx.ws.account), missions: structuredClone(ctx.ws.missions)} : ctx.ws
   const local: ToolContext = tool.mutates ? {...ctx, ws: work} : ctx
   try {
     const result = tool.run(local, parsed.data)
