@@ -1,7 +1,7 @@
 // Shared helpers of the bench/svc-* scripts: start the built `toolkit svc server`, drive it with
 // keep-alive HTTP clients, and report figures next to the peer measured in the same run.
 import {spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -98,4 +98,33 @@ export function gitInitBare(dir) {
 
 export function line(label, value) {
   console.log(`${label.padEnd(52)} ${value}`)
+}
+
+/** True when the `wrk` HTTP load generator (Debian package wrk) is installed. */
+export function haveWrk() {
+  return spawnSync('wrk', ['--version']).error === undefined
+}
+
+/**
+ * Runs wrk with a Lua script for `seconds`; resolves {requests, rps, p50, p99} (ms). wrk is a C
+ * load generator: it leaves the CPU to the servers far more than a Node client would.
+ */
+export function wrk(port, lua, {connections = 32, seconds = 5, threads = 1} = {}) {
+  const script = join(tempDir('svc-wrk-'), 'script.lua')
+  writeFileSync(script, `${lua}
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %f %f %d\\n", summary.requests, summary.duration, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, latency:percentile(50), latency:percentile(99), summary.errors.status))
+end
+`)
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`], {stdio: ['ignore', 'pipe', 'inherit']})
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.on('exit', () => {
+      const m = /RESULT (\d+) (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)/.exec(out)
+      if (!m) return reject(new Error(`wrk output not understood: ${out}`))
+      const [requests, durationUs, errors, p50, p99] = m.slice(1).map(Number)
+      resolve({errors, p50: p50 / 1000, p99: p99 / 1000, requests, rps: requests / (durationUs / 1e6)})
+    })
+  })
 }
