@@ -43,7 +43,7 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
       },
     })
     expect(r.code, r.stderr).to.equal(0)
-    expect(r.stdout).to.include('fixture: signed in (oauth)')
+    expect(r.stdout).to.include('fixture: signed in with OAuth, tokens saved')
   }
 
   it('login prints the authorization URL without a TTY, saves tokens to ~/.config/gw/auth.json (0600); call reuses them', async () => {
@@ -82,6 +82,7 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
   it('login --token-stdin saves a token the server accepts, and refuses one it rejects', async () => {
     const ok = await run(['gw', 'auth', 'login', 'fixture', '--token-stdin'], {input: 'static-secret\n'})
     expect(ok.code, ok.stderr).to.equal(0)
+    expect(ok.stdout.trim()).to.equal('fixture: token accepted and saved')
     expect(JSON.parse(readFileSync(authFile(), 'utf8')).tokens[server.url].access_token).to.equal('static-secret')
     const bad = await run(['gw', 'auth', 'login', 'fixture', '--token-stdin'], {input: 'nope\n'})
     expect(bad.code).to.equal(3)

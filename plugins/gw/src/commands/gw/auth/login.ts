@@ -40,8 +40,16 @@ hints; --token-stdin saves a token read from standard input instead.`
     const token = this.flags['token-stdin'] ? await readStdin() : undefined
     // The user asked to sign in: the flow runs even without a TTY (the URL is printed).
     const record = await login({...ctx, interactive: true, prompt: ctx.interactive ? undefined : noTerminalPrompt}, name, {token})
-    this.out.record({type: 'login', ...record}, `${record.server}: ${record.auth === 'none' ? 'the server does not ask for authentication' : `signed in (${record.auth})`}`)
+    this.out.record({type: 'login', ...record}, `${record.server}: ${OUTCOME[record.auth] ?? `signed in (${record.auth})`}`)
   }
+}
+
+const OUTCOME: Record<string, string> = {
+  config: 'uses the Authorization header from servers.json; nothing to sign in',
+  manual: 'token saved',
+  none: 'the server does not ask for authentication',
+  oauth: 'signed in with OAuth, tokens saved',
+  store: 'token accepted and saved',
 }
 
 async function noTerminalPrompt(): Promise<string> {
