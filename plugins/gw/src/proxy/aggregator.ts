@@ -1,4 +1,5 @@
 import type {Server} from '@modelcontextprotocol/sdk/server/index.js'
+import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {closest} from '@toolkit/kit'
 
 import {type CompiledAcl, evaluate, type User} from './acl.js'
@@ -6,6 +7,8 @@ import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 
 /** JSON-RPC error code for a call the ACL denies (server-defined range). */
 export const ACCESS_DENIED = -32003
+const INVALID_PARAMS = -32602
+const INTERNAL_ERROR = -32603
 
 /**
  * A JSON-RPC error as the SDK server serializes it (code, message, data). Unlike McpError, the
@@ -38,55 +41,64 @@ export function userOf(extra: {authInfo?: {extra?: Record<string, unknown>}}, fa
   throw new Error('request reached the MCP server without an authenticated user')
 }
 
+export interface ToolHandlers {
+  callTool(user: User, params: {_meta?: unknown; arguments?: Record<string, unknown>; name: string}, signal?: AbortSignal): Promise<CallToolResult>
+  listTools(user: User): {tools: Tool[]}
+}
+
+/** tools/list and tools/call for one user, shared by the SDK server and the HTTP fast path. */
+export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
+  return {
+    async callTool(user, params, signal) {
+      const name = params.name
+      const t = ctx.pool.tool(name)
+      if (!t) {
+        const owner = ctx.pool.serverOf(name)
+        const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
+        if (outage) throw new RpcError(INTERNAL_ERROR, outage.message, {server: owner})
+        const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
+        const hint = closest(name, visible)
+        throw new RpcError(INVALID_PARAMS, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
+      }
+      const decision = evaluate(ctx.acl, user, t.ref)
+      ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
+      if (!decision.allowed) {
+        throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
+          access: t.access,
+          rule: decision.rule,
+          subject: user.subject,
+          tool: name,
+        })
+      }
+      try {
+        return await ctx.pool.call(name, params.arguments, params._meta as Record<string, unknown> | undefined, signal)
+      } catch (error) {
+        if (error instanceof UpstreamUnavailableError) throw new RpcError(INTERNAL_ERROR, error.message, {server: t.server})
+        throw error
+      }
+    },
+    listTools(user) {
+      const tools: Tool[] = []
+      for (const t of ctx.pool.tools()) {
+        if (evaluate(ctx.acl, user, t.ref).allowed) tools.push(t.tool)
+      }
+      return {tools}
+    },
+  }
+}
+
 /**
  * One MCP server object (per HTTP session, or the single stdio session) whose tools are the
  * union of the upstreams' tools, filtered per user by the ACL.
  */
-export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?: User): Promise<Server> {
+export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?: User, handlers = toolHandlers(ctx)): Promise<Server> {
   const [{Server}, types] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
-  const {CallToolRequestSchema, ErrorCode, ListToolsRequestSchema} = types
+  const {CallToolRequestSchema, ListToolsRequestSchema} = types
   const server = new Server(PROXY_INFO, {
     capabilities: {tools: {listChanged: true}},
     instructions: 'Tools of several MCP servers, named <server>__<tool>.',
   })
-
-  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => {
-    const user = userOf(extra, fixedUser)
-    const tools = []
-    for (const t of ctx.pool.tools()) {
-      if (evaluate(ctx.acl, user, t.ref).allowed) tools.push(t.tool)
-    }
-    return {tools}
-  })
-
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-    const user = userOf(extra, fixedUser)
-    const name = req.params.name
-    const t = ctx.pool.tool(name)
-    if (!t) {
-      const owner = ctx.pool.serverOf(name)
-      const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
-      if (outage) throw new RpcError(ErrorCode.InternalError, outage.message, {server: owner})
-      const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
-      const hint = closest(name, visible)
-      throw new RpcError(ErrorCode.InvalidParams, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
-    }
-    const decision = evaluate(ctx.acl, user, t.ref)
-    ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
-    if (!decision.allowed) {
-      throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
-        access: t.access,
-        rule: decision.rule,
-        subject: user.subject,
-        tool: name,
-      })
-    }
-    try {
-      return await ctx.pool.call(name, req.params.arguments, req.params._meta as Record<string, unknown> | undefined, extra.signal)
-    } catch (error) {
-      if (error instanceof UpstreamUnavailableError) throw new RpcError(ErrorCode.InternalError, error.message, {server: t.server})
-      throw error
-    }
-  })
+  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => handlers.listTools(userOf(extra, fixedUser)))
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => handlers.callTool(userOf(extra, fixedUser), req.params, extra.signal))
   return server
 }

@@ -5,7 +5,7 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {AddressInfo} from 'node:net'
 
 import type {User} from './acl.js'
-import {type AggregatorContext, createAggregatingServer} from './aggregator.js'
+import {type AggregatorContext, createAggregatingServer, toolHandlers} from './aggregator.js'
 import type {ProxyAuth} from './config.js'
 import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
 import type {AuthResult} from './providers/types.js'
@@ -100,6 +100,26 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   })
 }
 
+type FastRequest = {id: number | string; method: 'tools/call'; params: {_meta?: Record<string, unknown>; arguments?: Record<string, unknown>; name: string}} | {id: number | string; method: 'tools/list'; params?: unknown}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * A well-formed single tools/list or tools/call request in an established session: the only
+ * shapes the fast path answers. Anything else (batches, other methods, odd params) goes to the
+ * SDK transport, which owns validation and its error replies.
+ */
+function fastRequest(body: unknown): FastRequest | undefined {
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return undefined
+  if (body.method === 'tools/list') return body.params === undefined || (isPlainObject(body.params) && body.params.cursor === undefined) ? (body as FastRequest) : undefined
+  if (body.method !== 'tools/call' || !isPlainObject(body.params)) return undefined
+  const p = body.params
+  if (typeof p.name !== 'string') return undefined
+  if (p.arguments !== undefined && !isPlainObject(p.arguments)) return undefined
+  if (p._meta !== undefined && !isPlainObject(p._meta)) return undefined
+  return body as FastRequest
+}
+
 function isInitialize(body: unknown): boolean {
   const one = (m: unknown) => typeof m === 'object' && m !== null && (m as {method?: unknown}).method === 'initialize'
   return Array.isArray(body) ? body.some(one) : one(body)
@@ -111,7 +131,10 @@ function isInitialize(body: unknown): boolean {
  * /mcp request is authenticated by the provider chain before its body is read.
  */
 export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
-  const {StreamableHTTPServerTransport} = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+  const [{StreamableHTTPServerTransport}, {SUPPORTED_PROTOCOL_VERSIONS}] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
   const log = o.log ?? (() => {})
   const limit = o.maxBodyBytes ?? 4 * 1024 * 1024
   const maxSessions = o.maxSessions ?? 10_000
@@ -124,6 +147,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     },
     pool,
   }
+  const handlers = toolHandlers(ctx)
   const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new Map<string, Session>()
@@ -184,6 +208,11 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         return
       }
       s.lastSeen = Date.now()
+      const fast = req.method === 'POST' ? fastRequest(body) : undefined
+      if (fast && fastHeadersOk(req)) {
+        await answerFast(res, id, fast, user)
+        return
+      }
       await s.transport.handleRequest(req, res, body)
       return
     }
@@ -195,7 +224,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
       rpcError(res, 503, -32000, 'too many open sessions; try again later', {'retry-after': '30'})
       return
     }
-    const server = await createAggregatingServer(ctx)
+    const server = await createAggregatingServer(ctx, undefined, handlers)
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       enableJsonResponse: true,
       onsessioninitialized: (sid) => {
@@ -208,6 +237,44 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     }
     await server.connect(transport)
     await transport.handleRequest(req, res, body)
+  }
+
+  // The checks the SDK transport would make on these headers; a request failing one takes the SDK path and gets its error reply.
+  const fastHeadersOk = (req: IncomingMessage): boolean => {
+    const accept = req.headers.accept ?? ''
+    const version = req.headers['mcp-protocol-version']
+    return (
+      accept.includes('application/json') &&
+      accept.includes('text/event-stream') &&
+      (req.headers['content-type'] ?? '').includes('application/json') &&
+      (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+    )
+  }
+
+  /**
+   * tools/list and tools/call in an established session, answered without the SDK transport's
+   * Node-to-web-stream conversion: the same handlers, the same JSON response the transport
+   * sends in JSON-response mode (see bench/gw-proxy.mjs for why).
+   */
+  const answerFast = async (res: ServerResponse, sessionId: string, r: FastRequest, user: User) => {
+    let reply: Record<string, unknown>
+    const abort = new AbortController()
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort()
+    }
+    res.once('close', onClose)
+    try {
+      const result = r.method === 'tools/list' ? handlers.listTools(user) : await handlers.callTool(user, r.params, abort.signal)
+      reply = {id: r.id, jsonrpc: '2.0', result}
+    } catch (error) {
+      const e = error as {code?: unknown; data?: unknown; message?: unknown}
+      const code = typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : -32603
+      reply = {error: {code, message: typeof e.message === 'string' ? e.message : 'Internal error', ...(e.data === undefined ? {} : {data: e.data})}, id: r.id, jsonrpc: '2.0'}
+    } finally {
+      res.off('close', onClose)
+    }
+    if (abort.signal.aborted) return
+    send(res, 200, reply, {'mcp-session-id': sessionId})
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

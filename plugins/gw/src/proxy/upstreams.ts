@@ -3,6 +3,7 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
 import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
+import {type FastCall, fastCallFor, UpstreamRpcError} from './fast-call.js'
 
 export interface UpstreamConnection {
   client: Client
@@ -61,8 +62,11 @@ function reason(error: unknown): string {
   return typeof m === 'string' && m ? m.split('\n')[0] : String(error)
 }
 
+let types: typeof import('@modelcontextprotocol/sdk/types.js') | undefined
+
 /** JSON-RPC errors from the upstream are answers, not a sign the connection is gone. */
 function isProtocolAnswer(error: unknown): boolean {
+  if (error instanceof UpstreamRpcError) return true
   const code = (error as {code?: unknown})?.code
   return typeof code === 'number' && code < 0 && code !== -32000
 }
@@ -70,6 +74,7 @@ function isProtocolAnswer(error: unknown): boolean {
 class Upstream {
   backoff: number
   conn: UpstreamConnection | undefined
+  fast: FastCall | undefined
   error: string | undefined
   pinger: NodeJS.Timeout | undefined
   retry: NodeJS.Timeout | undefined
@@ -88,10 +93,11 @@ class Upstream {
   async call(upstreamName: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     const conn = this.conn
     if (!conn || this.state !== 'up') throw this.unavailable()
-    const {CallToolResultSchema} = await import('@modelcontextprotocol/sdk/types.js')
+    const {CallToolResultSchema} = (types ??= await import('@modelcontextprotocol/sdk/types.js'))
+    const params: Record<string, unknown> = {arguments: args ?? {}, name: upstreamName}
+    if (meta) params._meta = meta
     try {
-      const params: Record<string, unknown> = {arguments: args ?? {}, name: upstreamName}
-      if (meta) params._meta = meta
+      if (this.fast) return await this.fast(params, {signal, timeoutMs: this.o.callTimeoutMs})
       return (await conn.client.request({method: 'tools/call', params}, CallToolResultSchema, {signal, timeout: this.o.callTimeoutMs})) as CallToolResult
     } catch (error) {
       if (isProtocolAnswer(error) || signal?.aborted) throw error
@@ -116,6 +122,7 @@ class Upstream {
         this.loadTools(c).catch((error) => this.down(error, c))
       })
       this.conn = c
+      this.fast = fastCallFor(c)
       await this.loadTools(c)
       this.state = 'up'
       this.error = undefined
@@ -137,6 +144,7 @@ class Upstream {
   down(error: unknown, conn: UpstreamConnection): void {
     if (this.conn !== conn || this.stopped) return
     this.conn = undefined
+    this.fast = undefined
     clearInterval(this.pinger)
     conn.client.onclose = undefined
     conn.close().catch(() => {})
