@@ -2,11 +2,7 @@ import {InputError, UsageError} from '@toolkit/kit'
 import {copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {basename, dirname, join, resolve} from 'node:path'
 
-import {readBusinessFile} from './input/business.js'
-import {readCatalog} from './input/catalog.js'
 import {lineOfPath} from './input/toml-lines.js'
-import {runMissions} from './missions/scheduler.js'
-import {createProvider, DEFAULT_PROVIDER} from './providers/index.js'
 import {type EventListener, EventLog} from './run/events.js'
 import {renderReport} from './run/report.js'
 import {createRunDir} from './run/run-dir.js'
@@ -18,6 +14,10 @@ import {makePictures, PICTURE_SIZES, planPictures} from './steps/images.js'
 import {checkUrls, finalUrls, type UrlResult, urlIssues} from './steps/url-check.js'
 import {validateAccount} from './steps/validate.js'
 import type {Issue, RunStatus, Totals, Workspace} from './types.js'
+
+// Input parsing, tools and providers pull in zod; `export` needs none of them, so they load
+// only on the paths that use them (export of a large workspace is measured in bench/campaign).
+export const DEFAULT_PROVIDER = 'local'
 
 export interface RunOptions {
   maxAttempts?: number
@@ -50,6 +50,9 @@ export interface RunOutcome {
 export async function generate(opts: GenerateOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
   const businessFile = resolve(opts.businessFile)
   if (!existsSync(businessFile)) throw new UsageError(`business file not found: ${opts.businessFile}`, 'not_found')
+  const {readBusinessFile} = await import('./input/business.js')
+  const {readCatalog} = await import('./input/catalog.js')
+  const {createProvider} = await import('./providers/index.js')
   const parsed = await readBusinessFile(businessFile)
   const base = dirname(businessFile)
   const source = readFileSync(businessFile, 'utf8')
@@ -137,20 +140,23 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     // A run killed before its end still leaves a run.json that says it is not done.
     writeRunJson(runDir, {exit_code: 1, model: x.model, provider: x.providerName, run_id: x.runId, status: 'incomplete', totals: totalsOf(ws), version: 1})
     if (x.entry === 'missions') {
+      const {createProvider} = await import('./providers/index.js')
+      const {runMissions} = await import('./missions/scheduler.js')
       const provider = createProvider(x.providerName, {maxTurns: x.opts.maxTurns ?? 200, model: x.model})
       save()
       await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
     }
     const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
 
+    const negativesBefore = JSON.stringify(ws.account.campaigns.map((c) => c.negatives))
     const cross = crossNegatives(ws)
-    save()
+    if (JSON.stringify(ws.account.campaigns.map((c) => c.negatives)) !== negativesBefore) save()
     events.emit({detail: cross, name: 'cross-negatives', type: 'step'})
 
     const plans = planPictures(ws)
     events.emit({detail: {pictures: plans.length, sizes: Object.fromEntries(Object.entries(PICTURE_SIZES).map(([k, v]) => [k, `${v.width}x${v.height}`])), planned: plans.map((p) => p.path)}, name: 'images', type: 'step'})
     const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}))
-    save()
+    if (plans.length > 0) save()
     for (const p of plans) if (!pictures.failed.some((f) => f.path === p.path)) events.emit({path: p.path, type: 'artifact_written'})
 
     const issues = validateAccount(ws, runDir)

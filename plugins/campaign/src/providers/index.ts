@@ -8,7 +8,6 @@ const PROVIDERS: Record<string, ProviderFactory> = {
   local: createLocalProvider,
 }
 
-export const DEFAULT_PROVIDER = 'local'
 
 export function providerNames(): string[] {
   return Object.keys(PROVIDERS)

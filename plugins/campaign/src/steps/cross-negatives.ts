@@ -29,10 +29,13 @@ export function crossNegatives(ws: Workspace): {added: number; campaigns: number
       }
     }
   }
+  // Only sub-phrases that start with the first word of some phrase keyword can match one.
+  const firstWords = new Set([...phraseOwners.keys()].map((p) => p.split(' ')[0]))
   const candidates = search.map(() => new Set<string>())
   for (const [b, own] of texts.entries()) {
     for (const t of own) {
-      for (const sub of subphrases(t)) {
+      const startsWell = t.split(' ').some((w) => firstWords.has(w))
+      for (const sub of startsWell ? subphrases(t) : []) {
         for (const a of phraseOwners.get(sub) ?? []) if (a !== b && !texts[a].has(t)) candidates[a].add(t)
       }
       if (broad.length > 0) {

@@ -227,6 +227,8 @@ export function subphrases(text: string): string[] {
 function blockIndex(keywords: Keyword[]): (neg: Pick<Negative, 'match' | 'text'>) => string | undefined {
   let exact: Map<string, string> | undefined
   let phrase: Map<string, string> | undefined
+  let padded: string[] | undefined
+  let scans = 0
   return (neg) => {
     const n = normal(neg.text)
     if (neg.match === 'exact') {
@@ -234,6 +236,12 @@ function blockIndex(keywords: Keyword[]): (neg: Pick<Negative, 'match' | 'text'>
       return exact.get(n)
     }
     if (neg.match === 'phrase') {
+      // Few negatives: scanning is cheaper than indexing every sub-phrase of every keyword.
+      if (!phrase && scans++ < 64) {
+        padded ??= keywords.map((k) => ` ${normal(k.text)} `)
+        const i = padded.findIndex((k) => k.includes(` ${n} `))
+        return i === -1 ? undefined : keywords[i].text
+      }
       if (!phrase) {
         phrase = new Map()
         for (const k of keywords) for (const s of subphrases(normal(k.text))) if (!phrase.has(s)) phrase.set(s, k.text)
