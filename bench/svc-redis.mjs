@@ -2,7 +2,7 @@
 // redis-benchmark against `toolkit svc server`'s Redis protocol and against a real redis-server
 // started here on a free loopback port, in the same run. Also measures the engine's own durable
 // write rate (50 concurrent puts, in process) so SET can be compared with what the engine can do.
-// Usage: node bench/svc-redis.mjs [--requests 100000] [--keys 100000] [--writes 20000]
+// Usage: node bench/svc-redis.mjs [--requests 100000] [--set-requests 20000] [--keys 100000] [--writes 20000]
 // Needs the built plugin (npm run build -w plugins/svc), redis-server and redis-benchmark.
 import {spawn, spawnSync} from 'node:child_process'
 import {createServer} from 'node:net'
@@ -11,6 +11,8 @@ import {join} from 'node:path'
 import {arg, line, RUN_JS, tempDir} from './svc-common.mjs'
 
 const REQUESTS = arg('requests', 100_000)
+// Each SET is a durable commit: fewer requests keep the run short.
+const SET_REQUESTS = arg('set-requests', 20_000)
 const KEYS = arg('keys', 100_000)
 const WRITES = arg('writes', 20_000)
 
@@ -61,7 +63,7 @@ function startSvc() {
 
 /** One redis-benchmark run; returns requests per second. */
 function bench(port, test, pipeline) {
-  const args = ['-h', '127.0.0.1', '-p', String(port), '-t', test, '-c', '50', '-n', String(REQUESTS), '-r', String(KEYS), '-P', String(pipeline), '--csv']
+  const args = ['-h', '127.0.0.1', '-p', String(port), '-t', test, '-c', '50', '-n', String(test === 'set' ? SET_REQUESTS : REQUESTS), '-r', String(KEYS), '-P', String(pipeline), '--csv']
   const r = spawnSync('redis-benchmark', args, {encoding: 'utf8'})
   const m = /"([A-Z]+)","([\d.]+)"/.exec(r.stdout)
   if (!m) throw new Error(`redis-benchmark ${args.join(' ')} printed no figure:\n${r.stdout}\n${r.stderr}`)
@@ -107,7 +109,7 @@ try {
 }
 const engineRate = await engineWriteRate()
 
-console.log(`redis-benchmark -c 50 -n ${REQUESTS} -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
+console.log(`redis-benchmark -c 50 -n ${REQUESTS} (SET: ${SET_REQUESTS}) -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
 for (const r of results) {
   line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
 }

@@ -326,6 +326,23 @@ describe('svc PostgreSQL protocol', function () {
     expect((await c.query("SELECT body FROM notes WHERE id = 'x2'")).rows).to.deep.equal([{body: 'from rest'}])
   })
 
+  it('upserts with ON CONFLICT, inserts from a SELECT, and answers information_schema queries', async () => {
+    await c.query("INSERT INTO people (id, name, age) VALUES (2, 'Bobby', 1) ON CONFLICT (id) DO UPDATE SET name = excluded.name")
+    expect((await c.query('SELECT name, age FROM people WHERE id = 2')).rows).to.deep.equal([{age: 25, name: 'Bobby'}])
+    const nothing = await c.query("INSERT INTO people (id, name) VALUES (2, 'ignored') ON CONFLICT DO NOTHING")
+    expect(nothing.rowCount).to.equal(0)
+    await c.query('CREATE TABLE names (id int, name text)')
+    const copied = await c.query('INSERT INTO names (id, name) SELECT id, name FROM people WHERE age > 30')
+    expect(copied.rowCount).to.equal(2)
+    const tables = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")
+    expect(tables.rows.map((r) => r.table_name)).to.include.members(['names', 'notes', 'people'])
+    const cols = await c.query("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'names' ORDER BY ordinal_position")
+    expect(cols.rows).to.deep.equal([
+      {column_name: 'id', data_type: 'integer'},
+      {column_name: 'name', data_type: 'text'},
+    ])
+  })
+
   it('DROP TABLE removes the rows and the definition', async () => {
     await c.query('DROP TABLE orders')
     expect((await sqlError(c.query('SELECT * FROM orders'))).code).to.equal('42P01')
