@@ -1,0 +1,90 @@
+import {expect} from 'chai'
+import {spawn} from 'node:child_process'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import {copyExample, readEvents, readJson, runCli, runDirIn, runJs, tempDir} from './helpers.js'
+
+describe('campaign generate: pictures, model name and Ctrl-C', function () {
+  this.timeout(120_000)
+
+  it('reports a picture that cannot be made, leaves it out, and the run is invalid until it is fixed', async () => {
+    const dir = copyExample()
+    // AC-001 is the first product of the Coffee Beans asset groups: its landscape picture uses it.
+    writeFileSync(join(dir, 'images', 'ac-001.jpg'), 'not a picture')
+    const out = tempDir()
+    const res = await runCli(['campaign', 'generate', join(dir, 'business.toml'), '--out', out, '--skip-url-check'])
+    expect(res.code).to.equal(3)
+    const runDir = runDirIn(out)
+    const events = readEvents(runDir)
+    const images = events.filter((e) => e.event.type === 'step' && e.event.name === 'images').map((e) => e.event.detail as Record<string, unknown>)
+    expect(images[0]).to.include({pictures: 24})
+    expect(images[0].sizes).to.deep.equal({landscape: '1200x628', portrait: '960x1200', square: '1200x1200'})
+    const failed = images.slice(1).map((d) => d.failed)
+    expect(failed).to.include.members(['google-ads/editor/images/acme-coffee-performance-max/coffee-beans-landscape-1.jpg', 'google-ads/editor/images/acme-coffee-demand-gen/coffee-beans-landscape-1.jpg'])
+    expect(images[1].reason).to.be.a('string').and.not.equal('')
+    const validation = events.find((e) => e.event.type === 'validation')?.event as unknown as {errors: {code: string}[]}
+    expect(validation.errors.map((e) => e.code)).to.include('image_missing')
+    expect(readdirSync(join(runDir, 'google-ads', 'editor', 'images', 'acme-coffee-performance-max'))).to.have.length(14)
+
+    // The catalog is only read by generate; export makes the missing pictures from workspace.json,
+    // which names the photo by its absolute path, so mending the file is enough.
+    const {cpSync} = await import('node:fs')
+    cpSync(join(dir, 'images', 'ac-002.jpg'), join(dir, 'images', 'ac-001.jpg'))
+    const again = await runCli(['campaign', 'export', runDir, '--skip-url-check'])
+    expect(again.code, again.stderr).to.equal(0)
+    expect(readdirSync(join(runDir, 'google-ads', 'editor', 'images', 'acme-coffee-performance-max'))).to.have.length(15)
+    const made = readEvents(runDir).slice(events.length).filter((e) => e.event.type === 'artifact_written' && String(e.event.path).endsWith('coffee-beans-landscape-1.jpg'))
+    expect(made).to.have.length(2)
+  })
+
+  it('records --model in run.json and run_started', async () => {
+    const out = tempDir()
+    const dir = copyExample()
+    const file = join(dir, 'business.toml')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('formats = ["search", "performance_max", "demand_gen"]', 'formats = ["search"]'))
+    const res = await runCli(['campaign', 'generate', file, '--out', out, '--skip-url-check', '--model', 'planner-v1'])
+    expect(res.code, res.stderr).to.equal(0)
+    const runDir = runDirIn(out)
+    expect(readJson(join(runDir, 'run.json'))).to.deep.include({model: 'planner-v1', provider: 'local'})
+    expect(readEvents(runDir)[0].event).to.deep.include({model: 'planner-v1'})
+    // rule 2: no image campaign, no editor/ folder
+    expect(existsSync(join(runDir, 'google-ads', 'editor'))).to.equal(false)
+    expect(readdirSync(join(runDir, 'google-ads')).sort()).to.deep.equal(['1-campaign.csv', '2-ad-groups.csv', '3-keywords.csv', '4-negative-keywords.csv', '5-responsive-search-ads.csv'])
+  })
+
+  it('rule 1: an account without Search campaigns writes none of the five CSVs', async () => {
+    const out = tempDir()
+    const dir = copyExample()
+    const file = join(dir, 'business.toml')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('formats = ["search", "performance_max", "demand_gen"]', 'formats = ["performance_max"]'))
+    const res = await runCli(['campaign', 'generate', file, '--out', out, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const runDir = runDirIn(out)
+    expect(readdirSync(join(runDir, 'google-ads'))).to.deep.equal(['editor'])
+    expect(existsSync(join(runDir, 'google-ads', 'editor', 'image-campaigns.csv'))).to.equal(true)
+  })
+
+  it('Ctrl-C ends the run as incomplete (exit 1) with run.json, report.md and run_finished written', async () => {
+    const out = tempDir()
+    const child = spawn(process.execPath, [runJs, 'campaign', 'generate', join(copyExample(), 'business.toml'), '--out', out, '--skip-url-check'], {
+      env: {...process.env, HOME: tempDir(), NO_COLOR: '1', TOOLKIT_CAMPAIGN_LOCAL_DELAY_MS: '40'},
+      stdio: 'ignore',
+    })
+    const exited = new Promise<null | number>((resolve) => child.on('exit', (code) => resolve(code)))
+    for (let i = 0; i < 1000; i++) {
+      await sleep(10)
+      const dirs = existsSync(out) ? readdirSync(out) : []
+      if (dirs.length > 0 && existsSync(join(out, dirs[0], 'events.ndjson')) && readFileSync(join(out, dirs[0], 'events.ndjson'), 'utf8').includes('"mission_started"')) break
+    }
+    child.kill('SIGINT')
+    expect(await exited).to.equal(1)
+    const runDir = runDirIn(out)
+    expect(readJson(join(runDir, 'run.json'))).to.deep.include({exit_code: 1, status: 'incomplete'})
+    expect(readFileSync(join(runDir, 'report.md'), 'utf8')).to.contain('**Status: INCOMPLETE** (exit 1)')
+    const events = readEvents(runDir)
+    expect(events.at(-1)?.event).to.deep.include({exit_code: 1, ok: false, type: 'run_finished'})
+    expect(events.some((e) => e.event.type === 'mission_finished' && e.event.reason === 'interrupted')).to.equal(true)
+  })
+})
