@@ -2,9 +2,8 @@ import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import MiniSearch, {type Options} from 'minisearch'
-
 import {EngineError} from './errors.js'
+import {TextIndex, type TextIndexJson} from './text-index.js'
 import type {Logger} from './types.js'
 
 export interface IndexStatus {
@@ -37,16 +36,11 @@ export interface FullTextOptions {
   versions(branch: string): Map<string, string>
 }
 
-interface IndexedDoc {
-  id: string
-  text: string
-}
-
 interface BranchIndex {
   dirty: boolean
   /** id -> sha of the version in the index. */
   indexed: Map<string, string>
-  ms: MiniSearch<IndexedDoc>
+  ms: TextIndex
   queue: string[]
   running: boolean
   /** Acknowledged writes not yet applied to the index (undefined = delete). */
@@ -54,9 +48,7 @@ interface BranchIndex {
   state: IndexStatus['state']
 }
 
-const FORMAT = 1
-
-const MS_OPTIONS: Options<IndexedDoc> = {fields: ['text'], idField: 'id'}
+const FORMAT = 2
 
 /** Every string, number and boolean in a document, the id's key included, as one text field. */
 export function documentText(doc: unknown): string {
@@ -72,8 +64,8 @@ export function documentText(doc: unknown): string {
 }
 
 /**
- * The full-text index: one MiniSearch index per branch (MiniSearch updates documents in place,
- * where lunr would rebuild). Writes update it as they are acknowledged; a background task brings
+ * The full-text index: one TextIndex per branch (updated in place, where lunr would rebuild;
+ * top-k search, where MiniSearch scores and sorts every match; see text-index.ts). Writes update it as they are acknowledged; a background task brings
  * it in line with the repository (at open, after a rebuild, and at every periodic check) by
  * comparing the blob sha it indexed for each document with the current one, in batches.
  */
@@ -144,7 +136,7 @@ export class FullTextIndex {
     b.dirty = true
     for (const [id, w] of b.writes) {
       if (w === undefined) {
-        if (b.indexed.delete(id)) b.ms.discard(id)
+        if (b.indexed.delete(id)) b.ms.remove(id)
       } else this.indexOne(b, id, w.body, w.sha)
     }
     b.writes.clear()
@@ -177,13 +169,8 @@ export class FullTextIndex {
     }
     this.applyWrites(b)
     const prefix = options.table === undefined ? undefined : `${options.table}:`
-    const results = b.ms.search(query, {
-      combineWith: 'AND',
-      filter: prefix === undefined ? undefined : (r) => (r.id as string).startsWith(prefix),
-      // Prefix matching only for terms long enough to be selective keeps large indexes fast.
-      prefix: (term) => term.length >= 3,
-    })
-    return {ids: results.slice(options.offset, options.offset + options.limit).map((r) => ({id: r.id as string, score: r.score})), total: results.length}
+    const r = b.ms.search(query, {accept: prefix === undefined ? undefined : (id) => id.startsWith(prefix), limit: options.limit, offset: options.offset})
+    return {ids: r.hits, total: r.total}
   }
 
   status(branch: string): IndexStatus {
@@ -194,7 +181,7 @@ export class FullTextIndex {
   }
 
   private fresh(): BranchIndex {
-    return {dirty: true, indexed: new Map(), ms: new MiniSearch(MS_OPTIONS), queue: [], running: false, state: 'building', writes: new Map()}
+    return {dirty: true, indexed: new Map(), ms: new TextIndex(), queue: [], running: false, state: 'building', writes: new Map()}
   }
 
   private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string): void {
@@ -206,9 +193,7 @@ export class FullTextIndex {
       this.o.logger.error('document could not be indexed', {error: (error as Error).message, id})
       return
     }
-    const entry = {id, text: documentText(doc)}
-    if (b.indexed.has(id)) b.ms.replace(entry)
-    else b.ms.add(entry)
+    b.ms.add(id, documentText(doc))
     b.indexed.set(id, sha)
   }
 
@@ -228,8 +213,8 @@ export class FullTextIndex {
       const data = raw.subarray(nl + 1)
       if (meta.format !== FORMAT) throw new Error(`unknown index format ${meta.format}`)
       if (createHash('sha256').update(data).digest('hex') !== meta.sha256) throw new Error('checksum mismatch')
-      const parsed = JSON.parse(data.toString('utf8')) as {docs: Array<[string, string]>; index: Parameters<typeof MiniSearch.loadJS>[0]}
-      const ms = MiniSearch.loadJS<IndexedDoc>(parsed.index, MS_OPTIONS)
+      const parsed = JSON.parse(data.toString('utf8')) as {docs: Array<[string, string]>; index: TextIndexJson}
+      const ms = TextIndex.fromJSON(parsed.index)
       return {dirty: false, indexed: new Map(parsed.docs), ms, queue: [], running: false, state: 'catching-up', writes: new Map()}
     } catch (error) {
       this.progress.corruptDetected++
@@ -254,7 +239,7 @@ export class FullTextIndex {
           const r = reads[i]
           const current = this.o.currentSha(name, id)
           if (current === undefined) {
-            if (b.indexed.delete(id)) b.ms.discard(id)
+            if (b.indexed.delete(id)) b.ms.remove(id)
           } else if (r === null) {
             this.progress.documentErrors++
             this.o.logger.error('document could not be read for indexing', {branch: name, id})
@@ -286,7 +271,7 @@ export class FullTextIndex {
     for (const id of b.indexed.keys()) {
       if (!current.has(id)) {
         b.indexed.delete(id)
-        b.ms.discard(id)
+        b.ms.remove(id)
         b.dirty = true
       }
     }
