@@ -75,19 +75,48 @@ function networkReason(error: unknown): string | undefined {
 
 interface Attempt {
   challenge: Challenge
+  /** Once the session is up: a fresh Authorization value after a 401, or undefined to give up. */
+  renew?: () => Promise<string | undefined>
   status?: number
 }
 
 /** One HTTP session attempt: Streamable HTTP, falling back to the legacy SSE transport. */
 async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<Client> {
   const {extractWWWAuthenticateParams} = await import('@modelcontextprotocol/sdk/client/auth.js')
-  // Captures the 401 challenge (RFC 9728 `resource_metadata`, `scope`) the transport would otherwise drop.
+  let authorization: string | undefined
+  let renewing: Promise<string | undefined> | undefined
+  // Captures the 401 challenge (RFC 9728 `resource_metadata`, `scope`) the transport would otherwise
+  // drop and, in an established session, renews the token once and repeats the request, so a
+  // long-lived session (the proxy's upstreams) survives token expiry. Concurrent 401s share one
+  // renewal; a request sent with an older token is simply repeated with the current one.
   const watch: typeof fetch = async (input, init) => {
-    const res = await fetch(input, init)
-    if (res.status === 401) {
-      attempt.status = 401
-      const p = extractWWWAuthenticateParams(res)
-      attempt.challenge = {resourceMetadataUrl: p.resourceMetadataUrl, scope: p.scope}
+    const send = (value: string | undefined): Promise<Response> => {
+      if (!value) return fetch(input, init)
+      const h = new Headers(init?.headers)
+      h.set('authorization', value)
+      return fetch(input, {...init, headers: h})
+    }
+    const sentWith = authorization
+    let res = await send(sentWith)
+    if (res.status !== 401) return res
+    attempt.status = 401
+    const p = extractWWWAuthenticateParams(res)
+    attempt.challenge = {resourceMetadataUrl: p.resourceMetadataUrl, scope: p.scope}
+    if (!attempt.renew) return res
+    let fresh = authorization === sentWith ? undefined : authorization
+    if (!fresh) {
+      const renew = attempt.renew
+      renewing ??= renew()
+        .catch(() => undefined)
+        .finally(() => {
+          renewing = undefined
+        })
+      fresh = await renewing
+      if (fresh) authorization = fresh
+    }
+    if (fresh) {
+      await res.body?.cancel().catch(() => {})
+      res = await send(fresh)
     }
     return res
   }
@@ -124,6 +153,16 @@ function describeFailure(name: string, url: string, error: unknown): Error {
   if (status) return new UnreachableError(`server "${name}" at ${url} answered HTTP ${status}: ${message}`, error)
   if ((error as Error)?.name === 'AbortError') return new AuthError('cancelled', 'cancelled', error)
   return new UnreachableError(`server "${name}" at ${url} failed to start an MCP session: ${message}`, error)
+}
+
+/** An error raised inside an established session, in the user's terms. */
+export function describeSessionError(name: string, error: unknown): unknown {
+  if (statusOf(error) === 401) {
+    return new AuthError(`server "${name}" stopped accepting the credential during the session (401); run \`toolkit gw auth login ${name}\``, 'auth_rejected', error)
+  }
+  const reason = networkReason(error)
+  if (reason) return new UnreachableError(`lost the connection to server "${name}": ${reason}`, error)
+  return error
 }
 
 async function connectStdio(name: string, entry: ServerEntry, env: Record<string, string | undefined>, log: (m: string) => void): Promise<Connection> {
@@ -199,6 +238,12 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
     const sent = credential.token ? {...headers, Authorization: authorizationHeader(credential.token)} : headers
     try {
       const client = await openHttp(url, sent, a, options.signal)
+      a.renew = async () => {
+        const fresh = credential.token ? await chain.renewInSession(credential.token) : undefined
+        if (!fresh) return undefined
+        credential = {source: 'refreshed', token: fresh}
+        return authorizationHeader(fresh)
+      }
       return {auth: credential.source, client, close: () => client.close()}
     } catch (error) {
       if (a.status !== 401) throw describeFailure(name, url, error)

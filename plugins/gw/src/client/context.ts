@@ -40,10 +40,12 @@ export function findServer(ctx: Pick<GwContext, 'config' | 'env'>, name: string)
 /** Connects to a configured server by name and runs `use`, always closing the session. */
 export async function withServer<T>(ctx: GwContext, name: string, use: (c: import('./connect.js').Connection) => Promise<T>): Promise<T> {
   const entry = findServer(ctx, name)
-  const {connectServer} = await import('./connect.js')
+  const {connectServer, describeSessionError} = await import('./connect.js')
   const connection = await connectServer(name, entry, {...ctx, tokenStore: ctx.store})
   try {
     return await use(connection)
+  } catch (error) {
+    throw describeSessionError(name, error)
   } finally {
     await connection.close().catch(() => {})
   }

@@ -74,6 +74,12 @@ export class CredentialChain {
     return this.acquire(challenge, 'the server requires authentication')
   }
 
+  /** A 401 inside an established session: refresh if possible, never prompt. */
+  async renewInSession(token: TokenEntry): Promise<TokenEntry | undefined> {
+    if (!token.refresh_token) return undefined
+    return this.tryRefresh(token)
+  }
+
   private async tryRefresh(token: TokenEntry): Promise<TokenEntry | undefined> {
     this.refreshed = true
     try {

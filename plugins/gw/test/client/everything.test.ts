@@ -83,6 +83,12 @@ describe('gw client against @modelcontextprotocol/server-everything (CLI end to 
     ])
   })
 
+  it('reads a JSON object from standard input for "-"', async () => {
+    const r = await toolkit(['gw', 'call', 'everything', 'get-sum', '-'], {cwd: dir, home: join(dir, 'home'), input: '{"a": 4, "b": 5}'})
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stdout.trim()).to.equal('The sum of 4 and 5 is 9.')
+  })
+
   it('prints both the text and the structured content of a result', async () => {
     const r = await run(['gw', 'call', 'everything', 'get-structured-content', 'location=New York'])
     expect(r.code, r.stderr).to.equal(0)

@@ -94,6 +94,28 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
     expect(server.stats.refreshes).to.equal(1)
   })
 
+  it('a token revoked during an open session is refreshed and the request repeated, without a prompt', async () => {
+    await whoami(options())
+    const c = await connectServer('fixture', {url: server.url}, options({openUrl: async () => expect.fail('browser opened'), prompt: async () => expect.fail('prompted')}))
+    try {
+      server.tokens.clear()
+      const r = (await c.client.callTool({arguments: {a: 2, b: 5}, name: 'add'})) as {content: Array<{text: string}>}
+      expect(r.content[0].text).to.equal('7')
+      expect(server.stats.refreshes).to.equal(1)
+      const saved = JSON.parse(readFileSync(box.authFile, 'utf8')).tokens[server.url].access_token
+      expect(server.tokens.has(saved), 'the refreshed token is saved').to.equal(true)
+      server.settings.failRefresh = true
+      server.tokens.clear()
+      let failure = ''
+      await c.client.callTool({arguments: {}, name: 'whoami'}).catch((error: Error) => {
+        failure = error.message
+      })
+      expect(failure).to.match(/invalid_token/)
+    } finally {
+      await c.close()
+    }
+  })
+
   it('refresh failure: the OAuth flow starts again', async () => {
     server.settings.accessTtl = 5
     await whoami(options())
