@@ -118,7 +118,7 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
               redirectUriAllowlist: [REDIRECT, 'http://localhost/oauth/callback'],
               trustedSourceCidrs: ['127.0.0.1/32', '::1/128'],
             },
-            providers: ['bearer', 'oauth_as'],
+            providers: ['oauth_as', 'bearer'],
           },
         },
         servers: {everything: {url: upstream.url}},
@@ -319,12 +319,28 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
       const tampered = [h, Buffer.from(JSON.stringify(claims)).toString('base64url'), s].join('.')
       const res = await fetch(mcpUrl, {body: '{}', headers: {authorization: `Bearer ${tampered}`, 'content-type': 'application/json'}, method: 'POST'})
       expect(res.status).to.equal(401)
-      // The first provider is bearer, so its error is the one reported.
-      expect(await res.json()).to.deep.include({error: 'invalid_token', error_description: 'invalid bearer token'})
+      // oauth_as is the first provider, so its error is the one reported.
+      expect(await res.json()).to.deep.include({error: 'invalid_token', error_description: 'invalid access token'})
       const good = new Client({name: 'jwt', version: '1'})
       await good.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), {requestInit: {headers: {authorization: `Bearer ${ok.body.access_token}`}}}))
       expect((await good.listTools()).tools.length).to.be.greaterThan(0)
       await good.close()
+    })
+
+    it('answers an expired JWT on /mcp with 401 "access token expired"', async () => {
+      const {SignJWT} = await import('jose')
+      const past = Math.floor(Date.now() / 1000) - 60
+      const jwt = await new SignJWT({roles: ['dev']})
+        .setProtectedHeader({alg: 'HS256'})
+        .setIssuer(`${base}/`)
+        .setAudience(mcpUrl)
+        .setSubject('sam')
+        .setIssuedAt(past - 3600)
+        .setExpirationTime(past)
+        .sign(new TextEncoder().encode(SECRET))
+      const res = await fetch(mcpUrl, {body: '{}', headers: {authorization: `Bearer ${jwt}`, 'content-type': 'application/json'}, method: 'POST'})
+      expect(res.status).to.equal(401)
+      expect(res.headers.get('www-authenticate')).to.include('error_description="access token expired"')
     })
 
     it('refuses a token request for an unknown client', async () => {

@@ -1,6 +1,6 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {McpError, ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
@@ -147,6 +147,13 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     expect(e.message).to.include('acl.roles.dev[1]')
   })
 
+  it("passes an upstream's own error result through unchanged", async () => {
+    const c = await open({authorization: 'Bearer tok-admin'})
+    const r = await c.callTool({arguments: {a: 'not a number', b: 1}, name: 'everything__get-sum'})
+    expect(r.isError).to.equal(true)
+    expect(JSON.stringify(r.content)).to.include('Invalid arguments for tool get-sum')
+  })
+
   it('answers an unknown tool with InvalidParams and a suggestion', async () => {
     const c = await open({authorization: 'Bearer tok-admin'})
     const e = await rpcError(c.callTool({arguments: {}, name: 'everything__ecoh'}))
@@ -230,6 +237,10 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
 
   it('hides the tools of an upstream that goes down, answers its calls clearly, and brings them back on reconnect', async () => {
     const c = await open({authorization: 'Bearer tok-admin'})
+    let changes = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++
+    })
     await b.kill()
     await until(async () => !(await c.listTools()).tools.some((t) => t.name.startsWith('backup__')), 10_000, 'backup tools to disappear')
     const e = await rpcError(c.callTool({arguments: {message: 'x'}, name: 'backup__echo'}))
@@ -238,6 +249,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     expect(JSON.stringify(ok.content)).to.include('still here')
     const h = await json(await fetch(new URL('/health', url)))
     expect(h.status).to.equal('degraded')
+    await until(() => changes > 0, 5000, 'notifications/tools/list_changed')
     await b.restart()
     await until(async () => (await c.listTools()).tools.some((t) => t.name === 'backup__echo'), 20_000, 'backup tools to return')
     const back = await c.callTool({arguments: {message: 'back'}, name: 'backup__echo'})
