@@ -4,6 +4,7 @@ import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {split} from '../src/providers/local/provider.js'
 import {copyExample, readEvents, readJson, runCli, runDirIn, runJs, tempDir} from './helpers.js'
 
 describe('campaign generate: pictures, model name and Ctrl-C', function () {
@@ -86,5 +87,50 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     const events = readEvents(runDir)
     expect(events.at(-1)?.event).to.deep.include({exit_code: 1, ok: false, type: 'run_finished'})
     expect(events.some((e) => e.event.type === 'mission_finished' && e.event.reason === 'interrupted')).to.equal(true)
+  })
+
+  it('plans from the pages when there is no catalog', async () => {
+    const dir = copyExample()
+    const file = join(dir, 'business.toml')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('[catalog]\nfile = "catalog.csv"\n', ''))
+    const out = tempDir()
+    const res = await runCli(['campaign', 'generate', file, '--out', out, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const ws = readJson<{account: {campaigns: {name: string; type: string}[]}; input: {catalog: unknown[]}}>(join(runDirIn(out), 'workspace.json'))
+    expect(ws.input.catalog).to.deep.equal([])
+    expect(ws.account.campaigns.map((c) => c.name)).to.include.members(['Acme Coffee - Brand', 'Acme Coffee - Coffee Beans', 'Acme Coffee - Performance Max'])
+  })
+
+  it('merges categories that differ only in case and keeps campaign slugs distinct', async () => {
+    const dir = copyExample()
+    const catalog = join(dir, 'catalog.csv')
+    const text = readFileSync(catalog, 'utf8').replace(',Tea,', ',tea,').replaceAll(',Accessories,', ',Brand,')
+    writeFileSync(catalog, text)
+    const out = tempDir()
+    const res = await runCli(['campaign', 'generate', join(dir, 'business.toml'), '--out', out, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const ws = readJson<{account: {campaigns: {name: string; slug: string}[]}}>(join(runDirIn(out), 'workspace.json'))
+    const slugs = ws.account.campaigns.map((c) => c.slug)
+    expect(new Set(slugs).size).to.equal(slugs.length)
+    expect(slugs).to.include.members(['acme-coffee-brand', 'acme-coffee-brand-2', 'acme-coffee-tea'])
+  })
+})
+
+describe('budget split', () => {
+  it('adds up to the budget in whole cents, even when tiny', () => {
+    for (const [total, weights] of [
+      [12_000, [0.1, 0.2, 0.3, 0.4]],
+      [1001, [1, 1, 1]],
+      [5, [0.5, 0.1, 0.1, 0.1, 0.1, 0.1]],
+      [3, [1, 1, 1, 1]],
+    ] as [number, number[]][]) {
+      const parts = split(total, weights)
+      expect(parts).to.have.length(weights.length)
+      if (total >= weights.length) {
+        expect(parts.reduce((a, b) => a + b, 0), `${total}`).to.equal(total)
+        expect(Math.min(...parts)).to.be.at.least(1)
+      }
+    }
+    expect(split(1001, [1, 1, 1])).to.deep.equal([334, 334, 333])
   })
 })

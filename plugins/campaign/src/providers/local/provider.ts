@@ -1,5 +1,6 @@
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {slugify} from '../../lib/slug.js'
 import type {BidStrategy, Budget, Business, CampaignType, Keyword, Product} from '../../types.js'
 import type {MissionSession, Provider, ProviderOptions} from '../provider.js'
 import {fit, firstSentence, keywordOf, pathOf, pick, price, titleCase} from './copy.js'
@@ -70,9 +71,17 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   const colors = info.brand.colors.length > 0 ? info.brand.colors : ['#1f2937', '#f59e0b']
   await call('set_brand_kit', {business_name: fit(business.name, 25) ?? business.name.slice(0, 25), colors, tone: 'clear, factual, friendly'})
 
-  const byCategory = new Map<string, Product[]>()
-  for (const p of products) byCategory.set(p.category, [...(byCategory.get(p.category) ?? []), p])
-  const categories = [...byCategory].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
+  // Categories that differ only by case are one category (their campaigns would share a slug).
+  const byCategory = new Map<string, [string, Product[]]>()
+  for (const p of products) {
+    const key = p.category.toLowerCase()
+    const entry = byCategory.get(key) ?? [p.category, []]
+    entry[1].push(p)
+    byCategory.set(key, entry)
+  }
+  // Without a catalog, the business's pages stand in for categories.
+  if (byCategory.size === 0) for (const pg of business.pages) byCategory.set(pg.name.toLowerCase(), [pg.name, []])
+  const categories = [...byCategory.values()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
   const pageFor = (category: string) =>
     business.pages.find((pg) => pg.name.toLowerCase() === category.toLowerCase())?.url ??
     business.pages.find((pg) => pg.name.toLowerCase().includes(category.toLowerCase()))?.url ??
@@ -96,27 +105,35 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
     for (const [category, items] of categories) {
       const label = titleCase(category)
       const ids = items.map((p) => p.id)
+      const groups: Planned[] = [{final_url: pageFor(category), name: label, product_ids: ids, theme: 'generic'}]
+      if (items.length > 0) groups.push({final_url: pageFor(category), name: `${label} - Products`, product_ids: ids, theme: 'products'})
+      groups.push({final_url: pageFor(category), name: `${label} - Prices`, product_ids: ids, theme: 'prices'})
       drafts.push({
-        ad_groups: [
-          {final_url: pageFor(category), name: label, product_ids: ids, theme: 'generic'},
-          {final_url: pageFor(category), name: `${label} - Products`, product_ids: ids, theme: 'products'},
-          {final_url: pageFor(category), name: `${label} - Prices`, product_ids: ids, theme: 'prices'},
-        ],
+        ad_groups: groups,
         bid_strategy: 'manual_cpc',
         max_cpc_cents: cpc,
         name: `${business.name} - ${label}`,
         type: 'search',
-        weight: (share * items.length) / products.length,
+        weight: products.length > 0 ? (share * items.length) / products.length : share / categories.length,
       })
     }
   }
   const top = categories.slice(0, 5)
-  const imageGroups = top.map(([category, items]) => ({final_url: pageFor(category), name: titleCase(category), product_ids: items.slice(0, 3).map((p) => p.id), theme: 'image'}))
+  const imageGroups: Planned[] = top.map(([category, items]) => ({final_url: pageFor(category), name: titleCase(category), product_ids: items.slice(0, 3).map((p) => p.id), theme: 'image'}))
+  if (imageGroups.length === 0) imageGroups.push({final_url: business.url, name: business.name, product_ids: [], theme: 'image'})
   if (info.formats.includes('performance_max')) {
     drafts.push({ad_groups: imageGroups, bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${business.name} - Performance Max`, type: 'performance_max', weight: 0.25})
   }
   if (info.formats.includes('demand_gen')) {
     drafts.push({ad_groups: imageGroups.slice(0, 3), bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${business.name} - Demand Gen`, type: 'demand_gen', weight: 0.15})
+  }
+  // Two names with one slug (a category called "Brand", say) would collide: number the later one.
+  const used = new Set<string>()
+  for (const d of drafts) {
+    let name = d.name
+    for (let n = 2; used.has(slugify(name)); n++) name = `${d.name} ${n}`
+    used.add(slugify(name))
+    d.name = name
   }
   const budgets = split(budget.daily_cents, drafts.map((d) => d.weight))
   session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${products.length} products.`)
@@ -134,6 +151,13 @@ export function split(total: number, weights: number[]): number[] {
   let left = total - parts.reduce((a, b) => a + b, 0)
   const order = raw.map((r, i) => [r - Math.floor(r), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1])
   for (let k = 0; left > 0; k = (k + 1) % order.length, left--) parts[order[k][1]]++
+  // The 1-cent floor can overshoot a tiny budget: take the excess back from the largest parts.
+  while (left < 0) {
+    const i = parts.indexOf(Math.max(...parts))
+    if (parts[i] <= 1) break
+    parts[i]--
+    left++
+  }
   return parts
 }
 
