@@ -165,7 +165,7 @@ export function describeSessionError(name: string, error: unknown): unknown {
   return error
 }
 
-async function connectStdio(name: string, entry: ServerEntry, env: Record<string, string | undefined>, log: (m: string) => void): Promise<Connection> {
+async function connectStdio(name: string, entry: ServerEntry, env: Record<string, string | undefined>): Promise<Connection> {
   const {getDefaultEnvironment, StdioClientTransport} = await import('@modelcontextprotocol/sdk/client/stdio.js')
   const childEnv: Record<string, string> = {...getDefaultEnvironment()}
   for (const [k, v] of Object.entries(entry.env ?? {})) childEnv[k] = substituteEnv(v, env)
@@ -190,7 +190,6 @@ async function connectStdio(name: string, entry: ServerEntry, env: Record<string
     const detail = tail.length > 0 ? ` (stderr: ${tail.join(' | ')})` : ''
     throw new UnreachableError(`server "${name}": cannot start \`${entry.command}\`: ${(error as Error).message}${detail}`, error)
   }
-  log(`started ${entry.command} for ${name}`)
   return {auth: 'process', client, close: () => client.close()}
 }
 
@@ -202,7 +201,7 @@ async function connectStdio(name: string, entry: ServerEntry, env: Record<string
 export async function connectServer(name: string, entry: ServerEntry, options: ConnectOptions): Promise<Connection> {
   const env = options.env ?? process.env
   const log = options.log ?? (() => {})
-  if (!entry.url) return connectStdio(name, entry, env, log)
+  if (!entry.url) return connectStdio(name, entry, env)
   const url = entry.url
   const headers = resolveHeaders(entry, env)
   const configAuth = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')
