@@ -27,7 +27,10 @@ export function callTool(tools: Tool[], ctx: ToolContext, events: EventLog, save
   // Tools mutate the live workspace; a refusal after a partial change must not leak, so
   // mutating tools work on a copy that replaces the original only on success. Tools never
   // change `input` (the catalog, the bulk of the file), so only account and missions are copied.
-  const work = tool.mutates ? {...ctx.ws, account: structuredClone(ctx.ws.account), missions: structuredClone(ctx.ws.missions)} : ctx.ws
+  // A campaign mission's tools change only its own campaign, so only that one is copied.
+  const copyAccount = () =>
+    ctx.slug === null ? structuredClone(ctx.ws.account) : {...ctx.ws.account, campaigns: ctx.ws.account.campaigns.map((c) => (c.slug === ctx.slug ? structuredClone(c) : c))}
+  const work = tool.mutates ? {...ctx.ws, account: copyAccount(), missions: structuredClone(ctx.ws.missions)} : ctx.ws
   const local: ToolContext = tool.mutates ? {...ctx, ws: work} : ctx
   try {
     const result = tool.run(local, parsed.data)
