@@ -104,6 +104,18 @@ describe('svc PostgreSQL protocol', function () {
     expect((h.calls.get ?? 0) + (h.calls.getMany ?? 0)).to.be.greaterThan(before.get + before.getMany)
   })
 
+  it('a filtered LIMIT query without ORDER BY stops reading the table early', async () => {
+    await c.query('CREATE TABLE many (id int, n int)')
+    const values = Array.from({length: 600}, (_, i) => `(${i}, ${i % 10})`).join(', ')
+    await c.query(`INSERT INTO many (id, n) VALUES ${values}`)
+    const before = h.calls.list ?? 0
+    const r = await c.query('SELECT id FROM many WHERE n = 3 LIMIT 5')
+    expect(r.rowCount).to.equal(5)
+    expect((h.calls.list ?? 0) - before).to.equal(1)
+    const all = await c.query('SELECT count(*) AS n FROM many WHERE n = 3')
+    expect(all.rows[0].n).to.equal('60')
+  })
+
   it('prepared statements run many times with different parameter types', async () => {
     const q = {name: 'by-age', text: 'SELECT name FROM people WHERE age >= $1 AND active = $2 ORDER BY age'}
     expect((await c.query({...q, values: [26, true]})).rows.map((r) => r.name)).to.deep.equal(['Ann', 'Cid'])

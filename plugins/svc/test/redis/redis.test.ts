@@ -191,6 +191,19 @@ describe('svc Redis protocol', function () {
     expect(res.slice(201).map(([, v]) => v)).to.deep.equal(Array.from({length: 200}, (_, i) => `v${i}`))
   })
 
+  it('MULTI/EXEC runs queued commands in order; DISCARD drops them; a bad queued command aborts EXEC', async () => {
+    const res = await r.multi().set('tx:a', '1').incr('tx:a').get('tx:a').exec()
+    expect(res).to.deep.equal([
+      [null, 'OK'],
+      [null, 2],
+      [null, '2'],
+    ])
+    const aborted = await raw(h.redis!.port, 'MULTI\r\nSET tx:b 1\r\nNOSUCH\r\nEXEC\r\nGET tx:b\r\nMULTI\r\nSET tx:c 1\r\nDISCARD\r\nGET tx:c\r\nEXEC\r\n')
+    expect(aborted.text).to.equal(
+      "+OK\r\n+QUEUED\r\n-ERR unknown command 'NOSUCH'\r\n-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n+OK\r\n+QUEUED\r\n+OK\r\n$-1\r\n-ERR EXEC without MULTI\r\n",
+    )
+  })
+
   it('KEYS and SCAN with MATCH and COUNT walk the keyspace', async () => {
     await r.mset('scan:a1', '1', 'scan:a2', '2', 'scan:b1', '3')
     expect((await r.keys('scan:a*')).sort()).to.deep.equal(['scan:a1', 'scan:a2'])

@@ -358,6 +358,7 @@ async function loadTable(
   where: Expr | null | undefined,
   single: boolean,
   ctx: EvalCtx,
+  early?: {stop: number; test: (row: RowObj) => boolean},
 ): Promise<Source> {
   if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && VIRTUAL.has(table) && !(await tableExists(s, branchOf(s), table)))) {
     return virtualTable(s, table, alias)
@@ -391,6 +392,23 @@ async function loadTable(
     })
     base.rows = r.hits.map((h) => toRow(h.doc, table, idOid))
     base.ftsFromIndex = true
+    return base
+  }
+  if (early && !s.tx) {
+    // SELECT ... WHERE <not on id> LIMIT n without ORDER BY: stop reading once n rows matched.
+    let cursor: string | undefined
+    let seen = 0
+    do {
+      checkCancel(s)
+      const page = await s.engine.list({branch, cursor, limit: 500, table})
+      seen += page.docs.length
+      for (const d of page.docs) {
+        const row = toRow(d, table, idOid)
+        if (early.test(row)) base.rows.push(row)
+      }
+      cursor = page.nextCursor
+    } while (cursor && base.rows.length < early.stop)
+    if (seen === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
   const docs = await listAll(s, branch, table)
@@ -532,7 +550,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
     let src: Source
     if (f.type === 'table') {
       const alias = f.name.alias ?? f.name.name
-      src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx)
+      src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx, single ? earlyStop(st, alias, ctx) : undefined)
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
     } else {
@@ -632,6 +650,18 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
   const resultRows = outs.map((o) => o.outputs)
   const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
+}
+
+/** When a plain filtered LIMIT query can stop reading the table early. */
+function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): undefined | {stop: number; test: (row: RowObj) => boolean} {
+  if (!st.limit?.limit || st.orderBy?.length || st.groupBy?.length || st.having || st.distinct) return undefined
+  if ((st.columns ?? []).some((c) => isAggregate(c.expr))) return undefined
+  const lim = Number(evaluate(st.limit.limit, {}, ctx))
+  const off = st.limit.offset ? Number(evaluate(st.limit.offset, {}, ctx)) : 0
+  if (!Number.isInteger(lim) || !Number.isInteger(off) || lim < 0 || off < 0) return undefined
+  const where = st.where
+  const sctx: EvalCtx = {...ctx, sources: [{alias}]}
+  return {stop: lim + off, test: where ? (row) => evaluate(where, {[alias]: row}, sctx) === true : () => true}
 }
 
 function compareSort(x: unknown, y: unknown): number {

@@ -25,6 +25,8 @@ import {double, err, map, OK, type Reply, ReplyError, set, status} from './resp.
 
 export interface Session {
   branch: string
+  /** Commands queued by MULTI; `dirty` when one of them was refused while queueing. */
+  multi?: {dirty: boolean; queue: Buffer[][]}
   id: number
   name?: string
   /** Set by QUIT: close after the reply is written. */
@@ -1040,11 +1042,51 @@ export const COMMANDS = new Map<string, CommandSpec>([
   ['zscore', c(3, R, K1, zscore)],
 ])
 
+const TX_COMMANDS = new Set(['multi', 'exec', 'discard', 'watch', 'unwatch'])
+
+/**
+ * MULTI/EXEC/DISCARD: commands are queued and run in order at EXEC. svc runs them one after the
+ * other without isolating them from other clients, and each write is its own commit (see
+ * docs/svc-redis.md); WATCH is not supported.
+ */
+async function transaction(sess: Session, name: string, args: Buffer[], sh: Shared): Promise<Reply> {
+  if (name === 'multi') {
+    if (sess.multi) return err('ERR MULTI calls can not be nested')
+    sess.multi = {dirty: false, queue: []}
+    return OK
+  }
+  if (name === 'discard') {
+    if (!sess.multi) return err('ERR DISCARD without MULTI')
+    sess.multi = undefined
+    return OK
+  }
+  if (name === 'exec') {
+    const m = sess.multi
+    if (!m) return err('ERR EXEC without MULTI')
+    sess.multi = undefined
+    if (m.dirty) return err('EXECABORT Transaction discarded because of previous errors.')
+    const out: Reply[] = []
+    for (const cmd of m.queue) out.push(await execute(sess, cmd, sh))
+    return out
+  }
+  return err(`ERR ${name.toUpperCase()} is not supported by svc`)
+}
+
 /** Runs one command; every failure becomes an error reply, never an exception. */
 export async function execute(sess: Session, args: Buffer[], sh: Shared): Promise<Reply> {
   if (args.length === 0) return null
   const name = s(args[0]).toLowerCase()
+  if (TX_COMMANDS.has(name)) return transaction(sess, name, args, sh)
   const spec = COMMANDS.get(name)
+  if (sess.multi) {
+    const bad = !spec ? `ERR unknown command '${s(args[0]).slice(0, 128)}'` : (spec.arity > 0 && args.length !== spec.arity) || (spec.arity < 0 && args.length < -spec.arity) ? `ERR wrong number of arguments for '${name}' command` : undefined
+    if (bad) {
+      sess.multi.dirty = true
+      return err(bad)
+    }
+    sess.multi.queue.push(args)
+    return status('QUEUED')
+  }
   if (!spec) {
     const shown = args
       .slice(1, 20)
