@@ -134,3 +134,24 @@ describe('budget split', () => {
     expect(split(1001, [1, 1, 1])).to.deep.equal([334, 334, 333])
   })
 })
+
+describe('campaign generate: configuration', function () {
+  this.timeout(60_000)
+
+  it('reads campaign.json and TOOLKIT_CAMPAIGN_* under the flags', async () => {
+    const configDir = tempDir()
+    writeFileSync(join(configDir, 'campaign.json'), '{\n  // where runs go\n  "out": "ignored-by-env",\n  "model": "from-file"\n}\n')
+    const out = tempDir()
+    const file = join(copyExample(), 'business.toml')
+    const res = await runCli(['campaign', 'generate', file, '--skip-url-check'], {env: {TOOLKIT_CAMPAIGN_OUT: out, TOOLKIT_CONFIG_DIR: configDir}})
+    expect(res.code, res.stderr).to.equal(0)
+    expect(readJson(join(runDirIn(out), 'run.json'))).to.deep.include({model: 'from-file'})
+    const flag = await runCli(['campaign', 'generate', file, '--skip-url-check', '--provider', 'nope'], {env: {TOOLKIT_CAMPAIGN_PROVIDER: 'local', TOOLKIT_CONFIG_DIR: configDir}})
+    expect(flag.code).to.equal(2)
+    expect(flag.stderr).to.contain('unknown provider "nope"')
+    writeFileSync(join(configDir, 'campaign.json'), '{"parallel": 0}')
+    const bad = await runCli(['campaign', 'generate', file], {env: {TOOLKIT_CONFIG_DIR: configDir}})
+    expect(bad.code).to.equal(2)
+    expect(bad.stderr).to.contain('parallel must be a whole number of at least 1, got 0')
+  })
+})

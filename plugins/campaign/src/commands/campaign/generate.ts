@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {ToolkitCommand, UsageError} from '@toolkit/kit'
+import {loadConfig, ToolkitCommand, UsageError} from '@toolkit/kit'
 
 export default class CampaignGenerate extends ToolkitCommand<typeof CampaignGenerate> {
   static args = {
@@ -18,11 +18,11 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
   ]
 
   static flags = {
-    'max-turns': Flags.integer({default: 200, description: 'Tool calls allowed per mission attempt', min: 1}),
+    'max-turns': Flags.integer({description: 'Tool calls allowed per mission attempt [default: 200]', min: 1}),
     model: Flags.string({description: 'Model name for the provider (recorded in run.json)'}),
-    out: Flags.string({default: 'out', description: 'Folder that receives the run directory'}),
-    parallel: Flags.integer({default: 4, description: 'Campaign missions run at the same time', min: 1}),
-    provider: Flags.string({description: 'Model provider (default: local, the offline planner)'}),
+    out: Flags.string({description: 'Folder that receives the run directory [default: out]'}),
+    parallel: Flags.integer({description: 'Campaign missions run at the same time [default: 4]', min: 1}),
+    provider: Flags.string({description: 'Model provider [default: local, the offline planner]'}),
     resume: Flags.string({description: 'Run directory to resume: runs only its unfinished missions'}),
     'skip-url-check': Flags.boolean({description: 'Do not request the final URLs'}),
   }
@@ -33,11 +33,21 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
     const f = this.flags
     if (!business && !f.resume) throw new UsageError('give a business.toml, or --resume <run-dir>')
     if (business && f.resume) throw new UsageError('give either a business.toml or --resume <run-dir>, not both')
+    // defaults < config files (campaign.json) < TOOLKIT_CAMPAIGN_* < flags
+    const {values: c} = await loadConfig(this.config, {
+      defaults: {maxTurns: 200, model: '', out: 'out', parallel: 4, provider: 'local'},
+      flags: {maxTurns: f['max-turns'], model: f.model, out: f.out, parallel: f.parallel, provider: f.provider},
+      namespace: 'campaign',
+    })
+    if (!Number.isInteger(c.parallel) || c.parallel < 1) throw new UsageError(`parallel must be a whole number of at least 1, got ${c.parallel}`)
+    if (!Number.isInteger(c.maxTurns) || c.maxTurns < 1) throw new UsageError(`max-turns must be a whole number of at least 1, got ${c.maxTurns}`)
+    const model = c.model === '' ? undefined : c.model
     await runCommand(this.out, async (pipeline, opts) =>
       f.resume
-        ? pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
-        : pipeline.generate({...opts, businessFile: business as string, model: f.model, out: f.out, provider: f.provider}, opts.listeners),
-      {maxTurns: f['max-turns'], parallel: f.parallel, skipUrlCheck: f['skip-url-check']},
+        ? // A resumed run keeps the provider and model it started with unless a flag says otherwise.
+          pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
+        : pipeline.generate({...opts, businessFile: business as string, model, out: c.out, provider: c.provider}, opts.listeners),
+      {maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
     )
   }
 }
