@@ -19,10 +19,7 @@ export default class GwCall extends ToolkitCommand<typeof GwCall> {
   }
   static description = `Call a tool on a server
 
-Arguments are one JSON object (\`-\` reads it from standard input), or key=value pairs typed
-by the tool's input schema (key:=<json> for a raw JSON value). They are checked against the
-input schema before anything is sent. A result flagged as an error prints the server's message
-and exits 1.`
+Arguments are one JSON object (\`-\` reads it from standard input), or key=value pairs typed by the tool's input schema (key:=<json> for a raw JSON value). They are checked against the input schema before anything is sent. A result flagged as an error prints the server's message and exits 1.`
   static examples = [
     `<%= config.bin %> <%= command.id %> everything echo message=hello`,
     `<%= config.bin %> <%= command.id %> everything get-sum '{"a": 2, "b": 3}'`,
@@ -34,6 +31,7 @@ and exits 1.`
     timeout: Flags.integer({description: 'seconds to wait for the result', min: 1}),
   }
   static strict = false
+  static usage = '<%= command.id %> SERVER TOOL [ARGS...] [--format json|text] [--config <file>] [--timeout <value>]'
 
   public async run(): Promise<void> {
     const {argv} = await this.parse(GwCall)

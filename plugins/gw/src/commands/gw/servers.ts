@@ -6,8 +6,7 @@ import {describeAuth, listServers} from '../../client/servers.js'
 export default class GwServers extends ToolkitCommand<typeof GwServers> {
   static description = `List the configured MCP servers and their auth state
 
-Reads servers.json (--config, else ./servers.json, else ~/.config/gw/servers.json) and the token
-store (~/.config/gw/auth.json, or GW_AUTH_FILE). Nothing is sent over the network.`
+Reads servers.json (--config, else ./servers.json, else ~/.config/gw/servers.json) and the token store (~/.config/gw/auth.json, or GW_AUTH_FILE). Nothing is sent over the network.`
   static examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --format json', '<%= config.bin %> <%= command.id %> --config ./team-servers.json']
   static flags = {...clientFlags}
 

@@ -16,10 +16,7 @@ export default class GwAuthLogin extends ToolkitCommand<typeof GwAuthLogin> {
   static args = {server: Args.string({description: 'server name from servers.json (optional when only one HTTP server is configured)'})}
   static description = `Sign in to a server afresh
 
-Runs the OAuth flow (discovery, dynamic registration, PKCE, browser, local callback on
-localhost:8085-8099 or GW_OAUTH_CALLBACK_PORT) and saves the tokens. Without a display the
-authorization URL is printed. Servers without dynamic registration get a token prompt with
-hints; --token-stdin saves a token read from standard input instead.`
+Runs the OAuth flow (discovery, dynamic registration, PKCE, browser, local callback on localhost:8085-8099 or GW_OAUTH_CALLBACK_PORT) and saves the tokens. Without a display the authorization URL is printed. Servers without dynamic registration get a token prompt with hints; --token-stdin saves a token read from standard input instead.`
   static examples = [
     '<%= config.bin %> <%= command.id %> linear',
     'printenv GITHUB_TOKEN | <%= config.bin %> <%= command.id %> github --token-stdin',
