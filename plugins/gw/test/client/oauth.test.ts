@@ -268,6 +268,32 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
   })
 })
 
+describe('gw client: where the protected-resource metadata (RFC 9728) is found', () => {
+  for (const prm of ['header-only', 'well-known-only'] as const) {
+    it(`${prm === 'header-only' ? 'at the address in WWW-Authenticate' : 'at the well-known address when the 401 names none'}`, async () => {
+      const server = await startOAuthMcpServer({prm})
+      const box = sandbox()
+      try {
+        const c = await connectServer('fixture', {url: server.url}, {
+          env: {GW_OAUTH_CALLBACK_PORT: String(await freePort()), GW_OAUTH_TIMEOUT: '10'},
+          interactive: true,
+          log: quiet(),
+          openUrl: browser(),
+          prompt: async () => expect.fail('prompted'),
+          tokenStore: box.store,
+        })
+        expect(c.auth).to.equal('oauth')
+        await c.close()
+        if (prm === 'header-only') expect(server.stats.prmHeader).to.be.greaterThan(0)
+        else expect([server.stats.prmHeader, server.stats.prmWellKnown > 0]).to.deep.equal([0, true])
+      } finally {
+        await server.close()
+        box.remove()
+      }
+    })
+  }
+})
+
 describe('gw client: server that refuses dynamic client registration', () => {
   it('shows the manual prompt with the server refusal as the reason', async () => {
     const server = await startOAuthMcpServer({dcr: 'refuse', staticTokens: ['typed']})
