@@ -44,6 +44,15 @@ async function startRedis() {
   return {port, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))}
 }
 
+/** A bare Node.js server answering every command with a constant bulk string: the ceiling of any Node RESP server here. */
+function startBareNode() {
+  const code = `const s = require('node:net').createServer({noDelay: true}, (c) => c.on('data', (d) => { let n = 0; for (const b of d) if (b === 42) n++; c.write('$3\\r\\nxxx\\r\\n'.repeat(n)) })); s.listen(0, '127.0.0.1', () => console.log(s.address().port))`
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-e', code], {stdio: ['ignore', 'pipe', 'inherit']})
+    child.stdout.once('data', (d) => resolve({port: Number(String(d).trim()), stop: () => child.kill()}))
+  })
+}
+
 function startSvc() {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', join(tempDir(), 'data'), '--redis-port', '0', '--disable-rest', '--disable-sql', '--log-level', 'warn'], {
@@ -115,6 +124,9 @@ try {
     const theirs = bench(peer.port, test, p)
     results.push({ours, p, test, theirs})
   }
+  const bare = await startBareNode()
+  results.push({bare: bench(bare.port, 'get', 1), ours: bench(svc.port, 'get', 1), p: 1, test: 'get (again, next to a bare Node server)', theirs: bench(peer.port, 'get', 1)})
+  bare.stop()
 } finally {
   await svc.stop()
   await peer.stop()
@@ -125,6 +137,9 @@ console.log(`redis-benchmark -c 50 -n ${REQUESTS} (SET: ${SET_REQUESTS}) -r ${KE
 for (const r of results) {
   line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
 }
+const again = results.at(-1)
+line('bare Node RESP server GET -P 1 / redis-server', `${Math.round(again.bare)} / ${Math.round(again.theirs)} = ${(again.bare / again.theirs).toFixed(2)}x (the ceiling for Node)`)
+line('svc GET -P 1 / bare Node RESP server', `${(again.ours / again.bare).toFixed(2)}x`)
 const set1 = results.find((r) => r.test === 'set' && r.p === 1)
 line('engine durable puts, 50 concurrent, in process (/s)', Math.round(engineRate))
 line('SET -P 1 / engine durable put rate', `${(set1.ours / engineRate).toFixed(2)}x`)
