@@ -32,7 +32,7 @@ describe('resume after SIGKILL in the middle of a mission', function () {
   it('loses no reported mutation, leaves a whole workspace.json, and resumes to the same files', async () => {
     const out = tempDir()
     const child = spawn(process.execPath, [runJs, 'campaign', 'generate', join(exampleDir, 'business.toml'), '--out', out, '--skip-url-check', '--parallel', '1'], {
-      env: {...process.env, HOME: tempDir(), NO_COLOR: '1', TOOLKIT_CAMPAIGN_LOCAL_DELAY_MS: '30'},
+      env: {...process.env, HOME: tempDir(), NO_COLOR: '1', TOOLKIT_CAMPAIGN_LOCAL_DELAY_MS: '50'},
       stdio: 'ignore',
     })
     const exited = new Promise<null | string>((resolve) => child.on('exit', (_code, signal) => resolve(signal)))

@@ -137,6 +137,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   }
   const budgets = split(budget.daily_cents, drafts.map((d) => d.weight))
   session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${products.length} products.`)
+  if (!/^en\b/i.test(business.language)) session.text(`The local planner writes English copy; the ads' language is ${business.language}, so review the texts before import.`)
   await call('set_account_plan', {
     campaigns: drafts.map((d, i) => ({ad_groups: d.ad_groups, bid_strategy: d.bid_strategy, daily_budget_cents: budgets[i], max_cpc_cents: d.max_cpc_cents, name: d.name, type: d.type})),
   })
