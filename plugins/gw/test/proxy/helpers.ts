@@ -41,7 +41,7 @@ export async function startEverything(): Promise<Everything> {
     })
   const kill = async () => {
     const c = child
-    if (!c || c.exitCode !== null) return
+    if (!c || c.exitCode !== null || c.signalCode !== null) return
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve())
       c.kill('SIGKILL')
