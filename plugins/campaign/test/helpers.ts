@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {cpSync, mkdtempSync, readdirSync, readFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -15,8 +15,16 @@ export interface CliResult {
   stdout: string
 }
 
+const made: string[] = []
+// Runs leave pictures behind; every temporary folder goes when the test process ends.
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, {force: true, recursive: true})
+})
+
 export function tempDir(prefix = 'campaign-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
 }
 
 /** A copy of the example business, to edit freely. */
