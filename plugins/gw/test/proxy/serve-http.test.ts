@@ -5,7 +5,7 @@ import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
+import {EVERYTHING, type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
 
 const TOKENS = {
   'tok-admin': {roles: ['admin'], subject: 'alice'},
@@ -57,7 +57,11 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
       config: {
         file: '/virtual/servers.json',
         raw: {
-          gwServers: {backup: {url: b.url}, everything: {toolAccess: {'toggle-*': 'read'}, url: a.url}},
+          gwServers: {
+            backup: {url: b.url},
+            everything: {toolAccess: {'toggle-*': 'read'}, url: a.url},
+            local: {args: [EVERYTHING, 'stdio'], command: process.execPath},
+          },
           serverAuth: {
             acl: {
               default: 'deny',
@@ -74,7 +78,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
             providers: ['bearer', 'forwarded'],
           },
         },
-        servers: {backup: {url: b.url}, everything: {url: a.url}},
+        servers: {backup: {url: b.url}, everything: {url: a.url}, local: {args: [EVERYTHING, 'stdio'], command: process.execPath}},
       },
       env: {},
       http: {host: '127.0.0.1', maxBodyBytes: 64 * 1024, port: 0},
@@ -111,6 +115,12 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     expect(names.filter((n) => n.startsWith('backup__')).length).to.equal(names.filter((n) => n.startsWith('everything__')).length)
     const r = await c.callTool({arguments: {a: 2, b: 3}, name: 'everything__get-sum'})
     expect(JSON.stringify(r.content)).to.include('5')
+  })
+
+  it('forwards calls to a local (stdio) upstream too', async () => {
+    const c = await open({authorization: 'Bearer tok-admin'})
+    const r = await c.callTool({arguments: {a: 4, b: 5}, name: 'local__get-sum'})
+    expect(JSON.stringify(r.content)).to.include('9')
   })
 
   it('shows a viewer only read tools (readOnlyHint or the operator override) and lets it call them', async () => {
@@ -232,7 +242,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
   it('reports the upstreams in /health', async () => {
     const h = await json(await fetch(new URL('/health', url)))
     expect(h.status).to.equal('ok')
-    expect(h.upstreams.map((u: {name: string; state: string}) => `${u.name}:${u.state}`).sort()).to.deep.equal(['backup:up', 'everything:up'])
+    expect(h.upstreams.map((u: {name: string; state: string}) => `${u.name}:${u.state}`).sort()).to.deep.equal(['backup:up', 'everything:up', 'local:up'])
   })
 
   it('hides the tools of an upstream that goes down, answers its calls clearly, and brings them back on reconnect', async () => {
