@@ -3,8 +3,9 @@
 // index, search latency through REST, and the server's RSS; peers in the same run: raw MiniSearch
 // (the library the first version used, alone, in-process) for indexing and search, same queries
 // (AND, prefix on the last word).
-// Usage: node bench/svc-search.mjs [--docs 100000] [--queries 300]
-import {readFileSync} from 'node:fs'
+// Usage: node bench/svc-search.mjs [--docs 100000] [--queries 300] [--fixture DIR]
+//   --fixture DIR keeps the generated repository in DIR and reuses it on the next run.
+import {cpSync, existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import MiniSearch from 'minisearch'
@@ -18,8 +19,15 @@ const QUERIES = arg('queries', 300)
 const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
 const metric = (text, name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)`, 'm').exec(text)?.[1] ?? NaN)
 
+const fixtureArg = process.argv.indexOf('--fixture')
+const fixture = fixtureArg === -1 ? undefined : process.argv[fixtureArg + 1]
 const t0 = performance.now()
-const dir = await buildDataDir(join(tempDir(), 'd'), {commits: DOCS, docs: DOCS})
+const dir = join(tempDir(), 'd')
+if (fixture && existsSync(join(fixture, 'repo'))) cpSync(join(fixture, 'repo'), join(dir, 'repo'), {recursive: true})
+else {
+  await buildDataDir(dir, {commits: DOCS, docs: DOCS})
+  if (fixture) cpSync(join(dir, 'repo'), join(fixture, 'repo'), {recursive: true})
+}
 const buildSeconds = (performance.now() - t0) / 1000
 
 // Peer: MiniSearch alone, same documents, same text extraction, in this process.
@@ -30,6 +38,9 @@ let t = performance.now()
 ms.addAll(docs.map((d) => ({id: d.id, text: text(d)})))
 const peerIndexRate = DOCS / ((performance.now() - t) / 1000)
 const queries = Array.from({length: QUERIES}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+// Both sides answer the same 50 warm-up queries first, so JIT compilation is not what is measured.
+const warmup = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+for (const q of warmup) ms.search(q, {combineWith: 'AND', prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 3})
 const peerLat = queries.map((q) => {
   const s = performance.now()
   ms.search(q, {combineWith: 'AND', prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 3}).slice(0, 10)
@@ -46,6 +57,7 @@ for (;;) {
 }
 const catchupWall = (performance.now() - started) / 1000
 const catchupRun = metric(m, 'svc_index_reindex_last_duration_seconds')
+for (const q of warmup) await http(server.port, 'GET', `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`)
 const lat = []
 for (const q of queries) {
   const s = performance.now()

@@ -32,7 +32,7 @@ describe('svc text index', () => {
     expect(copy.documentCount).to.equal(500)
     expect(copy.search('even common', {limit: 3, offset: 0})).to.deep.equal(ix.search('even common', {limit: 3, offset: 0}))
     const broken = ix.toJSON()
-    broken.terms[0][2] = ''
+    broken.terms[0][1] = 'AAAA'
     expect(() => TextIndex.fromJSON(broken)).to.throw(/inconsistent/)
   })
 })

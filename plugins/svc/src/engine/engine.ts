@@ -380,11 +380,8 @@ export class GitEngine implements Engine {
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
     const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
-    const hits = []
-    for (const h of ids) {
-      const doc = await this.get(h.id, {branch: b.name})
-      if (doc) hits.push({doc, id: h.id, score: h.score})
-    }
+    const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name})))
+    const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
     return {hits, total}
   }
 
@@ -660,7 +657,7 @@ export class GitEngine implements Engine {
       const replay = entries.filter((e) => e.seq > (headSeq.get(e.branch) ?? 0))
       if (this.options.fullText !== false) {
         this.index = new FullTextIndex({
-          batchSize: this.options.indexBatchSize ?? 2000,
+          batchSize: this.options.indexBatchSize ?? 1000,
           checkIntervalMs: this.options.indexCheckIntervalMs ?? 3_600_000,
           dir: this.options.indexDir ?? join(this.dataDir, 'index'),
           logger: this.log.child('svc.index.fulltext'),

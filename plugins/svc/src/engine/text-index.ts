@@ -14,22 +14,20 @@ const B = 0.75
 const PREFIX_WEIGHT = 0.4
 const MAX_EXPANSIONS = 64
 
+/** (slot, term frequency) pairs interleaved in one Int32Array: one allocation per term, not two. */
 class Postings {
+  data = new Int32Array(2)
   n = 0
-  slots = new Int32Array(4)
-  tfs = new Uint16Array(4)
 
   push(slot: number, tf: number): void {
-    if (this.n === this.slots.length) {
-      const s = new Int32Array(this.n * 2)
-      s.set(this.slots)
-      this.slots = s
-      const t = new Uint16Array(this.n * 2)
-      t.set(this.tfs)
-      this.tfs = t
+    if (this.n * 2 === this.data.length) {
+      const d = new Int32Array(this.data.length * 2)
+      d.set(this.data)
+      this.data = d
     }
-    this.slots[this.n] = slot
-    this.tfs[this.n++] = Math.min(tf, 65_535)
+    this.data[this.n * 2] = slot
+    this.data[this.n * 2 + 1] = tf
+    this.n++
   }
 }
 
@@ -41,8 +39,8 @@ export interface TextHit {
 export interface TextIndexJson {
   docs: Array<[string, number]>
   format: 2
-  /** term -> base64 Int32 slots, base64 Uint16 term frequencies */
-  terms: Array<[string, string, string]>
+  /** term -> base64 of the Int32 (slot, term frequency) pairs */
+  terms: Array<[string, string]>
 }
 
 export function tokenize(text: string): string[] {
@@ -79,15 +77,13 @@ export class TextIndex {
       ix.totalLen += len
       ix.count++
     }
-    for (const [term, s, t] of json.terms) {
+    for (const [term, b64] of json.terms) {
       const p = new Postings()
-      const sb = Buffer.from(s, 'base64')
-      const tb = Buffer.from(t, 'base64')
-      p.slots = new Int32Array(sb.buffer.slice(sb.byteOffset, sb.byteOffset + sb.length))
-      p.tfs = new Uint16Array(tb.buffer.slice(tb.byteOffset, tb.byteOffset + tb.length))
-      p.n = p.slots.length
-      if (p.tfs.length !== p.n) throw new Error(`postings of ${term} are inconsistent`)
-      for (let i = 0; i < p.n; i++) if (p.slots[i] < 0 || p.slots[i] >= ix.ids.length) throw new Error(`postings of ${term} point outside the index`)
+      const b = Buffer.from(b64, 'base64')
+      if (b.length === 0 || b.length % 8 !== 0) throw new Error(`postings of ${term} are inconsistent`)
+      p.data = new Int32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))
+      p.n = p.data.length / 2
+      for (let i = 0; i < p.n; i++) if (p.data[2 * i] < 0 || p.data[2 * i] >= ix.ids.length) throw new Error(`postings of ${term} point outside the index`)
       ix.terms.set(term, p)
     }
     return ix
@@ -162,14 +158,14 @@ export class TextIndex {
       for (const [term, weight] of plan[w].terms) {
         const p = this.terms.get(term)!
         const idf = Math.log(1 + (this.count - p.n + 0.5) / (p.n + 0.5))
-        const {slots, tfs} = p
-        const n = p.n
-        for (let i = 0; i < n; i++) {
-          const s = slots[i]
+        const {data} = p
+        const end = p.n * 2
+        for (let i = 0; i < end; i += 2) {
+          const s = data[i]
           const m = masks[s]
           // A word counts once per document: the exact term when it matches, else its first prefix match.
           if ((m & need) !== need || (m & bit) !== 0 || live[s] === 0) continue
-          const tf = tfs[i]
+          const tf = data[i + 1]
           if (w === 0) touched[touchedN++] = s
           masks[s] = m | bit
           scores[s] += (weight * idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lens[s]) / avg))
@@ -224,10 +220,8 @@ export class TextIndex {
   toJSON(): TextIndexJson {
     this.compact()
     const docs: Array<[string, number]> = this.ids.map((id, s) => [id!, this.lens[s]])
-    const terms: Array<[string, string, string]> = []
-    for (const [term, p] of this.terms) {
-      terms.push([term, Buffer.from(p.slots.buffer, 0, p.n * 4).toString('base64'), Buffer.from(p.tfs.buffer, 0, p.n * 2).toString('base64')])
-    }
+    const terms: Array<[string, string]> = []
+    for (const [term, p] of this.terms) terms.push([term, Buffer.from(p.data.buffer, 0, p.n * 8).toString('base64')])
     return {docs, format: 2, terms}
   }
 
@@ -247,10 +241,11 @@ export class TextIndex {
     for (const [term, p] of this.terms) {
       let j = 0
       for (let i = 0; i < p.n; i++) {
-        const to = remap[p.slots[i]]
+        const to = remap[p.data[2 * i]]
         if (to === -1) continue
-        p.slots[j] = to
-        p.tfs[j++] = p.tfs[i]
+        p.data[2 * j] = to
+        p.data[2 * j + 1] = p.data[2 * i + 1]
+        j++
       }
       p.n = j
       if (j === 0) {

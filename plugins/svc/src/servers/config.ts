@@ -29,7 +29,7 @@ export function defaultConfig(): ServerConfig {
     committerEmail: 'svc@localhost',
     committerName: 'svc',
     dataDir: 'data',
-    index: {batchSize: 2000, checkIntervalMinutes: 60, enabled: true, saveIntervalMinutes: 5},
+    index: {batchSize: 1000, checkIntervalMinutes: 60, enabled: true, saveIntervalMinutes: 5},
     logFormat: 'text',
     logLevel: 'info',
     postgresql: {enabled: true, host: '127.0.0.1', password: 'svc', port: 5432, username: 'svc'},
