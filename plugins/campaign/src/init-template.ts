@@ -40,6 +40,7 @@ colors = ["#3b2417", "#d9a441"]            # 1-5 colours, #rrggbb
 
 [campaigns]
 formats = ["search"]                       # any of "search", "performance_max", "demand_gen"
+search_bid_strategy = "manual_cpc"         # or "maximize_clicks", "maximize_conversions", "maximize_conversion_value"
 `
 
 export function writeBusinessTemplate(file: string, force: boolean): {file: string} {

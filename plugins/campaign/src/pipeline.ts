@@ -88,6 +88,7 @@ export async function generate(opts: GenerateOptions, listeners: EventListener[]
       colors: parsed.brand.colors,
       export: parsed.export,
       formats: parsed.formats,
+      search_bid_strategy: parsed.searchBidStrategy,
       logo: logoPath === null ? null : `input/${basename(logoPath)}`,
     },
     missions: {plan: {attempts: 0, status: 'pending', usage: {cost_usd: null, input_tokens: 0, output_tokens: 0}}},

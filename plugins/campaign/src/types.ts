@@ -61,6 +61,8 @@ export interface Input {
   export: ExportConfig
   /** Campaign types the plan must cover, from `[campaigns] formats`. */
   formats: CampaignType[]
+  /** Bid strategy for Search campaigns, from `[campaigns] search_bid_strategy`. */
+  search_bid_strategy: BidStrategy
   /** The logo copy, relative to the run directory (`input/<file>`), or null. */
   logo: null | string
 }

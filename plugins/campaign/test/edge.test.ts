@@ -55,6 +55,18 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     expect(readdirSync(join(runDir, 'google-ads')).sort()).to.deep.equal(['1-campaign.csv', '2-ad-groups.csv', '3-keywords.csv', '4-negative-keywords.csv', '5-responsive-search-ads.csv'])
   })
 
+  it('[campaigns] search_bid_strategy sets the Search campaigns\' bid strategy', async () => {
+    const out = tempDir()
+    const dir = copyExample()
+    const file = join(dir, 'business.toml')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('formats = ["search", "performance_max", "demand_gen"]', 'formats = ["search"]\nsearch_bid_strategy = "maximize_clicks"'))
+    const res = await runCli(['campaign', 'generate', file, '--out', out, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const rows = readFileSync(join(runDirIn(out), 'google-ads', '1-campaign.csv'), 'utf8').trim().split('\r\n').slice(1)
+    expect(rows.length).to.equal(7)
+    for (const row of rows) expect(row.split(',')[8]).to.equal('Maximize clicks')
+  })
+
   it('rule 1: an account without Search campaigns writes none of the five CSVs', async () => {
     const out = tempDir()
     const dir = copyExample()

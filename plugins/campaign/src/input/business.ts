@@ -2,7 +2,7 @@ import {InputError} from '@toolkit/kit'
 import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
-import {CAMPAIGN_TYPES, type Budget, type Business, type CampaignType, type ExportConfig} from '../types.js'
+import {BID_STRATEGIES, type BidStrategy, CAMPAIGN_TYPES, type Budget, type Business, type CampaignType, type ExportConfig} from '../types.js'
 import {toCents} from './money.js'
 import {lineOfPath} from './toml-lines.js'
 
@@ -36,7 +36,12 @@ export const BusinessFileSchema = z.strictObject({
     pages: z.array(z.strictObject({name: text(1, 80), url: httpUrl})).max(50, 'at most 50 pages').optional(),
     url: httpUrl,
   }),
-  campaigns: z.strictObject({formats: z.array(z.enum(CAMPAIGN_TYPES as [CampaignType, ...CampaignType[]])).min(1)}).optional(),
+  campaigns: z
+    .strictObject({
+      formats: z.array(z.enum(CAMPAIGN_TYPES as [CampaignType, ...CampaignType[]])).min(1).optional(),
+      search_bid_strategy: z.enum(BID_STRATEGIES as [BidStrategy, ...BidStrategy[]]).optional(),
+    })
+    .optional(),
   catalog: z.strictObject({file: z.string().min(1)}).optional(),
   export: z
     .strictObject({
@@ -56,6 +61,7 @@ export interface ParsedBusiness {
   catalogFile: null | string
   export: ExportConfig
   formats: CampaignType[]
+  searchBidStrategy: BidStrategy
 }
 
 /** Reads and checks business.toml; every problem is an InputError naming the file and line. */
@@ -130,6 +136,7 @@ export async function parseBusinessToml(source: string, file: string): Promise<P
       url_suffix: data.export?.url_suffix ?? '',
     },
     formats: data.campaigns?.formats ?? ['search'],
+    searchBidStrategy: data.campaigns?.search_bid_strategy ?? 'manual_cpc',
   }
 }
 

@@ -33,6 +33,7 @@ export const getBusiness = defineTool({
     catalog: catalogSummary(ctx.ws),
     export: ctx.ws.input.export,
     formats: ctx.ws.input.formats,
+    search_bid_strategy: ctx.ws.input.search_bid_strategy ?? 'manual_cpc',
   }),
   summary: () => 'business, budget and catalog summary',
 })

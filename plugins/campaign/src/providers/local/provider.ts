@@ -20,6 +20,7 @@ interface BusinessInfo {
   budget: Budget
   business: Business
   formats: CampaignType[]
+  search_bid_strategy: BidStrategy
 }
 
 interface Brief {
@@ -99,7 +100,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   const drafts: Draft[] = []
   if (info.formats.includes('search')) {
     if (business.brand_terms.length > 0) {
-      drafts.push({ad_groups: [{final_url: business.url, name: 'Brand', product_ids: [], theme: 'brand'}], bid_strategy: 'manual_cpc', max_cpc_cents: cpc, name: `${business.name} - Brand`, type: 'search', weight: 0.1})
+      drafts.push({ad_groups: [{final_url: business.url, name: 'Brand', product_ids: [], theme: 'brand'}], bid_strategy: info.search_bid_strategy, max_cpc_cents: cpc, name: `${business.name} - Brand`, type: 'search', weight: 0.1})
     }
     const share = 0.9 - (info.formats.includes('performance_max') ? 0.25 : 0) - (info.formats.includes('demand_gen') ? 0.15 : 0)
     for (const [category, items] of categories) {
@@ -110,7 +111,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
       groups.push({final_url: pageFor(category), name: `${label} - Prices`, product_ids: ids, theme: 'prices'})
       drafts.push({
         ad_groups: groups,
-        bid_strategy: 'manual_cpc',
+        bid_strategy: info.search_bid_strategy,
         max_cpc_cents: cpc,
         name: `${business.name} - ${label}`,
         type: 'search',
