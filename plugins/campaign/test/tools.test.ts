@@ -86,6 +86,15 @@ describe('tools', function () {
     expect(s.ctx.finished).to.equal(false)
   })
 
+  it('plan: finish needs a brand kit only when the plan has image campaigns', () => {
+    const s = session('plan', null)
+    s.ws.account.brand_kit = null
+    expect(s.call('finish', {})).to.deep.equal({error: 'image campaigns need a brand kit: call set_brand_kit first', ok: false})
+    s.ws.account.campaigns = s.ws.account.campaigns.filter((c) => c.type === 'search')
+    expect(s.call('finish', {}).ok).to.equal(true)
+    expect(s.ctx.finished).to.equal(true)
+  })
+
   it('exports every tool as JSON Schema; plan and campaign missions get the tools they need', () => {
     const plan = toolSpecs('plan').map((t) => t.name)
     expect(plan).to.include.members(['get_business', 'query_catalog', 'set_brand_kit', 'set_account_plan', 'finish'])

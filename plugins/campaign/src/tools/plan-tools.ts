@@ -158,7 +158,8 @@ export const finish = defineTool({
   run(ctx) {
     if (ctx.slug === null) {
       if (ctx.ws.account.campaigns.length === 0) throw new Refusal('the account has no campaigns yet: call set_account_plan first')
-      if (ctx.ws.account.brand_kit === null) throw new Refusal('no brand kit yet: call set_brand_kit first')
+      const images = ctx.ws.account.campaigns.some((c) => c.type !== 'search')
+      if (images && ctx.ws.account.brand_kit === null) throw new Refusal('image campaigns need a brand kit: call set_brand_kit first')
     } else {
       const c = ctx.ws.account.campaigns.find((x) => x.slug === ctx.slug)
       if (c?.type === 'search') {
