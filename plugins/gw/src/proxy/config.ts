@@ -41,7 +41,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * the operator meant (a short JWT secret, an unknown provider, an ACL policy typo) is an
  * error: the proxy refuses to start rather than guess.
  */
-export function buildProxyAuth(raw: Record<string, unknown>, options: {env?: Record<string, string | undefined>; file?: string} = {}): ProxyAuth {
+export function buildProxyAuth(
+  raw: Record<string, unknown>,
+  options: {env?: Record<string, string | undefined>; file?: string; oauthStateFile?: string} = {},
+): ProxyAuth {
   const file = options.file
   const fail = (message: string): never => {
     throw new InputError(message, {code: 'config_invalid', file})
@@ -87,7 +90,7 @@ export function buildProxyAuth(raw: Record<string, unknown>, options: {env?: Rec
           break
         }
         case 'oauth_as': {
-          oauthAs = oauthAsOptions(sa.oauthAs)
+          oauthAs = oauthAsOptions(sa.oauthAs, {stateFile: options.oauthStateFile})
           providers.push(oauthAsProvider(oauthAs))
           break
         }

@@ -148,7 +148,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     pool,
   }
   const handlers = toolHandlers(ctx)
-  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs) : undefined
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new Map<string, Session>()
 
@@ -338,7 +338,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     async close() {
       clearInterval(sweep)
       pool.off('changed', onChange)
-      as?.close()
+      await as?.close()
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})))
       sessions.clear()
       http.closeAllConnections()

@@ -3,6 +3,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {OAuthServerProvider} from '@modelcontextprotocol/sdk/server/auth/provider.js'
 import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotocol/sdk/shared/auth.js'
 
+import {loadState, stateWriter} from './oauth-state.js'
 import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './providers/oauth-as.js'
 
 interface CodeGrant {
@@ -25,7 +26,7 @@ interface RefreshGrant {
 }
 
 export interface AuthorizationServer {
-  close(): void
+  close(): Promise<void>
   /** Answers the OAuth routes; calls `next` for anything else. */
   handle(req: IncomingMessage, res: ServerResponse, next: () => void): void
 }
@@ -40,10 +41,11 @@ type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
  * trusted reverse proxy's headers, PKCE S256 checked here so a failed attempt still burns the
  * code, single-use codes, HS256 JWT access tokens and rotating refresh tokens.
  *
- * Clients, codes and refresh tokens live in memory: a restart makes clients register again,
- * while access tokens (self-contained JWTs) stay valid until they expire.
+ * Registered clients and refresh-token grants are saved to `stateFile` (mode 0600; refresh
+ * tokens only as digests) so a restart does not make every connector register and sign in
+ * again; codes live only in memory (they last a minute).
  */
-export async function createAuthorizationServer(o: OAuthAsOptions): Promise<AuthorizationServer> {
+export async function createAuthorizationServer(o: OAuthAsOptions, log?: (message: string) => void): Promise<AuthorizationServer> {
   const [{mcpAuthRouter}, {createMcpExpressApp}, errors, jose] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/auth/router.js'),
     import('@modelcontextprotocol/sdk/server/express.js'),
@@ -57,12 +59,24 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
   /** Rotated-away refresh tokens: presenting one again revokes its whole family (RFC 9700 4.14.2). */
   const rotated = new Map<string, {expiresAt: number; family: string}>()
   const now = () => Math.floor(Date.now() / 1000)
+  if (o.stateFile) {
+    const saved = await loadState(o.stateFile)
+    for (const [k, v] of Object.entries(saved.clients)) clients.set(k, v as OAuthClientInformationFull)
+    for (const [k, v] of Object.entries(saved.refresh)) refresh.set(k, v as RefreshGrant)
+    for (const [k, v] of Object.entries(saved.rotated)) rotated.set(k, v as {expiresAt: number; family: string})
+  }
+  const writer = o.stateFile
+    ? stateWriter(o.stateFile, () => ({clients: Object.fromEntries(clients), refresh: Object.fromEntries(refresh), rotated: Object.fromEntries(rotated)}), log)
+    : undefined
+  const changed = () => writer?.schedule()
 
   const sweep = setInterval(() => {
     const t = now()
+    const before = refresh.size + rotated.size
     for (const [k, v] of codes) if (v.expiresAt <= t) codes.delete(k)
     for (const [k, v] of refresh) if (v.expiresAt <= t) refresh.delete(k)
     for (const [k, v] of rotated) if (v.expiresAt <= t) rotated.delete(k)
+    if (refresh.size + rotated.size !== before) changed()
   }, 60_000)
   sweep.unref()
 
@@ -78,6 +92,7 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
       .sign(o.jwtSecret)
     const refreshToken = randomToken()
     refresh.set(sha256(refreshToken).toString('base64url'), {clientId, expiresAt: now() + o.refreshTokenTtlSeconds, family, roles, scopes, subject})
+    changed()
     return {
       access_token: accessToken,
       expires_in: o.accessTokenTtlSeconds,
@@ -132,6 +147,7 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
         if (clients.size >= o.maxClients) throw new errors.TemporarilyUnavailableError('too many registered clients')
         const full = client as OAuthClientInformationFull
         clients.set(full.client_id, full)
+        changed()
         return full
       },
     },
@@ -158,11 +174,13 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
         if (reused) {
           for (const [k, v] of refresh) if (v.family === reused.family) refresh.delete(k)
           rotated.delete(key)
+          changed()
         }
         throw new errors.InvalidGrantError('invalid, expired or already used refresh token')
       }
       if (grant.clientId !== client.client_id) throw new errors.InvalidGrantError('refresh token was issued to another client')
       refresh.delete(key)
+      changed()
       if (grant.expiresAt <= now()) throw new errors.InvalidGrantError('refresh token expired')
       rotated.set(key, {expiresAt: grant.expiresAt, family: grant.family})
       const wanted = scopes && scopes.length > 0 ? scopes : grant.scopes
@@ -173,7 +191,10 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
     async revokeToken(client, request) {
       const key = sha256(request.token).toString('base64url')
       const grant = refresh.get(key)
-      if (grant && grant.clientId === client.client_id) refresh.delete(key)
+      if (grant && grant.clientId === client.client_id) {
+        refresh.delete(key)
+        changed()
+      }
     },
 
     skipLocalPkceValidation: true,
@@ -222,7 +243,10 @@ export async function createAuthorizationServer(o: OAuthAsOptions): Promise<Auth
     }),
   )
   return {
-    close: () => clearInterval(sweep),
+    async close() {
+      clearInterval(sweep)
+      await writer?.flush()
+    },
     handle(req, res, next) {
       // express's app is a plain (req, res, next) function.
       ;(app as unknown as (req: IncomingMessage, res: ServerResponse, next: () => void) => void)(req, res, next)

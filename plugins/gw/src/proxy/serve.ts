@@ -14,6 +14,8 @@ export interface ServeRequest {
   http?: {host: string; maxBodyBytes?: number; port: number}
   log: (message: string) => void
   pingIntervalMs?: number
+  /** Where `oauth_as` keeps clients and refresh tokens across restarts (unless `oauthAs.stateFile` says otherwise); memory only when omitted. */
+  oauthStateFile?: string
   /** Roles of the stdio user (ACL still applies to a local client). */
   stdioRoles?: string[]
   store: TokenStore
@@ -33,7 +35,7 @@ export interface RunningProxy {
  * configured server through the gw client, and serves the aggregated tools over HTTP or stdio.
  */
 export async function startServe(r: ServeRequest): Promise<RunningProxy> {
-  const auth: ProxyAuth = buildProxyAuth(r.config.raw, {env: r.env, file: r.config.file})
+  const auth: ProxyAuth = buildProxyAuth(r.config.raw, {env: r.env, file: r.config.file, oauthStateFile: r.oauthStateFile})
   for (const w of auth.warnings) r.log(`WARNING: ${w}`)
   const names = Object.keys(r.config.servers)
   if (names.length === 0) r.log('WARNING: no servers configured: the proxy serves no tools (see docs/gw-proxy.md)')

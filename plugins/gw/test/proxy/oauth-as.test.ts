@@ -13,7 +13,7 @@ import getPort from 'get-port'
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
 import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
@@ -347,6 +347,79 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
       const r = await form(`${base}/token`, {client_id: 'nobody', code: 'x', code_verifier: pkce().verifier, grant_type: 'authorization_code'})
       expect(r.status).to.equal(400)
       expect(r.body.error).to.equal('invalid_client')
+    })
+  })
+
+  describe('state across restarts', () => {
+    it('keeps registered clients and refresh tokens in a 0600 state file (digests only) across a restart', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gw-oauth-state-'))
+      const stateFile = join(dir, 'gw', 'oauth-as-state.json')
+      const port = await getPort({host: '127.0.0.1'})
+      const issuer = `http://127.0.0.1:${port}`
+      const start = () =>
+        startServe({
+          config: {
+            file: undefined,
+            raw: {
+              gwServers: {everything: {url: upstream.url}},
+              serverAuth: {
+                oauthAs: {issuerUrl: issuer, jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], trustedSourceCidrs: ['127.0.0.1']},
+                providers: ['oauth_as'],
+              },
+            },
+            servers: {everything: {url: upstream.url}},
+          },
+          env: {},
+          http: {host: '127.0.0.1', port},
+          log: () => {},
+          oauthStateFile: stateFile,
+          store: memoryTokenStore(),
+        })
+      let p = await start()
+      try {
+        const reg = await fetch(`${issuer}/register`, {body: JSON.stringify({redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none'}), headers: {'content-type': 'application/json'}, method: 'POST'})
+        const {client_id: clientId} = (await reg.json()) as {client_id: string}
+        const v = pkce()
+        const auth = new URL(`${issuer}/authorize?${new URLSearchParams({client_id: clientId, code_challenge: v.challenge, code_challenge_method: 'S256', redirect_uri: REDIRECT, response_type: 'code'})}`)
+        const {code} = await followAuthorization(auth)
+        const tokens = await form(`${issuer}/token`, {client_id: clientId, code: code!, code_verifier: v.verifier, grant_type: 'authorization_code', redirect_uri: REDIRECT})
+        const refreshToken = String(tokens.body.refresh_token)
+        await p.close()
+        const text = readFileSync(stateFile, 'utf8')
+        expect(statSync(stateFile).mode & 0o777).to.equal(0o600)
+        expect(text).to.include(clientId)
+        expect(text).not.to.include(refreshToken)
+
+        p = await start()
+        const refreshed = await form(`${issuer}/token`, {client_id: clientId, grant_type: 'refresh_token', refresh_token: refreshToken})
+        expect(refreshed.status, JSON.stringify(refreshed.body)).to.equal(200)
+        const again = await followAuthorization(auth)
+        expect(again.code, 'the client is still registered').to.be.a('string')
+      } finally {
+        await p.close()
+        rmSync(dir, {force: true, recursive: true})
+      }
+    })
+
+    it('refuses to start on a corrupt state file instead of overwriting it', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gw-oauth-state-'))
+      const stateFile = join(dir, 'state.json')
+      const {writeFileSync} = await import('node:fs')
+      writeFileSync(stateFile, '{"clients": {', {mode: 0o600})
+      try {
+        let error: Error | undefined
+        await startServe({
+          config: {file: undefined, raw: {serverAuth: {oauthAs: {issuerUrl: 'http://127.0.0.1:1', jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], stateFile, trustedSourceCidrs: ['127.0.0.1']}, providers: ['oauth_as']}}, servers: {}},
+          env: {},
+          http: {host: '127.0.0.1', port: 0},
+          log: () => {},
+          store: memoryTokenStore(),
+        }).catch((error_: Error) => (error = error_))
+        expect(error?.message).to.match(/state.json: the oauth_as state file is not valid JSON/)
+        expect(readFileSync(stateFile, 'utf8')).to.equal('{"clients": {')
+      } finally {
+        rmSync(dir, {force: true, recursive: true})
+      }
     })
   })
 })

@@ -29,11 +29,12 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     const {flags} = this
     if (!flags.http && (flags.port !== 8080 || flags.host !== '127.0.0.1')) throw new UsageError('--host and --port need --http')
     const ctx = await commandContext(this.config, this.out, flags)
-    const {startServe} = await import('../../proxy/serve.js')
+    const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/config.js'), import('node:path')])
     const proxy = await startServe({
       config: ctx.config,
       env: ctx.env,
       http: flags.http ? {host: flags.host, maxBodyBytes: flags['max-body'], port: flags.port} : undefined,
+      oauthStateFile: join(gwConfigDir(ctx.env), 'oauth-as-state.json'),
       pingIntervalMs: flags['health-interval'] * 1000,
       log: (m) => (m.startsWith('WARNING') ? this.out.warn(m.slice(9)) : this.out.log(m)),
       stdioRoles: flags.role,

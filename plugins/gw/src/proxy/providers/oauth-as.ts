@@ -20,6 +20,8 @@ export interface OAuthAsOptions {
   /** The protected resource (the MCP endpoint): `<issuer without trailing slash>/mcp`, the JWT audience. */
   resource: string
   scopesSupported: string[]
+  /** Where registered clients and refresh tokens survive restarts; undefined keeps them in memory only. */
+  stateFile: string | undefined
   trustedSource: (address: string | undefined) => boolean
   userHeader: string
 }
@@ -38,7 +40,7 @@ function seconds(v: unknown, where: string, fallback: number): number {
 }
 
 /** Validates `serverAuth.oauthAs`. A missing or short `jwtSecret` is fatal: the proxy refuses to start. */
-export function oauthAsOptions(raw: unknown): OAuthAsOptions {
+export function oauthAsOptions(raw: unknown, defaults: {stateFile?: string} = {}): OAuthAsOptions {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new OAuthAsConfigError('serverAuth.oauthAs is required when providers include "oauth_as"')
   }
@@ -70,10 +72,18 @@ export function oauthAsOptions(raw: unknown): OAuthAsOptions {
     redirectUriAllowlist: allow,
     refreshTokenTtlSeconds: seconds(c.refreshTokenTtlSeconds, 'serverAuth.oauthAs.refreshTokenTtlSeconds', 30 * 24 * 3600),
     resource: `${issuer.replace(/\/+$/, '')}/mcp`,
+    stateFile: stateFile(c.stateFile, defaults.stateFile),
     scopesSupported: c.scopesSupported === undefined ? ['mcp'] : strings(c.scopesSupported, 'serverAuth.oauthAs.scopesSupported', true),
     trustedSource: compileCidrs(strings(c.trustedSourceCidrs, 'serverAuth.oauthAs.trustedSourceCidrs', true), 'serverAuth.oauthAs.trustedSourceCidrs'),
     userHeader: (typeof c.trustedUserHeader === 'string' ? c.trustedUserHeader : 'x-forwarded-user').toLowerCase(),
   }
+}
+
+function stateFile(v: unknown, fallback: string | undefined): string | undefined {
+  if (v === undefined) return fallback
+  if (v === '' || v === false) return undefined
+  if (typeof v !== 'string') throw new OAuthAsConfigError('serverAuth.oauthAs.stateFile must be a file path, or "" to keep the state in memory only')
+  return v
 }
 
 /** Redirect URI allowlist: exact match, and for loopback URIs any port (RFC 8252 section 7.3). */
