@@ -321,6 +321,8 @@ describe('svc PostgreSQL protocol', function () {
     expect(d.stdout).to.match(/ id +\| integer +\| +\| not null \|/)
     expect(d.stdout).to.match(/ name +\| text +\|/)
     expect(d.stdout).to.include('"people_pkey" PRIMARY KEY, btree (id)')
+    const dl = await psql(port, ['-c', '\\l'])
+    expect(dl.stdout).to.match(/ svc +\| svc +\| UTF8/)
     const missing = await psql(port, ['-c', '\\d nosuch'])
     expect(missing.stderr).to.include('Did not find any relation named "nosuch"')
     const bad = await psql(port, ['-v', 'VERBOSITY=verbose', '-c', 'WITH x AS (SELECT 1) SELECT * FROM x', '-c', 'SELECT name FROM people WHERE id = 2'])

@@ -161,6 +161,19 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
     return result(names, rows)
   }
 
+  // \l: the list of databases (any name reaches the same data; show the one in use).
+  if (/FROM pg_catalog\.pg_database d/.test(sql) && /as "Name"/i.test(sql)) {
+    const values: Record<string, unknown> = {
+      Collate: 'C.UTF-8',
+      Ctype: 'C.UTF-8',
+      Encoding: 'UTF8',
+      'Locale Provider': 'libc',
+      Name: s.database,
+      Owner: s.user,
+    }
+    return result(names, [names.map((n) => values[n] ?? null)])
+  }
+
   // \d name: find the relation's oid.
   if (/^\s*SELECT c\.oid,\s*n\.nspname,\s*c\.relname\s+FROM pg_catalog\.pg_class c/i.test(sql)) {
     const re = relnameFilter(sql)
