@@ -48,6 +48,7 @@ describe('proxy auth providers and chain', () => {
     ['bearer: Basic scheme rejected', {bearer: {tokens: bearerTokens}, providers: ['bearer']}, {authorization: 'Basic dG9rLWJvYg=='}, {error: 'missing bearer token'}],
     ['forwarded: default headers, groups trimmed and empties dropped', {providers: ['forwarded']}, {'x-forwarded-groups': ' dev, ,Ops ,,', 'x-forwarded-user': 'carol'}, {provider: 'forwarded', roles: ['dev', 'Ops'], subject: 'carol'}],
     ['forwarded: missing groups header gives no roles and no error', {providers: ['forwarded']}, {'x-forwarded-user': 'carol'}, {roles: [], subject: 'carol'}],
+    ['forwarded: a user header with several values is rejected', {providers: ['forwarded']}, {'x-forwarded-user': 'mallory, alice'}, {error: 'ambiguous x-forwarded-user header (several values): the reverse proxy must replace it, not append'}],
     ['forwarded: missing user header rejected', {providers: ['forwarded']}, {'x-forwarded-groups': 'dev'}, {error: 'missing x-forwarded-user header'}],
     ['forwarded: custom header names (any case in config)', {forwarded: {groups_header: 'X-Auth-Groups', header: 'X-Auth-User'}, providers: ['forwarded']}, {'x-auth-groups': 'a', 'x-auth-user': 'dan'}, {roles: ['a'], subject: 'dan'}],
     ['forwarded: trusted proxy accepted', {forwarded: {trusted_proxies: ['10.0.0.0/8']}, providers: ['forwarded']}, {'x-forwarded-user': 'x'}, {subject: 'x'}, '::ffff:10.1.2.3'],

@@ -45,6 +45,8 @@ export function forwardedProvider(raw: unknown): AuthProvider {
       }
       const subject = headerValue(req.headers, o.header)?.trim()
       if (!subject) return {error: `missing ${o.header} header`, ok: false}
+      // Two user headers (a client's own plus the proxy's appended one) reach us joined by a comma.
+      if (subject.includes(',')) return {error: `ambiguous ${o.header} header (several values): the reverse proxy must replace it, not append`, ok: false}
       return {ok: true, user: {provider: 'forwarded', roles: parseGroups(headerValue(req.headers, o.groupsHeader)), subject}}
     },
     name: 'forwarded',

@@ -117,7 +117,8 @@ export function pkceMatches(verifier: string, challenge: string): boolean {
 /** The trusted user of an /authorize request, set by the reverse proxy in front. */
 export function trustedUser(headers: Parameters<typeof headerValue>[0], o: OAuthAsOptions): undefined | {roles: string[]; subject: string} {
   const subject = headerValue(headers, o.userHeader)?.trim()
-  if (!subject) return undefined
+  // Several values (joined by a comma) mean a client's own header slipped through: trust none.
+  if (!subject || subject.includes(',')) return undefined
   return {roles: parseGroups(headerValue(headers, o.groupsHeader)), subject}
 }
 
