@@ -201,6 +201,16 @@ describe('campaign generate on the example (end to end)', function () {
       expect(readFileSync(join(copy, 'report.md'), 'utf8')).to.contain('**Status: INVALID** (exit 3)')
     })
 
+    it('a hand edit that breaks the shape of workspace.json is named, exit 2', async () => {
+      const file = join(copy, 'workspace.json')
+      const ws = readJson<{account: {campaigns: {ad_groups: {keywords: {match: string}[]}[]}[]}}>(file)
+      ws.account.campaigns[2].ad_groups[1].keywords[0].match = 'exactly'
+      writeFileSync(file, JSON.stringify(ws))
+      const res = await runCli(['campaign', 'export', copy])
+      expect(res.code).to.equal(2)
+      expect(res.stderr).to.contain('workspace.json: account.campaigns[2].ad_groups[1].keywords[0].match must be one of exact, phrase, broad')
+    })
+
     it('a workspace.json whose version is not 1 fails to load with a clear message', async () => {
       const file = join(copy, 'workspace.json')
       writeFileSync(file, JSON.stringify({...readJson(file), version: 2}))

@@ -3,6 +3,7 @@ import {readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import type {Workspace} from '../types.js'
+import {shapeProblem} from './workspace-shape.js'
 
 export const WORKSPACE_FILE = 'workspace.json'
 
@@ -40,8 +41,8 @@ export function loadWorkspace(runDir: string): Workspace {
     throw new ToolkitError(`${file} has version ${JSON.stringify(version)}; this toolkit reads workspace version 1 only`, {code: 'workspace_version', exit: 2})
   }
   const ws = data as Workspace
-  if (!ws.input || !ws.account || !ws.missions) {
-    throw new ToolkitError(`${file} lacks input, account or missions`, {code: 'bad_workspace', exit: 2})
-  }
+  if (!ws.missions || typeof ws.missions !== 'object') throw new ToolkitError(`${file}: missions must be an object`, {code: 'bad_workspace', exit: 2})
+  const problem = shapeProblem(ws)
+  if (problem) throw new ToolkitError(`${file}: ${problem}`, {code: 'bad_workspace', exit: 2})
   return ws
 }
