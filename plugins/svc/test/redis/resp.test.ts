@@ -1,0 +1,54 @@
+import {expect} from 'chai'
+
+import {globToRegExp} from '../../src/servers/redis/keyspace.js'
+import {encode, map, ProtocolError, RespParser, splitInline} from '../../src/servers/redis/resp.js'
+
+function render(reply: Parameters<typeof encode>[0], resp3: boolean): string {
+  const out: Array<Buffer | string> = []
+  encode(reply, resp3, out)
+  return out.map(String).join('')
+}
+
+describe('svc RESP parser and encoder', () => {
+  it('parses commands split across arbitrary chunk boundaries', () => {
+    const wire = Buffer.from('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nva\r\nl\r\n*1\r\n$4\r\nPING\r\n')
+    for (let cut = 1; cut < wire.length; cut++) {
+      const p = new RespParser()
+      const got: string[][] = []
+      for (const part of [wire.subarray(0, cut), wire.subarray(cut)]) {
+        p.feed(part)
+        for (let c = p.next(); c; c = p.next()) got.push(c.map(String))
+      }
+      expect(got, `cut at ${cut}`).to.deep.equal([['SET', 'k', 'va\r\nl'], ['PING']])
+    }
+  })
+
+  it('rejects malformed frames with a protocol error', () => {
+    for (const bad of ['*1\r\n$x\r\n', '*1\r\n:3\r\n', '*a\r\n', '*1\r\n$3\r\nabcXY']) {
+      const p = new RespParser()
+      p.feed(Buffer.from(bad))
+      expect(() => p.next(), bad).to.throw(ProtocolError)
+    }
+  })
+
+  it('splits inline commands with Redis quoting rules', () => {
+    expect(splitInline(`SET k "a \\"b\\" \\x41" 'it\\'s'`)).to.deep.equal(['SET', 'k', 'a "b" A', "it's"])
+    expect(() => splitInline('GET "open')).to.throw(ProtocolError)
+  })
+
+  it('encodes maps, nulls and booleans per protocol version', () => {
+    expect(render(map([['a', 1]]), false)).to.equal('*2\r\n$1\r\na\r\n:1\r\n')
+    expect(render(map([['a', 1]]), true)).to.equal('%1\r\n$1\r\na\r\n:1\r\n')
+    expect(render(null, false)).to.equal('$-1\r\n')
+    expect(render(null, true)).to.equal('_\r\n')
+    expect(render(true, true)).to.equal('#t\r\n')
+  })
+
+  it('turns glob patterns into matchers and a literal prefix', () => {
+    const g = globToRegExp('user:[ab]?:*')
+    expect(g.prefix).to.equal('user:')
+    expect(g.re.test('user:a1:x')).to.equal(true)
+    expect(g.re.test('user:c1:x')).to.equal(false)
+    expect(globToRegExp('a\\*b').re.test('a*b')).to.equal(true)
+  })
+})
