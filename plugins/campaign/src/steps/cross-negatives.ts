@@ -29,18 +29,44 @@ export function crossNegatives(ws: Workspace): {added: number; campaigns: number
       }
     }
   }
-  // Only sub-phrases that start with the first word of some phrase keyword can match one.
-  const firstWords = new Set([...phraseOwners.keys()].map((p) => p.split(' ')[0]))
+  // A phrase of two or more words can only match where its first two words do, so each query
+  // text is probed by word pairs first: pairs that only its own campaign's phrases start with
+  // (the common case: a campaign's product names) are skipped without building sub-phrases.
+  const pairOwners = new Map<string, Set<number>>()
+  const singles = new Map<string, number[]>()
+  for (const [phrase, owners] of phraseOwners) {
+    const w = phrase.split(' ')
+    if (w.length === 1) singles.set(phrase, owners)
+    else {
+      const pair = `${w[0]} ${w[1]}`
+      const set = pairOwners.get(pair) ?? new Set<number>()
+      for (const o of owners) set.add(o)
+      pairOwners.set(pair, set)
+    }
+  }
   const candidates = search.map(() => new Set<string>())
+  const take = (owners: Iterable<number>, b: number, t: string) => {
+    for (const a of owners) if (a !== b && !texts[a].has(t)) candidates[a].add(t)
+  }
   for (const [b, own] of texts.entries()) {
     for (const t of own) {
-      const startsWell = t.split(' ').some((w) => firstWords.has(w))
-      for (const sub of startsWell ? subphrases(t) : []) {
-        for (const a of phraseOwners.get(sub) ?? []) if (a !== b && !texts[a].has(t)) candidates[a].add(t)
+      const w = t.split(' ')
+      for (let i = 0; i < w.length; i++) {
+        const single = singles.get(w[i])
+        if (single) take(single, b, t)
+        if (i + 1 >= w.length) continue
+        let sub = `${w[i]} ${w[i + 1]}`
+        const starts = pairOwners.get(sub)
+        if (!starts || (starts.size === 1 && starts.has(b))) continue
+        for (let j = i + 1; j < w.length; j++) {
+          if (j > i + 1) sub = `${sub} ${w[j]}`
+          const owners = phraseOwners.get(sub)
+          if (owners) take(owners, b, t)
+        }
       }
       if (broad.length > 0) {
-        const words = new Set(t.split(' '))
-        for (const k of broad) if (k.campaign !== b && !texts[k.campaign].has(t) && k.words.every((w) => words.has(w))) candidates[k.campaign].add(t)
+        const words = new Set(w)
+        for (const k of broad) if (k.campaign !== b && !texts[k.campaign].has(t) && k.words.every((x) => words.has(x))) candidates[k.campaign].add(t)
       }
     }
   }
