@@ -16,7 +16,14 @@ export class UpstreamRpcError extends Error {
 }
 
 /** The upstream answered at the HTTP level (401, 404 for an expired session, 5xx...): the session is unusable. */
-export class UpstreamHttpError extends Error {}
+export class UpstreamHttpError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message)
+  }
+}
 
 export type FastCall = (params: Record<string, unknown>, options: {signal?: AbortSignal; timeoutMs: number}) => Promise<CallToolResult>
 
@@ -86,7 +93,7 @@ export function fastCallFor(conn: UpstreamConnection): FastCall | undefined {
       if (!(error instanceof StaleSocket)) throw error
       res = await post()
     }
-    if (res.status !== 200) throw new UpstreamHttpError(`upstream answered HTTP ${res.status}`)
+    if (res.status !== 200) throw new UpstreamHttpError(`upstream answered HTTP ${res.status}`, res.status)
     const message = res.type.includes('text/event-stream') ? fromSse(res.text, id) : (JSON.parse(res.text) as Record<string, unknown>)
     if (!message) throw new UpstreamHttpError('upstream closed the response stream without an answer')
     const error = message.error as {code?: unknown; data?: unknown; message?: unknown} | undefined

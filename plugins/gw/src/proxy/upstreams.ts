@@ -3,7 +3,7 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
 import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
-import {type FastCall, fastCallFor, UpstreamRpcError} from './fast-call.js'
+import {type FastCall, fastCallFor, UpstreamHttpError, UpstreamRpcError} from './fast-call.js'
 
 export interface UpstreamConnection {
   client: Client
@@ -81,6 +81,8 @@ class Upstream {
   state: UpstreamState = 'connecting'
   stopped = false
   tools: ProxiedTool[] = []
+  /** Calls waiting for the next successful connection (a restarted upstream). */
+  private waiters: Array<(up: boolean) => void> = []
 
   constructor(
     readonly name: string,
@@ -90,7 +92,7 @@ class Upstream {
     this.backoff = o.minBackoffMs
   }
 
-  async call(upstreamName: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+  async call(upstreamName: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal, retry = true): Promise<CallToolResult> {
     const conn = this.conn
     if (!conn || this.state !== 'up') throw this.unavailable()
     const {CallToolResultSchema} = (types ??= await import('@modelcontextprotocol/sdk/types.js'))
@@ -102,6 +104,11 @@ class Upstream {
     } catch (error) {
       if (isProtocolAnswer(error) || signal?.aborted) throw error
       this.down(error, conn)
+      // 404 (or 400 from servers that predate the spec's 404) on our session id: the upstream
+      // restarted and forgot the session. The request never ran, so it is sent again once the
+      // session is re-established, and the caller does not see the redeploy.
+      const sessionLost = error instanceof UpstreamHttpError && (error.status === 404 || error.status === 400)
+      if (retry && sessionLost && (await this.waitUp(5000))) return this.call(upstreamName, args, meta, signal, false)
       throw this.unavailable()
     }
   }
@@ -128,6 +135,7 @@ class Upstream {
       this.error = undefined
       this.backoff = this.o.minBackoffMs
       this.o.log?.(`upstream ${this.name}: connected, ${this.tools.length} tools`)
+      for (const w of this.waiters.splice(0)) w(true)
       this.pool.changed()
       this.pinger = setInterval(() => {
         c.client.ping({timeout: Math.max(1000, this.o.pingIntervalMs)}).catch((error) => this.down(error, c))
@@ -153,6 +161,7 @@ class Upstream {
 
   async stop(): Promise<void> {
     this.stopped = true
+    for (const w of this.waiters.splice(0)) w(false)
     clearInterval(this.pinger)
     clearTimeout(this.retry)
     const c = this.conn
@@ -161,6 +170,21 @@ class Upstream {
       c.client.onclose = undefined
       await c.close().catch(() => {})
     }
+  }
+
+  waitUp(ms: number): Promise<boolean> {
+    if (this.state === 'up' && this.conn) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const done = (up: boolean) => {
+        clearTimeout(timer)
+        resolve(up)
+      }
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done)
+        resolve(false)
+      }, ms)
+      this.waiters.push(done)
+    })
   }
 
   unavailable(): UpstreamUnavailableError {
