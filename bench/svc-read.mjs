@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Current-version reads through REST with keep-alive, against a bare node:http server answering
 // a constant JSON body in the same run; and p50 latency with 100k commits vs 1k commits of history.
-// Usage: node bench/svc-read.mjs [--requests 20000] [--clients 32] [--commits 100000]
+// Usage: node bench/svc-read.mjs [--rounds 5] [--clients 32] [--commits 100000]
 import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 
@@ -11,6 +11,7 @@ import {buildDataDir, makeDoc} from './svc-fixture.mjs'
 const REQUESTS = arg('requests', 20_000)
 const CLIENTS = arg('clients', 32)
 const COMMITS = arg('commits', 100_000)
+const ROUNDS = arg('rounds', 5)
 const DOCS = 1000
 
 const readLua = (prefix) => `
@@ -22,7 +23,7 @@ end`
 async function throughput(port, path, prefix) {
   if (haveWrk()) {
     await wrk(port, readLua(prefix), {seconds: 1})
-    return (await wrk(port, readLua(prefix), {seconds: 5})).rps
+    return (await wrk(port, readLua(prefix), {seconds: 3})).rps
   }
   await drive(2000, CLIENTS, (i) => http(port, 'GET', path(i))) // warm-up
   const t0 = performance.now()
@@ -51,12 +52,20 @@ const bare = spawn(process.execPath, ['-e', `
   s.listen(0, '127.0.0.1', () => console.log(s.address().port))
 `], {stdio: ['ignore', 'pipe', 'inherit']})
 const barePort = Number(await new Promise((r) => bare.stdout.once('data', (d) => r(String(d).trim()))))
-const peer = await throughput(barePort, () => '/', '/')
-bare.kill()
 
 const small = await buildDataDir(join(tempDir(), 'd'), {commits: DOCS, docs: DOCS})
 let server = await startServer(small)
-const ours = await throughput(server.port, (i) => `/api/v1/documents/items:${(i * 7919) % DOCS}`, '/api/v1/documents/items:')
+// Rounds alternate peer and svc so a change in machine load hits both; medians are reported.
+const peerRuns = []
+const ourRuns = []
+for (let round = 0; round < ROUNDS; round++) {
+  peerRuns.push(await throughput(barePort, () => '/', '/'))
+  ourRuns.push(await throughput(server.port, (i) => `/api/v1/documents/items:${(i * 7919) % DOCS}`, '/api/v1/documents/items:'))
+}
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
+const peer = median(peerRuns)
+const ours = median(ourRuns)
+bare.kill()
 const p50small = await latency(server.port)
 await server.stop()
 
@@ -65,9 +74,9 @@ server = await startServer(big)
 const p50big = await latency(server.port)
 await server.stop()
 
-line('load generator, connections (keep-alive)', `${haveWrk() ? 'wrk -t1, 5 s' : `node client, ${REQUESTS} requests`}, ${CLIENTS}`)
-line('bare node:http constant JSON (peer)', `${peer.toFixed(0)} req/s`)
-line('svc REST GET current version', `${ours.toFixed(0)} req/s`)
+line('load generator, connections (keep-alive)', `${haveWrk() ? `wrk -t1, ${ROUNDS} alternating rounds of 3 s` : `node client, ${REQUESTS} requests`}, ${CLIENTS}`)
+line('bare node:http constant JSON (peer), median', `${peer.toFixed(0)} req/s (runs ${peerRuns.map((x) => x.toFixed(0)).join(' ')})`)
+line('svc REST GET current version, median', `${ours.toFixed(0)} req/s (runs ${ourRuns.map((x) => x.toFixed(0)).join(' ')})`)
 line('ratio svc / bare node:http (goal >= 0.5)', (ours / peer).toFixed(2))
 line(`p50 latency, ${DOCS} commits of history`, `${p50small.toFixed(3)} ms`)
 line(`p50 latency, ${COMMITS} commits of history`, `${p50big.toFixed(3)} ms`)

@@ -77,10 +77,13 @@ async function svc() {
   return {ackRate: writes / (acked / 1000), fsyncs, lat, maxPending, rate: writes / (sustained / 1000), writes}
 }
 
+// The peer runs before and after svc on the same number of documents; the mean damps drifts in machine load.
+const before = await fastImport(8000)
 const ours = await svc()
-const peer = await fastImport(ours.writes)
+const after = await fastImport(ours.writes)
+const peer = (before + after) / 2
 line('writes, concurrent clients', `${ours.writes}, ${CLIENTS} (${haveWrk() ? `wrk, ${SECONDS} s` : 'node client'})`)
-line('git fast-import, one commit per document (peer)', `${peer.toFixed(0)} commits/s`)
+line('git fast-import, one commit per document (peer)', `${peer.toFixed(0)} commits/s (before ${before.toFixed(0)}, after ${after.toFixed(0)})`)
 line('svc REST durable writes, sustained (until pending=0)', `${ours.rate.toFixed(0)} writes/s`)
 line('svc REST acknowledged rate (WAL group commit)', `${ours.ackRate.toFixed(0)} writes/s, ${(ours.writes / ours.fsyncs).toFixed(1)} writes per fsync`)
 if (ours.lat.p50 !== undefined) line('svc write latency p50 / p99', `${ours.lat.p50.toFixed(1)} ms / ${ours.lat.p99.toFixed(1)} ms`)

@@ -75,14 +75,23 @@ export function createMetrics(engine: GitEngine): ServerMetrics {
     name: 'svc_http_request_duration_seconds',
     registers,
   })
+  // Label lookups hash and sort the label object on every call; a request only pays a Map lookup.
+  const reqChildren = new Map<string, {inc(): void}>()
+  const latChildren = new Map<string, {observe(v: number): void}>()
   return {
     connections: {
       connectionClosed: (p) => active.dec({protocol: p}),
       connectionOpened: (p) => active.inc({protocol: p}),
     },
     httpRequest(method, route, status, seconds) {
-      requests.inc({method, route, status: String(status)})
-      latency.observe({method, route}, seconds)
+      const key = `${method} ${route}`
+      const rk = `${key} ${status}`
+      let r = reqChildren.get(rk)
+      if (!r) reqChildren.set(rk, (r = requests.labels(method, route, String(status))))
+      r.inc()
+      let l = latChildren.get(key)
+      if (!l) latChildren.set(key, (l = latency.labels(method, route)))
+      l.observe(seconds)
     },
     registry,
   }

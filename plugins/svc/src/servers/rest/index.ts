@@ -42,6 +42,7 @@ const STATUS: Record<string, number> = {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
+const EMPTY_QUERY = new URLSearchParams()
 
 /**
  * The REST adapter on bare node:http (no framework: routing is a split on `/`, which keeps the
@@ -112,7 +113,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     const url = req.url ?? '/'
     const qi = url.indexOf('?')
     const path = qi === -1 ? url : url.slice(0, qi)
-    const q = new URLSearchParams(qi === -1 ? '' : url.slice(qi + 1))
+    const q = qi === -1 ? EMPTY_QUERY : new URLSearchParams(url.slice(qi + 1))
     const method = req.method ?? 'GET'
     const seg = path.split('/').filter((s) => s.length > 0).map((s) => decodeSegment(s))
     const branch = q.get('branch') ?? undefined
