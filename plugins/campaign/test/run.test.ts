@@ -291,6 +291,20 @@ describe('campaign generate: incomplete runs and --resume', function () {
     expect(l.stderr).to.match(/business\.toml:\d+: logo file not found: logo\.png/)
   })
 
+  it('export and --resume refuse a folder that is not a run directory, or a workspace.json that is not JSON', async () => {
+    const empty = tempDir()
+    const a = await runCli(['campaign', 'export', empty])
+    expect(a.code).to.equal(2)
+    expect(a.stderr).to.contain(`${join(empty, 'workspace.json')} not found: is ${empty} a run directory?`)
+    const b = await runCli(['campaign', 'generate', '--resume', empty])
+    expect(b.code).to.equal(2)
+    writeFileSync(join(empty, 'workspace.json'), '{"version": 1,')
+    const c = await runCli(['campaign', 'export', empty, '--format', 'json'])
+    expect(c.code).to.equal(2)
+    expect(c.stderr).to.match(/workspace\.json is not valid JSON/)
+    expect(JSON.parse(c.stdout.trim())).to.deep.include({type: 'error'})
+  })
+
   it('init writes a commented business.toml that generate accepts, and refuses to overwrite', async () => {
     const dir = tempDir()
     const file = join(dir, 'business.toml')
