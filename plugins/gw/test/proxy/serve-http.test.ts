@@ -204,6 +204,16 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
       expect(res.status).to.equal(404)
     })
 
+    it('a terminated session (DELETE) is gone: 404', async () => {
+      const c = await connect(url, {authorization: 'Bearer tok-admin'})
+      const t = c.transport as StreamableHTTPClientTransport
+      const sid = t.sessionId!
+      await t.terminateSession()
+      await c.close()
+      const res = await post(JSON.stringify({id: 1, jsonrpc: '2.0', method: 'tools/list'}), {'mcp-session-id': sid})
+      expect(res.status).to.equal(404)
+    })
+
     it("another user's session id: 403", async () => {
       const c = await open({authorization: 'Bearer tok-admin'})
       const sid = (c.transport as StreamableHTTPClientTransport).sessionId!
