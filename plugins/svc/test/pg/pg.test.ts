@@ -382,6 +382,24 @@ describe('svc PostgreSQL protocol', function () {
   })
 })
 
+describe('svc PostgreSQL protocol shutdown', function () {
+  this.timeout(30_000)
+
+  it('close() lets a running statement finish and answers it, then ends the connection with 57P01', async () => {
+    const h = await startHarness({redis: false})
+    const cl = new pg.Client({host: '127.0.0.1', password: PASSWORD, port: h.pg!.port, user: 'svc'})
+    cl.on('error', () => undefined)
+    await cl.connect()
+    const slow = cl.query('SELECT pg_sleep(0.3)')
+    await new Promise((r) => setTimeout(r, 50))
+    const closing = h.pg!.close()
+    expect((await slow).rowCount).to.equal(1)
+    await closing
+    h.pg = undefined
+    await h.close()
+  })
+})
+
 describe('svc PostgreSQL protocol with md5 authentication', function () {
   this.timeout(30_000)
   let h: Harness

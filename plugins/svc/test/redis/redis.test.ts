@@ -19,8 +19,8 @@ async function rejects(p: Promise<unknown>, re: RegExp): Promise<void> {
   expect.fail(`expected an error matching ${re}`)
 }
 
-/** Sends raw bytes and collects what the server answers until it goes quiet or closes. */
-async function raw(port: number, data: Buffer | string, quietMs = 150): Promise<{closed: boolean; text: string}> {
+/** Sends raw bytes and collects the answer until the server closes, or goes quiet after answering (5 s at most). */
+async function raw(port: number, data: Buffer | string, quietMs = 200): Promise<{closed: boolean; text: string}> {
   return new Promise((resolve, reject) => {
     const sock: Socket = connect(port, '127.0.0.1')
     let text = ''
@@ -28,26 +28,22 @@ async function raw(port: number, data: Buffer | string, quietMs = 150): Promise<
     let timer: NodeJS.Timeout | undefined
     const done = () => {
       clearTimeout(timer)
+      clearTimeout(deadline)
       sock.destroy()
       resolve({closed, text})
     }
-    const arm = () => {
-      clearTimeout(timer)
-      timer = setTimeout(done, quietMs)
-    }
+    const deadline = setTimeout(done, 5000)
     sock.on('data', (d) => {
       text += d.toString('utf8')
-      arm()
+      clearTimeout(timer)
+      timer = setTimeout(done, quietMs)
     })
     sock.on('end', () => {
       closed = true
       done()
     })
     sock.on('error', reject)
-    sock.on('connect', () => {
-      sock.write(data)
-      arm()
-    })
+    sock.on('connect', () => sock.write(data))
   })
 }
 
@@ -304,6 +300,23 @@ describe('svc Redis protocol', function () {
       child.stdin?.end(Array.from({length: 50}, (_, i) => `*3\r\n$3\r\nSET\r\n$${`pipecli:${i}`.length}\r\npipecli:${i}\r\n$1\r\nv\r\n`).join(''))
     })
     expect(stdout).to.match(/errors: 0, replies: 50/)
+  })
+
+  it('close() answers commands already running before it ends connections', async () => {
+    const h2 = await startHarness({pg: false})
+    const c2 = new Redis({host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, port: h2.redis!.port, retryStrategy: () => null})
+    c2.on('error', () => undefined)
+    await c2.connect()
+    const writes = Promise.allSettled(Array.from({length: 20}, (_, i) => c2.set(`close:${i}`, 'v')))
+    // Close while the server is executing the pipelined batch (its first write has reached the engine).
+    for (let i = 0; i < 500 && !h2.calls.put; i++) await new Promise((r) => setTimeout(r, 2))
+    await h2.redis!.close()
+    const results = await writes
+    expect(results.map((x) => x.status)).to.deep.equal(Array.from({length: 20}, () => 'fulfilled'))
+    for (let i = 0; i < 20; i++) expect(await h2.engine.get(`close:${i}`)).to.not.equal(undefined)
+    c2.disconnect()
+    h2.redis = undefined
+    await h2.close()
   })
 
   it('counts connections in the metrics and survives many clients', async () => {

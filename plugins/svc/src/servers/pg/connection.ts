@@ -64,6 +64,8 @@ export class PgConnection {
   private readonly secret = randomInt(1, 2 ** 31 - 1)
   private readonly statements = new Map<string, Prepared>()
   private readonly portals = new Map<string, Portal>()
+  private current?: Promise<void>
+  private stopping = false
   readonly session: PgSession
 
   constructor(
@@ -75,14 +77,27 @@ export class PgConnection {
     this.reader = new MessageReader(cfg.maxMessage)
     this.session = {cancelRequested: false, database: 'svc', engine: cfg.engine, settings: new Map(), txFailed: false, user: '', version: cfg.version}
     socket.on('data', (chunk: Buffer) => {
-      if (this.closed) return
+      if (this.closed || this.stopping) return
       this.reader.feed(chunk)
-      void this.pump()
+      // A running pump reads the new bytes itself; keep the promise of the one that works.
+      if (this.busy) return
+      this.current = this.pump()
     })
     socket.on('close', () => {
       this.closed = true
       cfg.registry.delete(this.pid)
     })
+  }
+
+  /** Server shutdown: the statement in progress finishes and is answered, then the connection ends. */
+  async shutdown(): Promise<void> {
+    this.stopping = true
+    await this.current
+    if (this.closed) return
+    this.out.error({code: '57P01', message: 'terminating connection due to administrator command', severity: 'FATAL'})
+    this.flush()
+    this.closed = true
+    this.socket.end()
   }
 
   private fatal(code: string, message: string): void {

@@ -26,6 +26,7 @@ const VERSION = '0.1.0'
 export async function startPgServer(ctx: ServerContext, options: PgServerOptions): Promise<RunningServer> {
   const log = ctx.logger.child('svc.pg')
   const sockets = new Set<Socket>()
+  const connections = new Set<PgConnection>()
   const cfg: ConnectionConfig = {
     auth: options.auth ?? 'scram-sha-256',
     engine: ctx.engine,
@@ -48,7 +49,9 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
       ctx.metrics.connectionClosed('pg')
     })
     try {
-      new PgConnection(socket, cfg, nextPid++)
+      const conn = new PgConnection(socket, cfg, nextPid++)
+      connections.add(conn)
+      socket.on('close', () => connections.delete(conn))
     } catch (error) {
       log.error('pg connection setup failed', {error: String(error)})
       socket.destroy()
@@ -69,13 +72,14 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
 
   return {
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        for (const s of sockets) s.end()
-        setTimeout(() => {
-          for (const s of sockets) s.destroy()
-        }, 2000).unref()
-      })
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      // Statements in progress finish and are answered; then each client gets 57P01 and EOF.
+      await Promise.race([Promise.allSettled([...connections].map((c) => c.shutdown())), new Promise((r) => setTimeout(r, 10_000).unref())])
+      for (const s of sockets) s.end()
+      setTimeout(() => {
+        for (const s of sockets) s.destroy()
+      }, 2000).unref()
+      await stopped
     },
     port,
   }

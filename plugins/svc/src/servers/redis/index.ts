@@ -24,6 +24,9 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
   const log = ctx.logger.child('svc.redis')
   const limits: ParserLimits = {...DEFAULT_LIMITS, ...options.limits}
   const sockets = new Set<Socket>()
+  // Batches of commands being executed, so close() can let them finish and send their replies.
+  const inFlight = new Set<Promise<void>>()
+  let closing = false
   let nextId = 1
   const shared: Shared = {
     clients: () => sockets.size,
@@ -52,7 +55,16 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       setTimeout(() => socket.destroy(), 1000).unref()
     }
 
-    const pump = async () => {
+    const pump = () => {
+      const p = pumpOnce()
+      inFlight.add(p)
+      void p.finally(() => {
+        inFlight.delete(p)
+        if (closing && !busy) socket.end()
+      })
+    }
+
+    const pumpOnce = async () => {
       if (busy) {
         fedWhileBusy = true
         return
@@ -94,14 +106,15 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       }
       if (!dead && fedWhileBusy) {
         // Data that arrived while commands ran may already hold complete commands.
-        void pump()
+        pump()
       }
     }
 
     socket.on('data', (chunk: Buffer) => {
-      if (dead) return
+      // While closing, only a connection in the middle of a batch still reads (the rest of its pipeline).
+      if (dead || (closing && !busy)) return
       parser.feed(chunk)
-      void pump()
+      pump()
     })
     socket.on('drain', () => socket.resume())
     socket.on('error', (e) => log.debug('redis socket error', {client: sess.id, error: e.message}))
@@ -125,13 +138,18 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
 
   return {
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        for (const s of sockets) s.end()
-        setTimeout(() => {
-          for (const s of sockets) s.destroy()
-        }, 2000).unref()
-      })
+      closing = true
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      // Commands already running finish and their replies are sent; idle connections end now.
+      const deadline = Date.now() + 10_000
+      while (inFlight.size > 0 && Date.now() < deadline) {
+        await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, 100).unref())])
+      }
+      for (const s of sockets) s.end()
+      setTimeout(() => {
+        for (const s of sockets) s.destroy()
+      }, 2000).unref()
+      await stopped
     },
     port,
   }
