@@ -42,7 +42,8 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   let connect = r.connector
   if (!connect) {
     const {connectServer} = await import('../client/connect.js')
-    connect = (name) => connectServer(name, r.config.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), tokenStore: r.store})
+    connect = (name, signal) =>
+      connectServer(name, r.config.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), signal, tokenStore: r.store})
   }
   const pool = new UpstreamPool(names, {connect, log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()

@@ -11,7 +11,7 @@ export interface UpstreamConnection {
 }
 
 /** Opens one upstream session; in production the gw client's `connectServer` (same credentials and token store). */
-export type Connector = (name: string) => Promise<UpstreamConnection>
+export type Connector = (name: string, signal: AbortSignal) => Promise<UpstreamConnection>
 
 export interface ProxiedTool {
   access: Access
@@ -39,6 +39,8 @@ export interface PoolOptions {
   /** Per tools/call, in milliseconds. */
   callTimeoutMs?: number
   connect: Connector
+  /** Longest wait for one connection attempt (a black-holed address must not stall reconnection). */
+  connectTimeoutMs?: number
   log?: (message: string) => void
   /** Longest wait between reconnection attempts. */
   maxBackoffMs?: number
@@ -116,8 +118,10 @@ class Upstream {
   async connect(): Promise<void> {
     if (this.stopped) return
     let conn: UpstreamConnection | undefined
+    let signal: AbortSignal | undefined
     try {
-      conn = await this.o.connect(this.name)
+      signal = AbortSignal.timeout(this.o.connectTimeoutMs)
+      conn = await this.o.connect(this.name, signal)
       if (this.stopped) {
         await conn.close().catch(() => {})
         return
@@ -144,7 +148,7 @@ class Upstream {
     } catch (error) {
       if (conn) await conn.close().catch(() => {})
       this.conn = undefined
-      this.fail(error)
+      this.fail(signal?.aborted && !conn ? new Error(`no answer within ${this.o.connectTimeoutMs / 1000} s`) : error)
     }
   }
 
@@ -240,7 +244,7 @@ export class UpstreamPool extends EventEmitter {
     super()
     // Options given as undefined must not override the defaults.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PoolOptions
-    const o = {callTimeoutMs: 120_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
+    const o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
     for (const n of names) this.upstreams.set(n, new Upstream(n, this, o))
   }
 
@@ -269,9 +273,19 @@ export class UpstreamPool extends EventEmitter {
     return best
   }
 
-  /** Connects every upstream; resolves when each has either connected or failed once. */
-  async start(): Promise<void> {
-    await Promise.all([...this.upstreams.values()].map((u) => u.connect()))
+  /**
+   * Connects every upstream; resolves when each has either connected or failed once, or after
+   * `waitMs`, whichever is first: a slow upstream keeps connecting in the background.
+   */
+  async start(waitMs = 10_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all([...this.upstreams.values()].map((u) => u.connect())),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs)
+      }),
+    ])
+    clearTimeout(timer)
   }
 
   status(): UpstreamStatus[] {

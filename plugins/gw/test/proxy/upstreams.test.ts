@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {createServer, type Socket} from 'node:net'
 
 import {connectServer} from '../../src/client/connect.js'
 import {UpstreamPool, UpstreamUnavailableError} from '../../src/proxy/upstreams.js'
@@ -14,7 +15,7 @@ describe('proxy upstream pool (server-everything)', function () {
     const store = memoryTokenStore()
     // Pings are off (an hour apart): what is tested is how calls themselves notice a lost session.
     pool = new UpstreamPool(['everything'], {
-      connect: (name) => connectServer(name, {url: e.url}, {interactive: false, tokenStore: store}),
+      connect: (name, signal) => connectServer(name, {url: e.url}, {interactive: false, signal, tokenStore: store}),
       pingIntervalMs: 3_600_000,
     })
     await pool.start()
@@ -44,5 +45,28 @@ describe('proxy upstream pool (server-everything)', function () {
     expect(Date.now() - started).to.be.below(3000)
     expect(pool.tools().next().done, 'its tools are gone').to.equal(true)
     await e.restart()
+  })
+
+  it('gives up on an upstream that accepts connections but never answers, and keeps retrying in the background', async () => {
+    const sockets: Socket[] = []
+    const blackhole = createServer((socket) => sockets.push(socket))
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve))
+    const port = (blackhole.address() as {port: number}).port
+    const store = memoryTokenStore()
+    const stuck = new UpstreamPool(['stuck'], {
+      connect: (name, signal) => connectServer(name, {url: `http://127.0.0.1:${port}/mcp`}, {interactive: false, signal, tokenStore: store}),
+      connectTimeoutMs: 300,
+      pingIntervalMs: 3_600_000,
+    })
+    try {
+      const started = Date.now()
+      await stuck.start(5000)
+      expect(Date.now() - started).to.be.below(4000)
+      expect(stuck.status()[0]).to.deep.include({error: 'no answer within 0.3 s', name: 'stuck', state: 'down'})
+    } finally {
+      await stuck.stop()
+      for (const s of sockets) s.destroy()
+      blackhole.close()
+    }
   })
 })
