@@ -32,7 +32,7 @@ const lines = {
   },
   Accessories: {
     colour: '#8e6c8a', slug: 'accessories', price: [6, 90],
-    items: ['Coffee Scale with Timer', 'Paper Filters 100 Pack', 'Reusable Metal Filter', 'Milk Frother', 'Tamper 58mm', 'Knock Box', 'Canister Vacuum Seal', 'Ceramic Cup Set', 'Cleaning Tablets', 'Barista Towel Set'],
+    items: ['Coffee Scale with Timer', 'Paper Filters 100 Pack', 'Reusable Metal Filter', 'Milk Frother', 'Tamper 58mm', 'Knock Box', 'Canister Vacuum Seal', 'Ceramic Cup Set', 'Cleaning Tablets', 'Barista Towel Set', 'Acme Coffee Travel Mug'],
     suffix: '',
   },
   Tea: {

@@ -65,6 +65,12 @@ describe('campaign generate on the example (end to end)', function () {
     expect(campaigns.toString('utf8').replaceAll('\r\n', '')).to.not.contain('\n')
   })
 
+  it('cross-negatives send the brand-named product search to the campaign that sells it', () => {
+    const negatives = readFileSync(join(runDir, 'google-ads', '4-negative-keywords.csv'), 'utf8')
+    expect(negatives).to.contain('Negative keyword,Add,Enabled,Campaign,Acme Coffee - Brand,,acme coffee travel mug,Phrase match\r\n')
+    expect(events.find((e) => e.event.type === 'step' && e.event.name === 'cross-negatives')?.event.detail).to.deep.equal({added: 1, campaigns: 7})
+  })
+
   it('rule 1: the five CSVs hold Search campaigns only', () => {
     const text = readFileSync(join(runDir, 'google-ads', '1-campaign.csv'), 'utf8')
     expect(text).to.not.contain('Performance Max')
