@@ -102,6 +102,10 @@ describe('svc PostgreSQL protocol', function () {
     expect(r3.rowCount).to.equal(0)
     expect(h.calls.list ?? 0).to.equal(before.list)
     expect((h.calls.get ?? 0) + (h.calls.getMany ?? 0)).to.be.greaterThan(before.get + before.getMany)
+    const plan = async (sql: string, values: unknown[] = []) => (await c.query(sql, values)).rows.map((r) => r['QUERY PLAN']).join('\n')
+    expect(await plan('EXPLAIN SELECT name FROM people WHERE id = $1', [2])).to.include('Id Lookup on people  (engine get, 1 key)')
+    expect(await plan("EXPLAIN SELECT name FROM people WHERE name = 'Ann'")).to.include('Table Scan on people')
+    expect(await plan("EXPLAIN SELECT name FROM people WHERE name = 'Ann' LIMIT 1")).to.include('(stops at the LIMIT)')
   })
 
   it('a filtered LIMIT query without ORDER BY stops reading the table early', async () => {
@@ -238,7 +242,7 @@ describe('svc PostgreSQL protocol', function () {
     await c.query('CREATE TABLE notes (id text, body text)')
     await c.query("INSERT INTO notes (id, body) VALUES ('n1', 'the quick brown fox'), ('n2', 'lazy dog'), ('n3', 'quick thinking')")
     let rows: Array<{id: string}> = []
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < 200; i++) {
       rows = (await c.query("SELECT id FROM notes WHERE body @@ to_tsquery('quick') ORDER BY id")).rows
       if (rows.length === 2) break
       await new Promise((r) => setTimeout(r, 50))

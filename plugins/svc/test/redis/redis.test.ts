@@ -222,7 +222,7 @@ describe('svc Redis protocol', function () {
     await r.hset('docs:2', 'title', 'a quick red fox')
     await r.hset('docs:3', 'title', 'slow turtle')
     let found: unknown[] = []
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < 200; i++) {
       found = (await r.call('search', 'quick', 'LIMIT', '10', 'TABLE', 'docs')) as unknown[]
       if (found[0] === 2) break
       await new Promise((res) => setTimeout(res, 50))
@@ -324,7 +324,7 @@ describe('svc Redis protocol', function () {
     await Promise.all(clients.map((c, i) => c.set(`conc:${i}`, String(i))))
     expect(h.open.redis).to.be.at.least(11)
     await Promise.all(clients.map((c) => c.quit()))
-    for (let i = 0; i < 50 && h.open.redis > 1; i++) await new Promise((res) => setTimeout(res, 20))
+    for (let i = 0; i < 250 && h.open.redis > 1; i++) await new Promise((res) => setTimeout(res, 20))
     expect(h.open.redis).to.equal(1)
     expect(await r.mget(...Array.from({length: 10}, (_, i) => `conc:${i}`))).to.deep.equal(Array.from({length: 10}, (_, i) => String(i)))
   })

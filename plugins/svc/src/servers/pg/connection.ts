@@ -13,7 +13,7 @@ import type {Engine, Logger} from '../../engine/types.js'
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
 import {fromEngine, SqlError} from './errors.js'
-import {commitTx, describesRows, executeStatement, type PgSession, type QueryResult} from './executor.js'
+import {commitTx, describesRows, executeStatement, explain, type PgSession, type QueryResult} from './executor.js'
 import {parseSql} from './parse.js'
 import {decodeParam, OID, toBinary, toText} from './types.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
@@ -47,6 +47,7 @@ interface Portal {
 }
 
 const TX_RE = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\b[^;]*;?\s*$/i
+const EXPLAIN_RE = /^\s*explain\s+(?:\((?:[^)]*)\)\s*|analyze\s+|verbose\s+)*(.*)$/is
 const SLEEP_RE = /^\s*select\s+(?:pg_catalog\.)?pg_sleep\(\s*([\d.]+)\s*\)\s*;?\s*$/i
 
 export class PgConnection {
@@ -353,6 +354,12 @@ export class PgConnection {
       await this.sleep(Number(sleep[1]))
       return [{columns: [{name: 'pg_sleep', oid: OID.text}], rows: [['']], tag: 'SELECT 1'}]
     }
+    const ex = EXPLAIN_RE.exec(sql)
+    if (ex) {
+      const parsed = await parseSql(ex[1])
+      if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
+      return [explain(s, parsed.statements[0], [...params, ...parsed.lifted])]
+    }
     const cat = await catalogQuery(s, sql)
     if (cat) return [cat]
     let statements: Statement[]
@@ -476,7 +483,7 @@ export class PgConnection {
     for (let i = 0; i < n; i++) paramOids.push(r.int32())
     if (name !== '' && this.statements.has(name)) throw new SqlError('42P05', `prepared statement "${name}" already exists`)
     const prepared: Prepared = {lifted: [], paramOids, sql}
-    if (!TX_RE.test(sql) && !SLEEP_RE.test(sql) && !/pg_catalog\.|information_schema\./i.test(sql) && !/^[\s;]*$/.test(sql)) {
+    if (!TX_RE.test(sql) && !SLEEP_RE.test(sql) && !EXPLAIN_RE.test(sql) && !/pg_catalog\.|information_schema\./i.test(sql) && !/^[\s;]*$/.test(sql)) {
       const parsed = await parseSql(sql)
       if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
       prepared.statement = parsed.statements[0]

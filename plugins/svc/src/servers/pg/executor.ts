@@ -1104,6 +1104,60 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
   }
 }
 
+/**
+ * EXPLAIN: the access path each table gets (id lookup, full-text index, scan with or without an
+ * early stop), so users can check that a query does not read the whole table.
+ */
+export function explain(s: PgSession, st: Statement, params: unknown[]): QueryResult {
+  const lines: string[] = []
+  const ctx = evalCtx(s, params, [])
+  const access = (table: string, alias: string, where: Expr | null | undefined, single: boolean, indent: string, early?: boolean) => {
+    let keys: string[] | undefined
+    try {
+      keys = idKeys(where, alias, single, ctx)
+    } catch {
+      keys = ['?']
+    }
+    if (keys) lines.push(`${indent}Id Lookup on ${table}${alias === table ? '' : ` ${alias}`}  (engine get, ${keys.length} key${keys.length === 1 ? '' : 's'})`)
+    else if (safe(() => ftsQuery(where, ctx)) !== undefined) lines.push(`${indent}Full-text Index Search on ${table}`)
+    else lines.push(`${indent}Table Scan on ${table}${alias === table ? '' : ` ${alias}`}${early ? '  (stops at the LIMIT)' : ''}`)
+  }
+  if (st.type === 'select') {
+    const from = st.from ?? []
+    if (st.limit) lines.push('Limit')
+    if (st.orderBy?.length) lines.push('  Sort')
+    if (st.groupBy?.length || (st.columns ?? []).some((c) => isAggregate(c.expr))) lines.push('  Aggregate')
+    for (const [i, f] of from.entries()) {
+      if (f.type === 'table') {
+        const alias = f.name.alias ?? f.name.name
+        if (i === 0) access(f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 && Boolean(safe(() => earlyStop(st, alias, ctx))))
+        else {
+          const byId = splitAnd(f.join?.on).some((c) => c.type === 'binary' && c.op === '=' && (refersToId(c.left, alias, false) || refersToId(c.right, alias, false)))
+          lines.push(`  ${f.join?.type ?? 'CROSS JOIN'} ${byId ? `Id Lookup on ${f.name.name} (engine getMany)` : `Table Scan on ${f.name.name}`}`)
+        }
+      } else if (f.type === 'call') lines.push(`  Function ${f.function.name}()`)
+    }
+    if (from.length === 0) lines.push('  Result')
+  } else if (st.type === 'update' || st.type === 'delete') {
+    const name = st.type === 'update' ? st.table : st.from
+    lines.push(st.type === 'update' ? 'Update' : 'Delete')
+    access(name.name, name.alias ?? name.name, st.where, true, '  ')
+  } else if (st.type === 'insert') {
+    lines.push(`Insert on ${st.into.name}  (one commit)`)
+  } else {
+    throw unsupported(`EXPLAIN of ${st.type}`)
+  }
+  return {columns: [{name: 'QUERY PLAN', oid: OID.text}], rows: lines.map((l) => [l]), tag: 'EXPLAIN'}
+}
+
+function safe<T>(fn: () => T): T | undefined {
+  try {
+    return fn()
+  } catch {
+    return undefined
+  }
+}
+
 /** Columns a statement will return, without running it (for Describe of a prepared statement). */
 export function describesRows(st: Statement): boolean {
   if (st.type === 'select' || st.type === 'values' || st.type === 'show') return true
