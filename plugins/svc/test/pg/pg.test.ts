@@ -230,12 +230,21 @@ describe('svc PostgreSQL protocol', function () {
       'SELECT * FROM people p RIGHT JOIN orders o ON o.person = p.id',
       'CREATE INDEX ON people (name)',
       'ALTER TABLE people ADD COLUMN x int',
+      'COPY people FROM STDIN',
+      'GRANT SELECT ON people TO someone',
+      'VACUUM people',
+      'CREATE FUNCTION f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql',
     ]) {
       const e = await sqlError(c.query(sql))
       expect(e.code, sql).to.equal('0A000')
       expect(e.message, sql).to.equal('Unsupported SQL statement')
     }
+    expect((await sqlError(c.query('CREATE TABLE broken (id int,,)'))).code).to.equal('42601')
     expect((await c.query('SELECT count(*) AS n FROM people')).rows).to.deep.equal([{n: '3'}])
+    // What connection poolers send between clients.
+    await c.query('SET application_name = pooled')
+    expect((await c.query('DISCARD ALL')).command).to.equal('DISCARD')
+    expect((await c.query('SHOW application_name')).rows[0].application_name).to.equal('')
   })
 
   it('full-text match, document history and a document as of a commit', async () => {
@@ -359,6 +368,15 @@ describe('svc PostgreSQL protocol', function () {
       {column_name: 'id', data_type: 'integer'},
       {column_name: 'name', data_type: 'text'},
     ])
+  })
+
+  it('TRUNCATE empties a table in one commit and keeps its definition', async () => {
+    await c.query('CREATE TABLE scratch (id int, v text)')
+    await c.query("INSERT INTO scratch (id, v) VALUES (1, 'a'), (2, 'b')")
+    expect((await c.query('TRUNCATE scratch')).command).to.equal('TRUNCATE')
+    expect((await c.query('SELECT count(*) AS n FROM scratch')).rows).to.deep.equal([{n: '0'}])
+    await c.query("INSERT INTO scratch (id, v) VALUES (3, 'c')")
+    expect((await c.query('SELECT id FROM scratch')).rows).to.deep.equal([{id: 3}])
   })
 
   it('DROP TABLE removes the rows and the definition', async () => {

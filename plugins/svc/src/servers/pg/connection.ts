@@ -354,6 +354,19 @@ export class PgConnection {
       await this.sleep(Number(sleep[1]))
       return [{columns: [{name: 'pg_sleep', oid: OID.text}], rows: [['']], tag: 'SELECT 1'}]
     }
+    const reset = /^\s*(discard\s+all|reset\s+all|reset\s+(\w+))\s*;?\s*$/i.exec(sql)
+    if (reset) {
+      // Connection poolers send DISCARD ALL / RESET ALL between clients.
+      if (reset[2]) s.settings.delete(reset[2].toLowerCase())
+      else s.settings.clear()
+      if (/^\s*discard/i.test(sql)) {
+        if (s.tx) throw new SqlError('25001', 'DISCARD ALL cannot run inside a transaction block')
+        this.statements.clear()
+        this.portals.clear()
+        return [{rows: [], tag: 'DISCARD ALL'}]
+      }
+      return [{rows: [], tag: 'RESET'}]
+    }
     const ex = EXPLAIN_RE.exec(sql)
     if (ex) {
       const parsed = await parseSql(ex[1])

@@ -1048,6 +1048,19 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     case 'drop table': {
       return dropTable(s, st.names, Boolean(st.ifExists))
     }
+    case 'truncate table': {
+      for (const n of st.tables) {
+        const {branch, table} = targetOf(s, n)
+        if (!(await tableExists(s, branch, table))) throw noTable(table)
+        const docs = await listAll(s, branch, table)
+        await write(
+          s,
+          branch,
+          docs.map((d) => ({id: d.id, op: 'delete'})),
+        )
+      }
+      return {rows: [], tag: 'TRUNCATE TABLE'}
+    }
     case 'create schema': {
       const name = st.name.name
       const exists = (await s.engine.branches()).some((b) => b.name === name)

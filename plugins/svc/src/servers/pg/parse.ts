@@ -5,7 +5,11 @@
  */
 import type {Statement} from 'pgsql-ast-parser'
 
-import {SqlError} from './errors.js'
+import {SqlError, unsupported} from './errors.js'
+
+/** Valid PostgreSQL commands outside svc's subset: 0A000, not a syntax error. */
+const UNSUPPORTED_START =
+  /^\s*(copy|grant|revoke|vacuum|analyze|cluster|listen|notify|unlisten|lock|reindex|checkpoint|comment|security|refresh|import|call|declare|fetch|move|close|prepare|execute|deallocate|load|reassign|merge|alter|create(?!\s+(?:table|schema)\b)|drop(?!\s+table\b)|do|savepoint|release|set\s+(?:local\s+)?transaction|set\s+role|set\s+session)\b/i
 
 export interface Parsed {
   /** Values of the literals lifted out of the text, appended after the query's own parameters. */
@@ -53,6 +57,8 @@ export async function parseSql(sql: string): Promise<Parsed> {
   try {
     st = parse(sql)
   } catch (error) {
+    const kw = UNSUPPORTED_START.exec(sql)
+    if (kw) throw unsupported(`${kw[1].toUpperCase()} statements are not supported`)
     throw syntaxError(sql, error)
   }
   remember(sql, st)
