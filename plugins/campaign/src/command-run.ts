@@ -16,7 +16,16 @@ export async function runCommand(out: Output, start: (p: Pipeline, opts: Common)
   const onSigint = () => controller.abort()
   process.once('SIGINT', onSigint)
   const spinner = out.format === 'text' ? out.spinner('starting') : null
-  const listener: EventListener = out.format === 'json' ? (line) => out.record(line as unknown as Record<string, unknown>) : (line) => progress(out, line, spinner)
+  // A reader that goes away (`| head`) must not kill the run half-way: the run directory is the
+  // product, stdout only a view of it. Stop writing records and let the run finish.
+  let reader = true
+  const onStdoutError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    reader = false
+  }
+  process.stdout.on('error', onStdoutError)
+  const listener: EventListener =
+    out.format === 'json' ? (line) => reader && out.record(line as unknown as Record<string, unknown>) : (line) => progress(out, line, spinner)
   let outcome: pipeline.RunOutcome
   try {
     outcome = await start(pipeline, {...options, listeners: [listener], signal: controller.signal})
@@ -26,9 +35,20 @@ export async function runCommand(out: Output, start: (p: Pipeline, opts: Common)
   } finally {
     process.removeListener('SIGINT', onSigint)
   }
+  if (!reader) {
+    // The host's final stdout flush waits for a 'drain' a closed pipe never sends; with the exit
+    // code already set, Node ends with it instead of 13 (unsettled top-level await).
+    process.exitCode = outcome.exitCode
+    return finish(outcome)
+  }
   if (outcome.status === 'success') spinner?.succeed(`run ${outcome.runId} finished`)
   else spinner?.fail(`run ${outcome.runId} is ${outcome.status}`)
   if (out.format === 'text') out.record({}, summary(out, outcome))
+  finish(outcome)
+}
+
+/** The exit code of the run's status, thrown once every file is written. */
+function finish(outcome: pipeline.RunOutcome): void {
   if (outcome.exitCode !== 0) {
     const errors = outcome.issues.filter((i) => i.severity === 'error').length
     const why = outcome.status === 'invalid' ? `${errors} validation errors` : `${outcome.totals.failed_missions} of ${outcome.totals.missions} missions did not finish`

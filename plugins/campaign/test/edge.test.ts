@@ -101,6 +101,21 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     expect(events.some((e) => e.event.type === 'mission_finished' && e.event.reason === 'interrupted')).to.equal(true)
   })
 
+  it('a reader that closes stdout early (| head) does not cut the run short', async () => {
+    const out = tempDir()
+    const child = spawn(process.execPath, [runJs, 'campaign', 'generate', join(copyExample(), 'business.toml'), '--out', out, '--skip-url-check', '--format', 'json'], {
+      env: {...process.env, HOME: tempDir(), NO_COLOR: '1'},
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    const exited = new Promise<null | number>((resolve) => child.on('exit', (code) => resolve(code)))
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
+    child.stdout.destroy()
+    expect(await exited).to.equal(0)
+    const runDir = runDirIn(out)
+    expect(readEvents(runDir).at(-1)?.event).to.deep.include({exit_code: 0, type: 'run_finished'})
+    expect(readJson(join(runDir, 'run.json'))).to.deep.include({status: 'success'})
+  })
+
   it('plans from the pages when there is no catalog', async () => {
     const dir = copyExample()
     const file = join(dir, 'business.toml')
