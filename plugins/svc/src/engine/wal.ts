@@ -28,7 +28,22 @@ interface Segment {
   size: number
 }
 
+interface Queued {
+  buf: Buffer
+  onDurable(): void
+  reject(e: Error): void
+  resolve(): void
+  seq: number
+}
+
+interface InFlight {
+  batch: Queued[]
+  done: Promise<void>
+  seg: Segment
+}
+
 const HEADER = 8
+const MAX_SYNCS = 3
 const SEGMENT_BYTES = 64 * 1024 * 1024
 
 /**
@@ -43,7 +58,9 @@ export class WriteAheadLog {
   private fh: FileHandle | undefined
   private flushing = false
   private rotate = false
-  private queue: Array<{buf: Buffer; onDurable(): void; reject(e: Error): void; resolve(): void; seq: number}> = []
+  private broken: EngineError | undefined
+  private queue: Queued[] = []
+  private syncing: InFlight[] = []
   private segments: Segment[] = []
 
   private constructor(private readonly dir: string) {}
@@ -98,6 +115,7 @@ export class WriteAheadLog {
    */
   append(entry: WalEntry, onDurable: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new EngineError('closed', 'engine is closed'))
+    if (this.broken) return Promise.reject(this.broken)
     const payload = Buffer.from(JSON.stringify(entry))
     const head = Buffer.alloc(HEADER)
     head.writeUInt32LE(payload.length, 0)
@@ -110,7 +128,7 @@ export class WriteAheadLog {
 
   async close(): Promise<void> {
     this.closed = true
-    while (this.flushing) await new Promise((r) => setTimeout(r, 2))
+    while (this.flushing || this.syncing.length > 0 || this.queue.length > 0) await new Promise((r) => setTimeout(r, 2))
     await this.fh?.close()
     this.fh = undefined
   }
@@ -131,36 +149,73 @@ export class WriteAheadLog {
     return this.segments.reduce((n, s) => n + s.size, 0)
   }
 
+  /**
+   * Writes batches in order and keeps up to MAX_SYNCS fdatasyncs in flight: under a busy disk
+   * an fsync waits mostly in the device queue, and a second one issued meanwhile covers the
+   * next batch. An fsync that completes makes every batch written before it durable, so batches
+   * are acknowledged strictly in log order.
+   */
   private async flush(): Promise<void> {
+    if (this.flushing) return
     this.flushing = true
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 && this.syncing.length < MAX_SYNCS && !this.broken) {
         const batch = this.queue.splice(0)
-        try {
-          const seg = await this.segment()
-          const buf = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((b) => b.buf))
-          let off = 0
-          while (off < buf.length) off += (await this.fh!.write(buf, off, buf.length - off)).bytesWritten
-          await this.fh!.datasync()
-          this.fsyncs++
-          seg.size += buf.length
-          for (const b of batch) seg.maxSeq = Math.max(seg.maxSeq, b.seq)
-          for (const b of batch) {
-            try {
-              b.onDurable()
-              b.resolve()
-            } catch (error) {
-              b.reject(error as Error)
-            }
-          }
-        } catch (error) {
-          const err = new EngineError('unavailable', `write-ahead log append failed: ${(error as Error).message}`, {cause: error})
-          for (const b of batch) b.reject(err)
+        // A new segment starts only when nothing is in flight on the old file descriptor.
+        if (!this.active || !this.fh || this.active.size >= SEGMENT_BYTES || this.rotate) {
+          while (this.syncing.length > 0) await this.syncing[0].done
         }
+        const seg = await this.segment()
+        const buf = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((b) => b.buf))
+        const fh = this.fh!
+        try {
+          let off = 0
+          while (off < buf.length) off += (await fh.write(buf, off, buf.length - off)).bytesWritten
+        } catch (error) {
+          this.fail(batch, error)
+          break
+        }
+        seg.size += buf.length
+        const entry: InFlight = {batch, done: Promise.resolve(), seg}
+        entry.done = fh.datasync().then(
+          () => {
+            this.fsyncs++
+            this.acknowledge(entry)
+          },
+          (error: unknown) => this.fail(batch, error),
+        )
+        this.syncing.push(entry)
+        void entry.done.then(() => {
+          if (this.queue.length > 0 && !this.flushing) void this.flush()
+        })
       }
     } finally {
       this.flushing = false
     }
+  }
+
+  private acknowledge(entry: InFlight): void {
+    const i = this.syncing.indexOf(entry)
+    if (i === -1) return
+    for (const e of this.syncing.splice(0, i + 1)) {
+      for (const b of e.batch) {
+        e.seg.maxSeq = Math.max(e.seg.maxSeq, b.seq)
+        try {
+          b.onDurable()
+          b.resolve()
+        } catch (error) {
+          b.reject(error as Error)
+        }
+      }
+    }
+  }
+
+  private fail(batch: Queued[], error: unknown): void {
+    // After a failed write or fsync nothing later can be trusted: refuse further appends.
+    this.broken = new EngineError('unavailable', `write-ahead log append failed: ${(error as Error).message}`, {cause: error})
+    for (const e of this.syncing.splice(0)) for (const b of e.batch) b.reject(this.broken)
+    for (const b of batch) b.reject(this.broken)
+    for (const b of this.queue.splice(0)) b.reject(this.broken)
   }
 
   private async segment(): Promise<Segment> {
