@@ -26,8 +26,22 @@ export class RpcError extends Error {
 
 export const PROXY_INFO = {name: 'toolkit-gw-proxy', version: '0.1.0'}
 
+export interface AuditEntry {
+  allowed: boolean
+  /** Milliseconds the upstream took (allowed calls). */
+  ms?: number
+  outcome: 'denied' | 'error' | 'ok' | 'tool_error' | 'unknown_tool'
+  provider: string
+  rule?: string
+  subject: string
+  time: string
+  tool: string
+}
+
 export interface AggregatorContext {
   acl: CompiledAcl | undefined
+  /** One entry per tools/call, after it finished. Arguments and results are never included. */
+  audit?: (entry: AuditEntry) => void
   /** Optional audit hook: every tools/call decision. */
   onDecision?: (entry: {allowed: boolean; rule: string; subject: string; tool: string}) => void
   pool: UpstreamPool
@@ -52,7 +66,10 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
     async callTool(user, params, signal) {
       const name = params.name
       const t = ctx.pool.tool(name)
+      const audit = (e: Pick<AuditEntry, 'allowed' | 'ms' | 'outcome' | 'rule'>) =>
+        ctx.audit?.({...e, provider: user.provider, subject: user.subject, time: new Date().toISOString(), tool: name})
       if (!t) {
+        audit({allowed: false, outcome: 'unknown_tool'})
         const owner = ctx.pool.serverOf(name)
         const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
         if (outage) throw new RpcError(INTERNAL_ERROR, outage.message, {server: owner})
@@ -63,6 +80,7 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
       const decision = evaluate(ctx.acl, user, t.ref)
       ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
       if (!decision.allowed) {
+        audit({allowed: false, outcome: 'denied', rule: decision.rule})
         throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
           access: t.access,
           rule: decision.rule,
@@ -70,9 +88,13 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
           tool: name,
         })
       }
+      const started = performance.now()
       try {
-        return await ctx.pool.call(name, params.arguments, params._meta as Record<string, unknown> | undefined, signal)
+        const result = await ctx.pool.call(name, params.arguments, params._meta as Record<string, unknown> | undefined, signal)
+        audit({allowed: true, ms: Math.round(performance.now() - started), outcome: result.isError ? 'tool_error' : 'ok', rule: decision.rule})
+        return result
       } catch (error) {
+        audit({allowed: true, ms: Math.round(performance.now() - started), outcome: 'error', rule: decision.rule})
         if (error instanceof UpstreamUnavailableError) throw new RpcError(INTERNAL_ERROR, error.message, {server: t.server})
         throw error
       }

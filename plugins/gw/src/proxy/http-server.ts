@@ -12,6 +12,7 @@ import type {AuthResult} from './providers/types.js'
 import type {UpstreamPool} from './upstreams.js'
 
 export interface HttpProxyOptions {
+  audit?: AggregatorContext['audit']
   auth: ProxyAuth
   host: string
   log?: (message: string) => void
@@ -142,6 +143,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const {auth, pool} = o
   const ctx: AggregatorContext = {
     acl: auth.acl,
+    audit: o.audit,
     onDecision: (d) => {
       if (!d.allowed) log(`denied ${d.subject} -> ${d.tool} by ${d.rule}`)
     },

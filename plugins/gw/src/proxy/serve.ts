@@ -1,4 +1,6 @@
-import type {TokenStore} from '@toolkit/kit'
+import {InputError, type TokenStore} from '@toolkit/kit'
+
+import type {AuditEntry} from './aggregator.js'
 
 import type {User} from './acl.js'
 import type {ServersConfig} from '../client/config.js'
@@ -6,6 +8,8 @@ import {buildProxyAuth, type ProxyAuth} from './config.js'
 import {type Connector, UpstreamPool, type UpstreamStatus} from './upstreams.js'
 
 export interface ServeRequest {
+  /** Append one JSON line per tools/call (who, which tool, decision, rule, outcome, time) to this file, mode 0600. */
+  auditFile?: string
   config: ServersConfig
   /** Opens an upstream session; the gw client's `connectServer` when omitted. */
   connector?: Connector
@@ -45,16 +49,31 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     connect = (name, signal) =>
       connectServer(name, r.config.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), signal, tokenStore: r.store})
   }
+  let audit: ((e: AuditEntry) => void) | undefined
+  let auditStream: import('node:fs').WriteStream | undefined
+  if (r.auditFile) {
+    const {createWriteStream} = await import('node:fs')
+    const stream = createWriteStream(r.auditFile, {flags: 'a', mode: 0o600})
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve())
+      stream.once('error', (error) => reject(new InputError(`cannot open the audit log (${error.message})`, {code: 'audit_unwritable', file: r.auditFile})))
+    })
+    stream.on('error', (error) => r.log(`audit log ${r.auditFile}: ${error.message}`))
+    auditStream = stream
+    audit = (e) => stream.write(`${JSON.stringify(e)}\n`)
+  }
+  const closeAudit = () => new Promise<void>((resolve) => (auditStream ? auditStream.end(resolve) : resolve()))
   const pool = new UpstreamPool(names, {connect, log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({auth, host: r.http.host, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({audit, auth, host: r.http.host, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
       return {
         async close() {
           await proxy.close()
           await pool.stop()
+          await closeAudit()
         },
         providers: auth.providers,
         upstreams: pool.status(),
@@ -63,13 +82,14 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
       }
     } catch (error) {
       await pool.stop()
+      await closeAudit()
       throw error
     }
   }
   const {createAggregatingServer} = await import('./aggregator.js')
   const {StdioServerTransport} = await import('@modelcontextprotocol/sdk/server/stdio.js')
   const user: User = {provider: 'stdio', roles: r.stdioRoles ?? [], subject: (r.env ?? process.env).USER || 'local'}
-  const server = await createAggregatingServer({acl: auth.acl, pool}, user)
+  const server = await createAggregatingServer({acl: auth.acl, audit, pool}, user)
   const transport = new StdioServerTransport()
   const onChange = () => {
     server.sendToolListChanged().catch(() => {})
@@ -82,6 +102,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     pool.off('changed', onChange)
     await server.close().catch(() => {})
     await pool.stop()
+    await closeAudit()
   }
   await server.connect(transport)
   return {close, providers: ['stdio'], upstreams: pool.status(), warnings: auth.warnings}

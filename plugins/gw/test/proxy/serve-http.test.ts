@@ -2,6 +2,9 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {McpError, ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
+import {mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
@@ -43,6 +46,8 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
   let b: Everything
   let proxy: RunningProxy
   let url: string
+  const auditDir = mkdtempSync(join(tmpdir(), 'gw-audit-'))
+  const auditFile = join(auditDir, 'audit.jsonl')
   const logs: string[] = []
   const clients: Client[] = []
   const open = async (headers: Record<string, string>) => {
@@ -54,6 +59,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
   before(async () => {
     ;[a, b] = await Promise.all([startEverything(), startEverything()])
     proxy = await startServe({
+      auditFile,
       config: {
         file: '/virtual/servers.json',
         raw: {
@@ -93,6 +99,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     await Promise.all(clients.map((c) => c.close().catch(() => {})))
     await proxy?.close()
     await Promise.all([a?.kill(), b?.kill()])
+    rmSync(auditDir, {force: true, recursive: true})
   })
 
   it('answers a request without credentials with 401 and a Bearer challenge (first provider error)', async () => {
@@ -139,6 +146,19 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     expect(e.code).to.equal(ACCESS_DENIED)
     expect(e.message).to.include('"bob" may not call backup__toggle-simulated-logging (write tool), decided by acl.default')
     expect(e.data).to.deep.include({rule: 'acl.default', subject: 'bob'})
+  })
+
+  it('writes an audit line per call (decision, rule, outcome; never the arguments), mode 0600', async () => {
+    const c = await open({authorization: 'Bearer tok-viewer'})
+    await c.callTool({arguments: {message: 'audit-secret-argument'}, name: 'everything__echo'})
+    await c.callTool({arguments: {}, name: 'backup__toggle-simulated-logging'}).catch(() => {})
+    await until(() => readFileSync(auditFile, 'utf8').includes('backup__toggle-simulated-logging'), 5000, 'the audit line')
+    const text = readFileSync(auditFile, 'utf8')
+    expect(text).not.to.include('audit-secret-argument')
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.find((l) => l.tool === 'everything__echo' && l.subject === 'bob')).to.deep.include({allowed: true, outcome: 'ok', provider: 'bearer', rule: 'acl.roles.viewer[0]'})
+    expect(lines.find((l) => l.tool === 'backup__toggle-simulated-logging')).to.deep.include({allowed: false, outcome: 'denied', rule: 'acl.default', subject: 'bob'})
+    expect(statSync(auditFile).mode & 0o777).to.equal(0o600)
   })
 
   it('a user with no roles (plain subject token) sees nothing under default deny', async () => {
@@ -264,7 +284,7 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
     await b.kill()
     await until(async () => !(await c.listTools()).tools.some((t) => t.name.startsWith('backup__')), 10_000, 'backup tools to disappear')
     const e = await rpcError(c.callTool({arguments: {message: 'x'}, name: 'backup__echo'}))
-    expect(e.message, e.message).to.match(/server "backup" is unavailable: down \(.*connection refused/)
+    expect(e.message, e.message).to.match(/server "backup" is unavailable: down \(.*connection (refused|reset)/)
     const ok = await c.callTool({arguments: {message: 'still here'}, name: 'everything__echo'})
     expect(JSON.stringify(ok.content)).to.include('still here')
     const h = await json(await fetch(new URL('/health', url)))

@@ -13,10 +13,12 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     '<%= config.bin %> <%= command.id %> --http',
     '<%= config.bin %> <%= command.id %> --http --host 0.0.0.0 --port 8443 --config /etc/gw/servers.json',
     '<%= config.bin %> <%= command.id %> --http --port 0 --format json',
+    '<%= config.bin %> <%= command.id %> --http --audit-log /var/log/gw-audit.jsonl',
     '<%= config.bin %> <%= command.id %> --role dev   # stdio, for a local MCP client',
   ]
   static flags = {
     ...clientFlags,
+    'audit-log': Flags.string({description: 'append one JSON line per tools/call (user, tool, decision, rule, outcome, duration; never arguments) to this file', helpValue: '<file>'}),
     'health-interval': Flags.integer({default: 15, description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
     host: Flags.string({default: '127.0.0.1', description: 'address to listen on (HTTP mode)'}),
     http: Flags.boolean({default: false, description: 'serve Streamable HTTP at /mcp instead of stdio'}),
@@ -31,6 +33,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     const ctx = await commandContext(this.config, this.out, flags)
     const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/config.js'), import('node:path')])
     const proxy = await startServe({
+      auditFile: flags['audit-log'],
       config: ctx.config,
       env: ctx.env,
       http: flags.http ? {host: flags.host, maxBodyBytes: flags['max-body'], port: flags.port} : undefined,
