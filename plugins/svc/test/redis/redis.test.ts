@@ -161,6 +161,28 @@ describe('svc Redis protocol', function () {
     expect(await r.type('z:1')).to.equal('zset')
   })
 
+  it('RENAME in one commit, INCRBYFLOAT, GETRANGE, ZINCRBY, ZRANK, ZCOUNT, ZRANGEBYSCORE', async () => {
+    await r.set('rn:a', 'value')
+    expect(await r.rename('rn:a', 'rn:b')).to.equal('OK')
+    expect(await r.get('rn:a')).to.equal(null)
+    expect(await r.get('rn:b')).to.equal('value')
+    await h.engine.flush()
+    expect((await h.engine.history('rn:a')).versions[0].commit).to.equal((await h.engine.history('rn:b')).versions[0].commit)
+    await rejects(r.rename('rn:none', 'rn:c'), /no such key/)
+    expect(await r.incrbyfloat('fl:1', '1.5')).to.equal('1.5')
+    expect(await r.incrbyfloat('fl:1', '0.25')).to.equal('1.75')
+    expect(await r.getrange('rn:b', 1, -2)).to.equal('alu')
+    await r.zadd('zs:1', 1, 'a', 5, 'b', 10, 'c')
+    expect(await r.zincrby('zs:1', 2, 'a')).to.equal('3')
+    expect(await r.zrank('zs:1', 'b')).to.equal(1)
+    expect(await r.zrevrank('zs:1', 'b')).to.equal(1)
+    expect(await r.zrank('zs:1', 'zz')).to.equal(null)
+    expect(await r.zcount('zs:1', '(3', '+inf')).to.equal(2)
+    expect(await r.zrangebyscore('zs:1', '-inf', '5', 'WITHSCORES')).to.deep.equal(['a', '3', 'b', '5'])
+    expect(await r.zrangebyscore('zs:1', '0', '100', 'LIMIT', '1', '1')).to.deep.equal(['b'])
+    expect(await r.zrevrangebyscore('zs:1', '100', '(3')).to.deep.equal(['c', 'b'])
+  })
+
   it('wrong type, wrong arity and unknown commands get Redis error replies; the connection stays usable', async () => {
     await r.rpush('wt:list', 'a')
     await rejects(r.get('wt:list'), /^WRONGTYPE Operation against a key holding the wrong kind of value/)

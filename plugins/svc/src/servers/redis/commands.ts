@@ -764,6 +764,121 @@ async function zcard(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   return zsetScores(doc).size
 }
 
+/** ZRANGEBYSCORE / ZCOUNT bounds: `1`, `(1` (exclusive), `-inf`, `+inf`. */
+function scoreBound(b: Buffer): undefined | {excl: boolean; v: number} {
+  let t = s(b)
+  const excl = t.startsWith('(')
+  if (excl) t = t.slice(1)
+  const v = float(Buffer.from(t))
+  return v === undefined ? undefined : {excl, v}
+}
+
+function inRange(sc: number, min: {excl: boolean; v: number}, max: {excl: boolean; v: number}): boolean {
+  return (min.excl ? sc > min.v : sc >= min.v) && (max.excl ? sc < max.v : sc <= max.v)
+}
+
+async function zrangebyscore(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const rev = s(a[0]).toLowerCase() === 'zrevrangebyscore'
+  const min = scoreBound(rev ? a[3] : a[2])
+  const max = scoreBound(rev ? a[2] : a[3])
+  if (!min || !max) return err('ERR min or max is not a float')
+  let withScores = false
+  let offset = 0
+  let count = -1
+  for (let i = 4; i < a.length; i++) {
+    const o = up(a[i])
+    if (o === 'WITHSCORES') withScores = true
+    else if (o === 'LIMIT' && i + 2 < a.length) {
+      const off = int(a[++i])
+      const cnt = int(a[++i])
+      if (off === undefined || cnt === undefined) return NOT_INT
+      offset = off
+      count = cnt
+    } else return SYNTAX
+  }
+  const doc = await readTyped(sess, sh, s(a[1]), 'zset')
+  if (doc instanceof ReplyError) return doc
+  let hits = zsetOrdered(zsetScores(doc)).filter(([, sc]) => inRange(sc, min, max))
+  if (rev) hits.reverse()
+  hits = hits.slice(offset, count < 0 ? undefined : offset + count)
+  if (!withScores) return hits.map(([m]) => m)
+  if (sess.resp3) return hits.map(([m, sc]) => [m, double(sc)])
+  return hits.flatMap(([m, sc]): Reply[] => [m, double(sc)])
+}
+
+async function zcount(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const min = scoreBound(a[2])
+  const max = scoreBound(a[3])
+  if (!min || !max) return err('ERR min or max is not a float')
+  const doc = await readTyped(sess, sh, s(a[1]), 'zset')
+  if (doc instanceof ReplyError) return doc
+  return [...zsetScores(doc).values()].filter((sc) => inRange(sc, min, max)).length
+}
+
+async function zrank(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const doc = await readTyped(sess, sh, s(a[1]), 'zset')
+  if (doc instanceof ReplyError) return doc
+  const ordered = zsetOrdered(zsetScores(doc))
+  if (s(a[0]).toLowerCase() === 'zrevrank') ordered.reverse()
+  const i = ordered.findIndex(([m]) => m === s(a[2]))
+  return i < 0 ? null : i
+}
+
+async function rename(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const from = s(a[1])
+  const to = s(a[2])
+  const nx = s(a[0]).toLowerCase() === 'renamenx'
+  return sh.locks.with(from, async () => {
+    const doc = await load(sh, sess, from)
+    if (!doc) return err('ERR no such key')
+    const [target] = await loadMany(sh, sess, [to])
+    if (nx && target) return 0
+    if (displayKey(doc.id) === to || doc.id === to) return nx ? 0 : OK
+    // One commit: the old id deleted, the document stored under the new one.
+    await sh.engine.batch(
+      [
+        {id: doc.id, op: 'delete'},
+        {doc: {...doc, id: to}, op: 'put'},
+      ],
+      wopts(sess),
+    )
+    return nx ? 1 : OK
+  })
+}
+
+async function incrByFloat(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const key = s(a[1])
+  const delta = float(a[2])
+  if (delta === undefined || !Number.isFinite(delta)) return NOT_FLOAT
+  return sh.locks.with(key, async () => {
+    const doc = await load(sh, sess, key)
+    let cur = 0
+    if (doc) {
+      if (typeOf(doc) !== 'string') return WRONGTYPE
+      const v = float(Buffer.from(String(doc.value)))
+      if (v === undefined) return NOT_FLOAT
+      cur = v
+    }
+    const next = String(Number((cur + delta).toPrecision(17)))
+    const exp = expiryOf(doc)
+    await sh.engine.put(stringDoc(key, Buffer.from(next), typeof exp === 'number' ? exp : undefined), wopts(sess))
+    return next
+  })
+}
+
+async function getrange(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
+  const start = int(a[2])
+  const end = int(a[3])
+  if (start === undefined || end === undefined) return NOT_INT
+  const doc = await load(sh, sess, s(a[1]))
+  if (!doc) return ''
+  if (typeOf(doc) !== 'string') return WRONGTYPE
+  const v = stringValue(doc)
+  const buf = Buffer.isBuffer(v) ? v : Buffer.from(v)
+  const [b, e] = normRange(start, end, buf.length)
+  return b > e ? '' : buf.subarray(b, e + 1)
+}
+
 // -------------------------------------------------------------------------------------------
 // svc's own commands
 
@@ -981,6 +1096,7 @@ export const COMMANDS = new Map<string, CommandSpec>([
   ['expireat', c(-3, W, K1, expireCmd)],
   ['get', c(2, R, K1, getCmd)],
   ['getdel', c(2, W, K1, getdel)],
+  ['getrange', c(4, ['readonly'], K1, getrange)],
   ['getset', c(3, W, K1, getset)],
   ['hdel', c(-3, W, K1, hdel)],
   ['hello', c(-1, ['noscript', 'loading', 'stale', 'fast'], NK, hello)],
@@ -998,6 +1114,7 @@ export const COMMANDS = new Map<string, CommandSpec>([
   ['hvals', c(2, ['readonly'], K1, hkeysVals)],
   ['incr', c(2, W, K1, (se, a, sh) => incrBy(se, s(a[1]), 1, sh))],
   ['incrby', c(3, W, K1, (se, a, sh) => (int(a[2]) === undefined ? NOT_INT : incrBy(se, s(a[1]), int(a[2]) as number, sh)))],
+  ['incrbyfloat', c(3, W, K1, incrByFloat)],
   ['info', c(-1, ['loading', 'stale'], NK, info)],
   ['keys', c(2, ['readonly'], NK, keysCmd)],
   ['lindex', c(3, ['readonly'], K1, lindex)],
@@ -1015,6 +1132,8 @@ export const COMMANDS = new Map<string, CommandSpec>([
   ['ping', c(-1, ['fast', 'stale'], NK, ping)],
   ['pttl', c(2, R, K1, ttlCmd)],
   ['quit', c(-1, ['fast'], NK, quit)],
+  ['rename', c(3, W, [1, 2, 1], rename)],
+  ['renamenx', c(3, W, [1, 2, 1], rename)],
   ['rpop', c(-2, W, K1, pop)],
   ['rpush', c(-3, W, K1, push)],
   ['rpushx', c(-3, W, K1, push)],
@@ -1036,8 +1155,14 @@ export const COMMANDS = new Map<string, CommandSpec>([
   ['unlink', c(-2, W, [1, -1, 1], del)],
   ['zadd', c(-4, W, K1, zadd)],
   ['zcard', c(2, R, K1, zcard)],
+  ['zcount', c(4, R, K1, zcount)],
+  ['zincrby', c(4, W, K1, (se, a, sh) => zadd(se, [a[0], a[1], Buffer.from('INCR'), a[2], a[3]], sh))],
   ['zrange', c(-4, ['readonly'], K1, zrange)],
+  ['zrangebyscore', c(-4, ['readonly'], K1, zrangebyscore)],
+  ['zrank', c(3, R, K1, zrank)],
   ['zrem', c(-3, W, K1, zrem)],
+  ['zrevrangebyscore', c(-4, ['readonly'], K1, zrangebyscore)],
+  ['zrevrank', c(3, R, K1, zrank)],
   ['zrevrange', c(-4, ['readonly'], K1, zrange)],
   ['zscore', c(3, R, K1, zscore)],
 ])
