@@ -76,3 +76,18 @@ export function readEvents(runDir: string): Line[] {
 export function readJson<T = Record<string, unknown>>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T
 }
+
+let exampleRun: Promise<{runDir: string}> | undefined
+
+/**
+ * One in-process generate of the example, shared by the test files that only read its result
+ * (the suite runs in one process), so the suite stays fast on a shared machine.
+ */
+export function sharedExampleRun(): Promise<{runDir: string}> {
+  exampleRun ??= import('../src/pipeline.js').then(async ({generate}) => {
+    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
+    if (outcome.status !== 'success') throw new Error(`the example run is ${outcome.status}`)
+    return {runDir: outcome.runDir}
+  })
+  return exampleRun
+}

@@ -3,21 +3,19 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {runMissions} from '../src/missions/scheduler.js'
-import {generate} from '../src/pipeline.js'
 import type {Provider} from '../src/providers/provider.js'
 import {type EventLine, EventLog} from '../src/run/events.js'
 import {loadWorkspace, saveWorkspace} from '../src/run/workspace-store.js'
 import {totalsOf} from '../src/run/run-json.js'
 import type {Workspace} from '../src/types.js'
-import {exampleDir, tempDir} from './helpers.js'
+import {sharedExampleRun, tempDir} from './helpers.js'
 
 describe('missions', function () {
   this.timeout(60_000)
   let base: Workspace
 
   before(async () => {
-    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
-    base = loadWorkspace(outcome.runDir)
+    base = loadWorkspace((await sharedExampleRun()).runDir)
   })
 
   it('runs campaign missions at most --parallel at a time, retries a failed attempt and adds up usage', async () => {

@@ -2,22 +2,20 @@ import {expect} from 'chai'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {generate} from '../src/pipeline.js'
 import {EventLog, type EventLine} from '../src/run/events.js'
 import {loadWorkspace, saveWorkspace} from '../src/run/workspace-store.js'
 import {callTool} from '../src/tools/call.js'
 import {toolsFor, toolSpecs} from '../src/tools/registry.js'
 import type {ToolContext} from '../src/tools/tool.js'
 import type {Workspace} from '../src/types.js'
-import {exampleDir, runCli, tempDir} from './helpers.js'
+import {runCli, sharedExampleRun, tempDir} from './helpers.js'
 
 describe('tools', function () {
   this.timeout(60_000)
   let base: Workspace
 
   before(async () => {
-    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
-    base = loadWorkspace(outcome.runDir)
+    base = loadWorkspace((await sharedExampleRun()).runDir)
   })
 
   function session(mission: string, slug: null | string) {

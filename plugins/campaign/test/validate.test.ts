@@ -1,12 +1,10 @@
 import {expect} from 'chai'
-import {join} from 'node:path'
 
-import {generate} from '../src/pipeline.js'
 import {loadWorkspace} from '../src/run/workspace-store.js'
 import {crossNegatives} from '../src/steps/cross-negatives.js'
 import {blocks, validateAccount} from '../src/steps/validate.js'
 import type {Campaign, Workspace} from '../src/types.js'
-import {exampleDir, tempDir} from './helpers.js'
+import {sharedExampleRun} from './helpers.js'
 
 describe('validation codes', function () {
   this.timeout(60_000)
@@ -14,9 +12,7 @@ describe('validation codes', function () {
   let runDir: string
 
   before(async () => {
-    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
-    expect(outcome.status).to.equal('success')
-    runDir = outcome.runDir
+    runDir = (await sharedExampleRun()).runDir
     base = loadWorkspace(runDir)
   })
 
