@@ -109,7 +109,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     return {branch: q.get('branch') ?? undefined, meta: {origin: 'rest', requestId, user: headerValue(req, 'x-svc-user')}}
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, started: bigint): Promise<string> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, started: bigint): Promise<void> => {
     const url = req.url ?? '/'
     const qi = url.indexOf('?')
     const path = qi === -1 ? url : url.slice(0, qi)
@@ -128,7 +128,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
       } else {
         send(req, res, started, '/metrics', 200, await metrics.registry.metrics(), metrics.registry.contentType)
       }
-      return ''
+      return
     }
     if (seg[0] !== 'api' || seg[1] !== 'v1') throw new HttpError(404, 'not_found', `no route ${method} ${path}; routes start with /api/v1 (see docs/svc-rest.md)`)
     if (draining) throw new HttpError(503, 'unavailable', 'server is shutting down', {connection: 'close'})
@@ -157,7 +157,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
           const docs = await Promise.all(r.ids.map((i) => engine.getRaw(i, {branch})))
           const body = `{"documents":[${docs.filter((d) => d !== undefined).map((d) => d.toString('utf8')).join(',')}]${r.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(r.nextCursor)}`}}`
           send(req, res, started, '/api/v1/documents', 200, body)
-          return ''
+          return
         }
         if (sub === undefined || sub === 'get' || sub === 'delete') {
           const route = alias ? `/api/v1/${resource}/:id` : '/api/v1/documents/:id'
@@ -169,18 +169,18 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
             const r = await engine.delete(id, writeOptions(req, q, res))
             if (!r.existed) throw new HttpError(404, 'not_found', `document ${r.id} not found on branch ${r.branch}`)
             json(req, res, started, route, 200, r)
-            return ''
+            return
           }
           const raw = await engine.getRaw(id, {branch})
           if (raw === undefined) throw new HttpError(404, 'not_found', `document ${id} not found on branch ${branch ?? 'main'}`)
           send(req, res, started, route, 200, raw)
-          return ''
+          return
         }
         allow(method, ['GET'])
         if (sub === 'history') {
           const r = await engine.history(id, {branch, cursor: q.get('cursor') ?? undefined, limit: num(q, 'limit')})
           json(req, res, started, alias ? '/api/v1/history/:id' : '/api/v1/documents/:id/history', 200, r)
-          return ''
+          return
         }
         if (sub === 'as-of') {
           const commit = q.get('commit') ?? undefined
@@ -189,14 +189,14 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
           const doc = await engine.asOf(id, {branch, commit, time})
           if (doc === undefined) throw new HttpError(404, 'not_found', `document ${id} did not exist at ${commit ?? time}`)
           json(req, res, started, '/api/v1/documents/:id/as-of', 200, doc)
-          return ''
+          return
         }
         if (sub === 'diff') {
           const from = q.get('from')
           if (!from) throw new HttpError(400, 'invalid_argument', 'diff needs ?from=<commit> (and optionally &to=<commit>)')
           const changes = await engine.diff(id, {branch, from, to: q.get('to') ?? undefined})
           json(req, res, started, '/api/v1/documents/:id/diff', 200, {changes, from, id, to: q.get('to') ?? 'current'})
-          return ''
+          return
         }
         break
       }
@@ -208,7 +208,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         if (!query) throw new HttpError(400, 'invalid_argument', 'search needs ?q=<query>')
         const r = await engine.search(query, {branch, limit: num(q, 'limit'), offset: num(q, 'offset'), table: q.get('table') ?? undefined})
         json(req, res, started, '/api/v1/search', 200, r)
-        return ''
+        return
       }
 
       case 'tables': {
@@ -216,7 +216,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         allow(method, ['GET'])
         const tables = await engine.tables({branch})
         json(req, res, started, '/api/v1/tables', 200, {tables: await Promise.all(tables.map(async (t) => ({documents: await engine.count({branch, table: t}), name: t})))})
-        return ''
+        return
       }
 
       case 'branches': {
@@ -225,18 +225,18 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
           allow(method, ['GET', 'POST'])
           if (method === 'GET') {
             json(req, res, started, '/api/v1/branches', 200, {branches: await engine.branches()})
-            return ''
+            return
           }
           const body = (await readBody(req)) as {from?: unknown; name?: unknown}
           if (typeof body !== 'object' || body === null || typeof body.name !== 'string') throw new HttpError(400, 'invalid_argument', 'send {"name": "<branch>", "from": "<branch>"}')
           if (body.from !== undefined && typeof body.from !== 'string') throw new HttpError(400, 'invalid_argument', '"from" must be a branch name')
           json(req, res, started, '/api/v1/branches', 201, await engine.createBranch(body.name, {from: body.from}))
-          return ''
+          return
         }
         allow(method, ['DELETE'])
         await engine.removeBranch(a)
         json(req, res, started, '/api/v1/branches/:name', 200, {name: a, removed: true})
-        return ''
+        return
       }
 
       case 'health': {
@@ -244,7 +244,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         allow(method, ['GET', 'HEAD'])
         const rec = await health.record()
         json(req, res, started, '/api/v1/health', rec.status === 'ok' ? 200 : 503, rec)
-        return ''
+        return
       }
 
       default:
@@ -253,7 +253,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     throw new HttpError(404, 'not_found', `no route ${method} ${path} (see docs/svc-rest.md)`)
   }
 
-  const putDoc = async (req: IncomingMessage, res: ServerResponse, q: Query, started: bigint, pathId: string | undefined, route: string): Promise<string> => {
+  const putDoc = async (req: IncomingMessage, res: ServerResponse, q: Query, started: bigint, pathId: string | undefined, route: string): Promise<void> => {
     const body = await readBody(req)
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_document', 'a document must be a JSON object')
     const doc = body as Doc
@@ -265,7 +265,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     } else if (doc.id === undefined) throw new HttpError(400, 'invalid_id', 'the document needs an "id" field (table:key)')
     const r = await engine.put(doc, writeOptions(req, q, res))
     json(req, res, started, route, 200, r)
-    return ''
+    return
   }
 
   const server = createServer({keepAliveTimeout: 65_000}, (req, res) => {
