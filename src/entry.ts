@@ -8,7 +8,16 @@ import {Config, flush, run} from '@oclif/core'
 
 import {renderError} from './lib/render-error.js'
 
+/** A reader that stops early (`toolkit ... | head`) is not an error: leave quietly with the current code. */
+function quietOnClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') process.exit(process.exitCode ?? 0)
+    throw error
+  })
+}
+
 export async function main(argv: string[], root: string): Promise<void> {
+  quietOnClosedStdout()
   try {
     const config = await Config.load(root)
     // Unknown commands: on a terminal @oclif/plugin-not-found asks "did you mean ...?";
@@ -16,7 +25,8 @@ export async function main(argv: string[], root: string): Promise<void> {
     const notFoundOwner = process.stdin.isTTY ? config.plugins.get(config.pjson.name) : config.plugins.get('@oclif/plugin-not-found')
     if (notFoundOwner) notFoundOwner.hooks.command_not_found = []
     await run(argv, config)
-    await flush()
+    // oclif's flush waits for a 'drain' that never comes once the reader has gone.
+    if (!process.stdout.destroyed && !process.stdout.errored) await flush()
   } catch (error) {
     const code = renderError(error, argv)
     // Let stdout drain before leaving so a piped error record is never cut off.
