@@ -68,7 +68,8 @@ export class BlobReader {
   }
 
   private spawn(): ChildProcessWithoutNullStreams {
-    const child = spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe']})
+    // Own process group: a Ctrl-C in the terminal reaches svc, which then shuts git down in order.
+    const child = spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {detached: true, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe']})
     child.stdout.on('data', (c: Buffer) => this.onData(c))
     child.stderr.resume()
     child.stdin.on('error', () => {})

@@ -142,7 +142,10 @@ export class CommitWriter {
   }
 
   private spawn(): ChildProcessWithoutNullStreams {
+    // Own process group: a Ctrl-C in the terminal must reach svc only, which then ends fast-import
+    // with `done` after the last commit; a fast-import killed mid-stream loses its open pack.
     const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done', '--depth=10'], {
+      detached: true,
       env: gitEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
     })
