@@ -93,7 +93,7 @@ describe('svc PostgreSQL protocol', function () {
   })
 
   it('looks rows up by id through the engine without listing the table', async () => {
-    const before = {get: h.calls.get ?? 0, getMany: h.calls.getMany ?? 0, list: h.calls.list ?? 0}
+    const before = {get: h.calls.get ?? 0, getMany: h.calls.getMany ?? 0, getRaw: h.calls.getRaw ?? 0, list: h.calls.list ?? 0}
     const r = await c.query('SELECT name FROM people WHERE id = $1', [2])
     expect(r.rows).to.deep.equal([{name: 'Bob'}])
     const r2 = await c.query('SELECT name FROM people WHERE id IN (1, 3) ORDER BY name')
@@ -101,7 +101,7 @@ describe('svc PostgreSQL protocol', function () {
     const r3 = await c.query("SELECT name FROM people WHERE id = 99 AND name = 'x'")
     expect(r3.rowCount).to.equal(0)
     expect(h.calls.list ?? 0).to.equal(before.list)
-    expect((h.calls.get ?? 0) + (h.calls.getMany ?? 0)).to.be.greaterThan(before.get + before.getMany)
+    expect((h.calls.get ?? 0) + (h.calls.getMany ?? 0) + (h.calls.getRaw ?? 0)).to.be.greaterThan(before.get + before.getMany + before.getRaw)
     const plan = async (sql: string, values: unknown[] = []) => (await c.query(sql, values)).rows.map((r) => r['QUERY PLAN']).join('\n')
     expect(await plan('EXPLAIN SELECT name FROM people WHERE id = $1', [2])).to.include('Id Lookup on people  (engine get, 1 key)')
     expect(await plan("EXPLAIN SELECT name FROM people WHERE name = 'Ann'")).to.include('Table Scan on people')

@@ -19,6 +19,8 @@ import {randomUUID} from 'node:crypto'
 
 import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
 
+import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
+
 import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {coerce, inferOid, OID, oidOfTypeName} from './types.js'
@@ -171,9 +173,10 @@ async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Arr
     else out[i] = ov ?? undefined
   }
   if (need.length === 1) {
-    out[need[0]] = await s.engine.get(ids[need[0]], {branch})
+    out[need[0]] = await getParsed(s.engine, ids[need[0]], {branch})
   } else if (need.length > 1) {
-    const got = await s.engine.getMany(
+    const got = await getManyParsed(
+      s.engine,
       need.map((i) => ids[i]),
       {branch},
     )

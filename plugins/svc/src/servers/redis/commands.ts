@@ -4,6 +4,8 @@
  */
 import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
 
+import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
+
 import {
   collectionDoc,
   EXPIRES_FIELD,
@@ -130,7 +132,7 @@ function wopts(sess: Session) {
 
 /** Reads a key, treating an expired document as absent (and deleting it lazily). */
 async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
-  const doc = await sh.engine.get(key, {branch: sess.branch})
+  const doc = await getParsed(sh.engine, key, {branch: sess.branch})
   if (doc && expired(doc)) {
     await sh.engine.delete(key, wopts(sess)).catch(() => undefined)
     return undefined
@@ -139,7 +141,7 @@ async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undef
 }
 
 async function loadMany(sh: Shared, sess: Session, keys: string[]): Promise<Array<Doc | undefined>> {
-  const docs = await sh.engine.getMany(keys, {branch: sess.branch})
+  const docs = await getManyParsed(sh.engine, keys, {branch: sess.branch})
   return docs.map((d) => (d && expired(d) ? undefined : d))
 }
 
