@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Current-version reads through REST with keep-alive, against a bare node:http server answering
 // a constant JSON body in the same run; and p50 latency with 100k commits vs 1k commits of history.
-// Usage: node bench/svc-read.mjs [--rounds 5] [--clients 32] [--commits 100000]
+// Usage: node bench/svc-read.mjs [--rounds 5] [--clients 32] [--commits 100000] [--fixture DIR]
 import {spawn} from 'node:child_process'
+import {cpSync, existsSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {arg, drive, haveWrk, http, line, pct, startServer, tempDir, wrk} from './svc-common.mjs'
@@ -69,7 +70,15 @@ bare.kill()
 const p50small = await latency(server.port)
 await server.stop()
 
-const big = await buildDataDir(join(tempDir(), 'd'), {commits: COMMITS, docs: DOCS})
+// --fixture DIR keeps the 100k-commit repository and reuses it on the next run.
+const fixtureArg = process.argv.indexOf('--fixture')
+const fixture = fixtureArg === -1 ? undefined : process.argv[fixtureArg + 1]
+const big = join(tempDir(), 'd')
+if (fixture && existsSync(join(fixture, 'repo'))) cpSync(join(fixture, 'repo'), join(big, 'repo'), {recursive: true})
+else {
+  await buildDataDir(big, {commits: COMMITS, docs: DOCS})
+  if (fixture) cpSync(join(big, 'repo'), join(fixture, 'repo'), {recursive: true})
+}
 server = await startServer(big)
 const p50big = await latency(server.port)
 await server.stop()
