@@ -346,6 +346,13 @@ describe('svc PostgreSQL protocol', function () {
     expect(wrong.stderr).to.include('password authentication failed for user "svc"')
   })
 
+  it('takes a large parameter value (512 KB) through the extended protocol', async () => {
+    const big = 'x'.repeat(512 * 1024)
+    await c.query('INSERT INTO notes (id, body) VALUES ($1, $2)', ['big', big])
+    const r = await c.query('SELECT length(body) AS n FROM notes WHERE id = $1', ['big'])
+    expect(r.rows).to.deep.equal([{n: big.length}])
+  })
+
   it('a write through SQL is visible to the engine (and so to REST and Redis) at once', async () => {
     await c.query("INSERT INTO notes (id, body) VALUES ('x1', 'cross protocol')")
     expect(await h.engine.get('notes:x1')).to.deep.equal({body: 'cross protocol', id: 'notes:x1'})

@@ -71,6 +71,11 @@ describe('svc Redis protocol', function () {
     await r.set('bin:1', bin)
     expect(await r.getBuffer('bin:1')).to.deep.equal(bin)
     expect(await r.get('missing:key')).to.equal(null)
+    // A value over the engine's document limit is refused; the connection stays usable.
+    // (Quotes double in JSON, so this value is under the frame limit and over the document limit.)
+    await rejects(r.set('big:1', '"'.repeat(600 * 1024)), /^ERR document .* bytes; the limit is \d+/)
+    await r.set('big:ok', 'y'.repeat(512 * 1024))
+    expect(await r.strlen('big:ok')).to.equal(512 * 1024)
   })
 
   it('SET honours NX, XX, EX, PX and GET; SETNX, SETEX, GETDEL, TTL', async () => {

@@ -23,6 +23,20 @@ describe('svc RESP parser and encoder', () => {
     }
   })
 
+  it('assembles a large bulk string from many small reads', () => {
+    const value = Buffer.alloc(3 * 1024 * 1024, 'v')
+    const wire = Buffer.concat([Buffer.from(`*2\r\n$4\r\nECHO\r\n$${value.length}\r\n`), value, Buffer.from('\r\n*1\r\n$4\r\nPING\r\n')])
+    const p = new RespParser()
+    const got: Buffer[][] = []
+    for (let i = 0; i < wire.length; i += 65_536) {
+      p.feed(wire.subarray(i, i + 65_536))
+      for (let c = p.next(); c; c = p.next()) got.push(c)
+    }
+    expect(got).to.have.length(2)
+    expect(got[0][1].equals(value)).to.equal(true)
+    expect(String(got[1][0])).to.equal('PING')
+  })
+
   it('rejects malformed frames with a protocol error', () => {
     for (const bad of ['*1\r\n$x\r\n', '*1\r\n:3\r\n', '*a\r\n', '*1\r\n$3\r\nabcXY']) {
       const p = new RespParser()

@@ -15,10 +15,22 @@ export class WireError extends Error {}
 export class MessageReader {
   private buf: Buffer = Buffer.alloc(0)
   private pos = 0
+  // Chunks of a large message, merged once it is complete (one copy, not one per socket read).
+  private parts: Buffer[] = []
+  private partsLen = 0
+  private need = 0
   constructor(private readonly maxMessage: number) {}
 
   feed(chunk: Buffer): void {
-    this.buf = this.pos >= this.buf.length ? chunk : Buffer.concat([this.buf.subarray(this.pos), chunk])
+    if (this.need > 0 && this.buf.length - this.pos + this.partsLen + chunk.length < this.need) {
+      this.parts.push(chunk)
+      this.partsLen += chunk.length
+      return
+    }
+    this.buf = this.pos >= this.buf.length && this.parts.length === 0 ? chunk : Buffer.concat([this.buf.subarray(this.pos), ...this.parts, chunk])
+    this.parts = []
+    this.partsLen = 0
+    this.need = 0
     this.pos = 0
   }
 
@@ -39,7 +51,10 @@ export class MessageReader {
     const len = this.buf.readInt32BE(this.pos + 1)
     if (len < 4) throw new WireError('invalid message length')
     if (len > this.maxMessage) throw new WireError(`message of ${len} bytes exceeds the limit of ${this.maxMessage}`)
-    if (this.buf.length - this.pos < len + 1) return undefined
+    if (this.buf.length - this.pos < len + 1) {
+      this.need = len + 1
+      return undefined
+    }
     const body = this.buf.subarray(this.pos + 5, this.pos + 1 + len)
     this.pos += len + 1
     return {body, type}

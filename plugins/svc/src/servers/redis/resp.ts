@@ -28,20 +28,33 @@ const LF = 10
 export class RespParser {
   private buf: Buffer = Buffer.alloc(0)
   private pos = 0
+  // Chunks of a large frame, kept apart until the frame is complete so that a big value costs
+  // one copy instead of one copy per socket read.
+  private parts: Buffer[] = []
+  private partsLen = 0
+  private need = 0
   constructor(private readonly limits: ParserLimits = DEFAULT_LIMITS) {}
 
   feed(chunk: Buffer): void {
-    if (this.pos >= this.buf.length) {
+    if (this.need > 0 && this.buf.length - this.pos + this.partsLen + chunk.length < this.need) {
+      this.parts.push(chunk)
+      this.partsLen += chunk.length
+      return
+    }
+    if (this.pos >= this.buf.length && this.parts.length === 0) {
       this.buf = chunk
     } else {
-      this.buf = Buffer.concat([this.buf.subarray(this.pos), chunk])
+      this.buf = Buffer.concat([this.buf.subarray(this.pos), ...this.parts, chunk])
     }
+    this.parts = []
+    this.partsLen = 0
+    this.need = 0
     this.pos = 0
   }
 
   /** Bytes received but not yet consumed as a full command. */
   get pending(): number {
-    return this.buf.length - this.pos
+    return this.buf.length - this.pos + this.partsLen
   }
 
   next(): Buffer[] | undefined {
@@ -76,7 +89,10 @@ export class RespParser {
       if (len === undefined || len < 0 || buf[lineEnd - 1] !== CR) throw new ProtocolError('Protocol error: invalid bulk length')
       if (len > this.limits.maxBulk) throw new ProtocolError('Protocol error: invalid bulk length')
       const start = lineEnd + 1
-      if (start + len + 2 > buf.length) return undefined
+      if (start + len + 2 > buf.length) {
+        this.need = start + len + 2 - this.pos
+        return undefined
+      }
       if (buf[start + len] !== CR || buf[start + len + 1] !== LF) throw new ProtocolError('Protocol error: bulk string not terminated by CRLF')
       args.push(buf.subarray(start, start + len))
       p = start + len + 2
