@@ -94,6 +94,15 @@ describe('svc Redis protocol', function () {
     await r.set('s:px', 'gone', 'PX', 30)
     await new Promise((res) => setTimeout(res, 60))
     expect(await r.get('s:px')).to.equal(null)
+    // An expired key disappears from the engine (so from REST and SQL) without being read again.
+    await r.set('s:swept', 'soon', 'PX', 50)
+    expect(await h.engine.get('s:swept')).to.not.equal(undefined)
+    let gone = false
+    for (let i = 0; i < 100 && !gone; i++) {
+      await new Promise((res) => setTimeout(res, 20))
+      gone = (await h.engine.get('s:swept')) === undefined
+    }
+    expect(gone).to.equal(true)
     expect(await r.setex('s:setex', 50, 'x')).to.equal('OK')
     expect(await r.pttl('s:setex')).to.be.within(49_000, 50_000)
     expect(await r.getdel('s:setex')).to.equal('x')

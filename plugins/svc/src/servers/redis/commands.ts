@@ -38,6 +38,7 @@ export interface Session {
 
 export interface Shared {
   clients(): number
+  expiries: ExpiryQueue
   cursors: CursorTable
   engine: Engine
   locks: KeyLocks
@@ -78,6 +79,42 @@ export class KeyLocks {
       if (this.tails.get(key) === tail) this.tails.delete(key)
     }
   }
+}
+
+/**
+ * Keys given a TTL through this server, so they are deleted (one commit each) when they expire
+ * even if no client reads them again. Keys whose TTL was set before a restart expire lazily.
+ */
+export class ExpiryQueue {
+  private readonly due = new Map<string, {at: number; branch: string; key: string}>()
+  schedule(branch: string, key: string, at: number): void {
+    this.due.set(`${branch}\0${key}`, {at, branch, key})
+  }
+
+  /** Deletes keys whose time has come (at most `max` per call). */
+  async sweep(sh: Shared, now = Date.now(), max = 1000): Promise<number> {
+    let n = 0
+    for (const [k, e] of this.due) {
+      if (n >= max) break
+      if (e.at > now) continue
+      this.due.delete(k)
+      n++
+      await sh.locks
+        .with(e.key, async () => {
+          const doc = await sh.engine.get(e.key, {branch: e.branch})
+          if (doc && expired(doc, now)) await sh.engine.delete(e.key, {branch: e.branch, meta: {origin: 'redis', user: 'expiry'}})
+        })
+        .catch(() => undefined)
+    }
+    return n
+  }
+}
+
+/** Stores a document written by a Redis command, scheduling its expiry when it has a TTL. */
+async function put(sh: Shared, sess: Session, doc: Doc): Promise<void> {
+  await sh.engine.put(doc, wopts(sess))
+  const at = doc[EXPIRES_FIELD]
+  if (typeof at === 'number') sh.expiries.schedule(sess.branch, doc.id, at)
 }
 
 /** SCAN cursors are numbers for clients; they stand for an engine listing cursor held here. */
@@ -179,7 +216,7 @@ async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const oldReply: Reply = old ? stringValue(old) : null
     if ((nx && old) || (xx && !old)) return get ? oldReply : null
     if (keepTtl && typeof old?.[EXPIRES_FIELD] === 'number') expiresAt = old[EXPIRES_FIELD] as number
-    await sh.engine.put(stringDoc(key, a[2], expiresAt), wopts(sess))
+    await put(sh, sess, stringDoc(key, a[2], expiresAt))
     return get ? oldReply : OK
   })
 }
@@ -254,7 +291,7 @@ async function incrBy(sess: Session, key: string, delta: number, sh: Shared): Pr
     const next = cur + delta
     if (!Number.isSafeInteger(next)) return err('ERR increment or decrement would overflow')
     const exp = expiryOf(doc)
-    await sh.engine.put(stringDoc(key, Buffer.from(String(next)), typeof exp === 'number' ? exp : undefined), wopts(sess))
+    await put(sh, sess, stringDoc(key, Buffer.from(String(next)), typeof exp === 'number' ? exp : undefined))
     return next
   })
 }
@@ -267,7 +304,7 @@ async function appendCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
     const old = doc ? stringValue(doc) : ''
     const next = Buffer.concat([Buffer.isBuffer(old) ? old : Buffer.from(old), a[2]])
     const exp = expiryOf(doc)
-    await sh.engine.put(stringDoc(key, next, typeof exp === 'number' ? exp : undefined), wopts(sess))
+    await put(sh, sess, stringDoc(key, next, typeof exp === 'number' ? exp : undefined))
     return next.length
   })
 }
@@ -384,7 +421,7 @@ async function expireCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
       await sh.engine.delete(key, wopts(sess))
       return 1
     }
-    await sh.engine.put({...doc, [EXPIRES_FIELD]: at}, wopts(sess))
+    await put(sh, sess, {...doc, [EXPIRES_FIELD]: at})
     return 1
   })
 }
@@ -405,7 +442,7 @@ async function persist(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     if (!doc || typeof doc[EXPIRES_FIELD] !== 'number') return 0
     const copy: Doc = {...doc}
     delete copy[EXPIRES_FIELD]
-    await sh.engine.put(copy, wopts(sess))
+    await put(sh, sess, copy)
     return 1
   })
 }
@@ -441,7 +478,7 @@ async function hset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
       if (!(f in next)) added++
       next[f] = s(a[i + 1])
     }
-    await sh.engine.put(next, wopts(sess))
+    await put(sh, sess, next)
     return s(a[0]).toLowerCase() === 'hmset' ? OK : added
   })
 }
@@ -452,7 +489,7 @@ async function hsetnx(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   if (!isHashField(f)) return err(`ERR hash field '${f}' is reserved by svc`)
   return withDoc(sess, sh, key, 'hash', async (doc) => {
     if (doc && f in doc) return 0
-    await sh.engine.put({...(doc ?? {id: key}), [f]: s(a[3])}, wopts(sess))
+    await put(sh, sess, {...(doc ?? {id: key}), [f]: s(a[3])})
     return 1
   })
 }
@@ -518,7 +555,7 @@ async function hdel(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     if (removed === 0) return 0
     // Redis deletes a hash whose last field is removed.
     if (hashFields(next).length === 0) await sh.engine.delete(key, wopts(sess))
-    else await sh.engine.put(next, wopts(sess))
+    else await put(sh, sess, next)
     return removed
   })
 }
@@ -535,7 +572,7 @@ async function hincrby(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     if (n === undefined || !Number.isSafeInteger(n)) return err('ERR hash value is not an integer')
     const next = n + delta
     // Keep numbers numeric when the field already was (a SQL/REST document); Redis-made fields are strings.
-    await sh.engine.put({...(doc ?? {id: key}), [f]: typeof cur === 'number' ? next : String(next)}, wopts(sess))
+    await put(sh, sess, {...(doc ?? {id: key}), [f]: typeof cur === 'number' ? next : String(next)})
     return next
   })
 }
@@ -552,7 +589,7 @@ async function push(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const vals = a.slice(2).map(s)
     if (cmd.startsWith('l')) for (const v of vals) items.unshift(v)
     else items.push(...vals)
-    await sh.engine.put(collectionDoc(key, 'list', items, expiryOf(doc)), wopts(sess))
+    await put(sh, sess, collectionDoc(key, 'list', items, expiryOf(doc)))
     return items.length
   })
 }
@@ -572,7 +609,7 @@ async function pop(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const out = left ? items.splice(0, n) : items.splice(items.length - n, n).reverse()
     if (n > 0) {
       if (items.length === 0) await sh.engine.delete(key, wopts(sess))
-      else await sh.engine.put(collectionDoc(key, 'list', items, expiryOf(doc)), wopts(sess))
+      else await put(sh, sess, collectionDoc(key, 'list', items, expiryOf(doc)))
     }
     if (count === undefined) return out[0] ?? null
     return out
@@ -628,7 +665,7 @@ async function sadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const before = members.size
     for (const b of a.slice(2)) members.add(s(b))
     const added = members.size - before
-    if (added > 0) await sh.engine.put(collectionDoc(key, 'set', [...members].sort(), expiryOf(doc)), wopts(sess))
+    if (added > 0) await put(sh, sess, collectionDoc(key, 'set', [...members].sort(), expiryOf(doc)))
     return added
   })
 }
@@ -642,7 +679,7 @@ async function srem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     for (const b of a.slice(2)) if (members.delete(s(b))) removed++
     if (removed === 0) return 0
     if (members.size === 0) await sh.engine.delete(key, wopts(sess))
-    else await sh.engine.put(collectionDoc(key, 'set', [...members], expiryOf(doc)), wopts(sess))
+    else await put(sh, sess, collectionDoc(key, 'set', [...members], expiryOf(doc)))
     return removed
   })
 }
@@ -709,7 +746,7 @@ async function zadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
       scores.set(m, next)
       incrResult = next
     }
-    if (added + changed > 0) await sh.engine.put(zsetDoc(key, scores, expiryOf(doc)), wopts(sess))
+    if (added + changed > 0) await put(sh, sess, zsetDoc(key, scores, expiryOf(doc)))
     if (incr) return incrResult === null ? null : double(incrResult)
     return ch ? added + changed : added
   })
@@ -755,7 +792,7 @@ async function zrem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     for (const b of a.slice(2)) if (scores.delete(s(b))) removed++
     if (removed === 0) return 0
     if (scores.size === 0) await sh.engine.delete(key, wopts(sess))
-    else await sh.engine.put(zsetDoc(key, scores, expiryOf(doc)), wopts(sess))
+    else await put(sh, sess, zsetDoc(key, scores, expiryOf(doc)))
     return removed
   })
 }
@@ -863,7 +900,7 @@ async function incrByFloat(sess: Session, a: Buffer[], sh: Shared): Promise<Repl
     }
     const next = String(Number((cur + delta).toPrecision(17)))
     const exp = expiryOf(doc)
-    await sh.engine.put(stringDoc(key, Buffer.from(next), typeof exp === 'number' ? exp : undefined), wopts(sess))
+    await put(sh, sess, stringDoc(key, Buffer.from(next), typeof exp === 'number' ? exp : undefined))
     return next
   })
 }

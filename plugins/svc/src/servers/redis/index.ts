@@ -6,7 +6,7 @@ import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 
-import {COMMANDS, CursorTable, execute, KeyLocks, type Session, type Shared} from './commands.js'
+import {COMMANDS, CursorTable, execute, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, RespParser} from './resp.js'
 
 export {COMMANDS} from './commands.js'
@@ -32,6 +32,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     clients: () => sockets.size,
     cursors: new CursorTable(),
     engine: ctx.engine,
+    expiries: new ExpiryQueue(),
     locks: new KeyLocks(),
     startedAt: Date.now(),
     version: VERSION,
@@ -132,6 +133,16 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     server.listen(options.port, options.host, () => resolve())
   })
   server.on('error', (e) => log.error('redis server error', {error: e.message}))
+  let sweeping = false
+  const sweeper = setInterval(() => {
+    if (sweeping) return
+    sweeping = true
+    shared.expiries
+      .sweep(shared)
+      .catch((error: unknown) => log.warn('expiry sweep failed', {error: String(error)}))
+      .finally(() => (sweeping = false))
+  }, 100)
+  sweeper.unref()
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
   log.info('redis server listening', {commands: COMMANDS.size, host: options.host, port})
@@ -139,6 +150,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
   return {
     async close() {
       closing = true
+      clearInterval(sweeper)
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       // Commands already running finish and their replies are sent; idle connections end now.
       const deadline = Date.now() + 10_000
