@@ -21,12 +21,12 @@ async function sqlError(p: Promise<unknown>): Promise<PgError> {
   return expect.fail('expected the query to fail') as never
 }
 
-function psql(port: number, args: string[], password = PASSWORD): Promise<{code: number; stderr: string; stdout: string}> {
+function psql(port: number, args: string[], password = PASSWORD, env: Record<string, string> = {}): Promise<{code: number; stderr: string; stdout: string}> {
   return new Promise((resolve) => {
     execFile(
       'psql',
       ['-h', '127.0.0.1', '-p', String(port), '-U', 'svc', '-d', 'svc', '-X', '-v', 'ON_ERROR_STOP=0', ...args],
-      {env: {...process.env, PGCONNECT_TIMEOUT: '5', PGPASSWORD: password, PGSSLMODE: 'prefer'}, timeout: 20_000},
+      {env: {...process.env, PGCONNECT_TIMEOUT: '5', PGPASSWORD: password, PGSSLMODE: 'prefer', ...env}, timeout: 20_000},
       (err, stdout, stderr) => resolve({code: err ? ((err as {code?: number}).code ?? 1) : 0, stderr, stdout}),
     )
   })
@@ -275,6 +275,8 @@ describe('svc PostgreSQL protocol', function () {
     expect((await c.query('SELECT current_schema() AS s')).rows[0].s).to.equal('feature')
     expect((await c.query("SELECT id FROM notes WHERE id = 'f1'")).rowCount).to.equal(1)
     await c.query('SET search_path TO public')
+    const viaOptions = await psql(port, ['-A', '-t', '-c', "SELECT body FROM notes WHERE id = 'f1'"], PASSWORD, {PGOPTIONS: '-c search_path=feature'})
+    expect(viaOptions.stdout.trim()).to.equal('only on the branch')
     expect((await sqlError(c.query('SET search_path TO nowhere'))).code).to.equal('3F000')
     expect((await sqlError(c.query('SELECT * FROM nowhere.notes'))).code).to.equal('3F000')
   })

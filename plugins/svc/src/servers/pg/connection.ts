@@ -167,6 +167,8 @@ export class PgConnection {
     this.session.database = params.database || this.user
     if (params.application_name) this.session.settings.set('application_name', params.application_name)
     if (params.search_path) this.session.settings.set('search_path', params.search_path)
+    // libpq's `options=-c name=value` (PGOPTIONS) sets session parameters at startup.
+    for (const m of (params.options ?? '').matchAll(/-c\s*([\w.]+)=((?:\\ |\S)+)/g)) this.session.settings.set(m[1].toLowerCase(), m[2].replaceAll('\\ ', ' '))
     if (this.cfg.auth === 'md5') {
       this.out.authMd5(this.md5Salt)
       this.phase = 'auth-md5'
