@@ -90,6 +90,9 @@ export interface EngineDetails extends EngineStats {
   writerError?: string
 }
 
+/** Commits between checkpoints requested while fast-import has a backlog. */
+const CHECKPOINT_EVERY = 2000
+
 function blobSha(body: Buffer): string {
   return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex')
 }
@@ -113,6 +116,8 @@ export class GitEngine implements Engine {
   private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
   private checkpointsSinceRepack = 0
   private checkpointsStarted = 0
+  /** Log sequence covered by the last checkpoint requested. */
+  private requestedSeq = 0
   private repacking: Promise<void> | undefined
   private failure: EngineError | undefined
   private checkpointedSeq = 0
@@ -442,7 +447,10 @@ export class GitEngine implements Engine {
       time: entry.time,
     })
     this.sentSeq = entry.seq
-    if (!replay) this.scheduleCheckpoint()
+    if (this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
+      // A backlog drains in steps of CHECKPOINT_EVERY commits, so back-pressure releases steadily.
+      void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
+    } else if (!replay) this.scheduleCheckpoint()
   }
 
   private async blob(entry: DocEntry): Promise<Buffer> {
@@ -550,46 +558,60 @@ export class GitEngine implements Engine {
     this.checkpointRunning = true
     try {
       while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
-        const target = this.sentSeq
-        const gen = ++this.checkpointsStarted
-        const started = Date.now()
-        await this.writer.checkpoint()
-        this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
-        let n = 0
-        while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
-          const p = this.pendingQueue[n++]
-          const b = this.branchesState.get(p.branch)
-          if (!b) continue
-          b.exists = true
-          for (const id of p.ids) {
-            const e = b.docs.get(id)
-            if (e?.body && e.seq <= target) {
-              this.cache.set(e.sha, e.body)
-              e.body = undefined
-            }
-          }
-        }
-        this.pendingQueue.splice(0, n)
-        const ready = this.checkpointWaiters.filter((w) => w.after < gen)
-        this.checkpointWaiters = this.checkpointWaiters.filter((w) => w.after >= gen)
-        for (const w of ready) w.resolve()
-        for (const w of this.pressureWaiters.splice(0)) w()
-        await this.wal.release(this.checkpointedSeq)
-        this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
-        this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
-        if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
+        await this.checkpointNow()
         // Under a steady stream, let the debounce timer gather more commits per checkpoint.
         if (!this.closed && this.checkpointWaiters.length === 0) break
       }
     } catch (error) {
-      this.failure = new EngineError('unavailable', `git writer failed: ${(error as Error).message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
-      this.log.error('git checkpoint failed', {error: (error as Error).message})
-      for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
-      for (const w of this.pressureWaiters.splice(0)) w()
+      this.writerFailed(error)
     } finally {
       this.checkpointRunning = false
       if (!this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     }
+  }
+
+  /**
+   * Asks fast-import for a checkpoint covering everything sent so far; several may be in flight
+   * (they complete in order), which is how a backlog drains in steps instead of all at once.
+   */
+  private async checkpointNow(): Promise<void> {
+    const target = this.sentSeq
+    this.requestedSeq = target
+    const gen = ++this.checkpointsStarted
+    const started = Date.now()
+    await this.writer.checkpoint()
+    this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
+    let n = 0
+    while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
+      const p = this.pendingQueue[n++]
+      const b = this.branchesState.get(p.branch)
+      if (!b) continue
+      b.exists = true
+      for (const id of p.ids) {
+        const e = b.docs.get(id)
+        if (e?.body && e.seq <= target) {
+          this.cache.set(e.sha, e.body)
+          e.body = undefined
+        }
+      }
+    }
+    this.pendingQueue.splice(0, n)
+    const ready = this.checkpointWaiters.filter((w) => w.after < gen)
+    this.checkpointWaiters = this.checkpointWaiters.filter((w) => w.after >= gen)
+    for (const w of ready) w.resolve()
+    for (const w of this.pressureWaiters.splice(0)) w()
+    this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
+    this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
+    if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
+    await this.wal.release(this.checkpointedSeq)
+  }
+
+  private writerFailed(error: unknown): void {
+    if (this.failure) return
+    this.failure = new EngineError('unavailable', `git writer failed: ${(error as Error).message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
+    this.log.error('git checkpoint failed', {error: (error as Error).message})
+    for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
+    for (const w of this.pressureWaiters.splice(0)) w()
   }
 
   /**
@@ -654,6 +676,7 @@ export class GitEngine implements Engine {
       this.wal = wal
       for (const e of entries) this.seq = Math.max(this.seq, e.seq)
       this.checkpointedSeq = this.seq
+      this.requestedSeq = this.seq
       const replay = entries.filter((e) => e.seq > (headSeq.get(e.branch) ?? 0))
       if (this.options.fullText !== false) {
         this.index = new FullTextIndex({
@@ -676,6 +699,7 @@ export class GitEngine implements Engine {
       }
       if (replay.length > 0) {
         this.checkpointedSeq = Math.min(...replay.map((e) => e.seq)) - 1
+        this.requestedSeq = this.checkpointedSeq
         for (const e of replay) this.apply(e, true)
         this.log.info('replaying acknowledged writes not yet in git', {entries: replay.length})
         this.scheduleCheckpoint()

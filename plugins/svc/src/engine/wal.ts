@@ -135,14 +135,12 @@ export class WriteAheadLog {
 
   /** Deletes whole segments whose every entry is at or below `seq` (already in Git). */
   async release(seq: number): Promise<void> {
-    const keep: Segment[] = []
-    for (const s of this.segments) {
-      if (s !== this.active && s.maxSeq <= seq) await unlink(s.file).catch(() => {})
-      else keep.push(s)
-    }
-    this.segments = keep
+    // The segment list is updated before any await, so concurrent releases and appends never race on it.
+    const drop = this.segments.filter((s) => s !== this.active && s.maxSeq <= seq)
+    this.segments = this.segments.filter((s) => !drop.includes(s))
     // The active segment is retired by the next append once it is fully in Git, then deleted here later.
     if (this.active && this.active.maxSeq <= seq && this.active.size > 4 * 1024 * 1024) this.rotate = true
+    await Promise.all(drop.map((s) => unlink(s.file).catch(() => {})))
   }
 
   get bytes(): number {

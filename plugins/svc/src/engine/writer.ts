@@ -35,6 +35,7 @@ export class CommitWriter {
   private out = ''
   private progress = 0
   private stderr = ''
+  private corked = false
   /** Commands held while the process restarts. */
   private held: Buffer[] | undefined
   private waiters = new Map<number, {reject(e: Error): void; resolve(): void}>()
@@ -85,6 +86,17 @@ export class CommitWriter {
     if (this.held) {
       this.held.push(b)
       return true
+    }
+    // Everything sent in one event-loop turn goes down the pipe in one write: fewer syscalls
+    // and larger reads for fast-import when many writes are acknowledged together.
+    if (!this.corked) {
+      this.corked = true
+      this.child.stdin.cork()
+      const stdin = this.child.stdin
+      setImmediate(() => {
+        this.corked = false
+        stdin.uncork()
+      })
     }
     return this.child.stdin.write(b)
   }
