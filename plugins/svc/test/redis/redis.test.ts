@@ -205,6 +205,16 @@ describe('svc Redis protocol', function () {
     await rejects(r.call('get'), /ERR wrong number of arguments for 'get' command/)
     await rejects(r.call('nosuchcmd', 'a', 'b'), /ERR unknown command 'nosuchcmd', with args beginning with: 'a' 'b'/)
     await rejects(r.call('auth', 'pw'), /AUTH.*svc does not support AUTH/)
+    // A client configured with a password recognises the reply and keeps working.
+    const withPassword = new Redis({host: '127.0.0.1', password: 'unused', port: h.redis!.port})
+    const warn = console.warn
+    console.warn = () => undefined
+    try {
+      expect(await withPassword.ping()).to.equal('PONG')
+    } finally {
+      console.warn = warn
+      withPassword.disconnect()
+    }
     await rejects(r.incr('greeting'), /not an integer/)
     await rejects(r.call('select', '1'), /DB index is out of range/)
     expect(await r.ping()).to.equal('PONG')
