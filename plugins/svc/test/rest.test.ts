@@ -173,6 +173,27 @@ describe('svc REST API', function () {
     expect(Number(active?.[1])).to.be.greaterThan(0)
   })
 
+  it('answers 503 on /health and /api/v1/health when a check is critical', async () => {
+    const metrics = createMetrics(db)
+    // A memory limit far below the process's RSS makes the memory check critical.
+    const tight = await startRestServer(
+      {engine: db, logger: nullLogger, metrics: metrics.connections},
+      {health: new Health(db, {memoryLimitMb: 1, startedAt: Date.now(), version: '9.9.9'}), host: '127.0.0.1', metrics, port: 0},
+    )
+    try {
+      const h = await fetch(`http://127.0.0.1:${tight.port}/health`)
+      expect(h.status).to.equal(503)
+      const body = (await h.json()) as {checks: Array<{component: string; status: string}>; status: string}
+      expect(body.status).to.equal('unhealthy')
+      expect(body.checks.find((c) => c.component === 'memory')?.status).to.equal('critical')
+      const r = await fetch(`http://127.0.0.1:${tight.port}/api/v1/health`)
+      expect(r.status).to.equal(503)
+      expect(((await r.json()) as {status: string}).status).to.equal('unhealthy')
+    } finally {
+      await tight.close()
+    }
+  })
+
   it('keeps a connection alive across requests', async () => {
     const agent = new (await import('node:http')).Agent({keepAlive: true, maxSockets: 1})
     const ports: number[] = []
