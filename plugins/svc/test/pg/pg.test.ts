@@ -118,6 +118,11 @@ describe('svc PostgreSQL protocol', function () {
     expect((h.calls.list ?? 0) - before).to.equal(1)
     const all = await c.query('SELECT count(*) AS n FROM many WHERE n = 3')
     expect(all.rows[0].n).to.equal('60')
+    // id LIKE 'prefix%' lists only the ids with that prefix.
+    const plan = (await c.query("EXPLAIN SELECT count(*) FROM many WHERE id LIKE '5%'")).rows.map((r) => r['QUERY PLAN']).join('\n')
+    expect(plan).to.include('Id Prefix Scan on many')
+    const pref = await c.query("SELECT count(*) AS n FROM many WHERE id LIKE '5%'")
+    expect(pref.rows[0].n).to.equal('111')
   })
 
   it('prepared statements run many times with different parameter types', async () => {

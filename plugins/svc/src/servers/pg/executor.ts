@@ -330,6 +330,18 @@ function idOidOf(def: TableDef | undefined): number {
   return c ? oidOfTypeName(c.type) : OID.text
 }
 
+/** `id LIKE 'abc%'`: the literal prefix, so the engine lists only ids that start with it. */
+function idPrefix(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): string | undefined {
+  for (const c of splitAnd(where)) {
+    if (c.type !== 'binary' || c.op !== 'LIKE' || !refersToId(c.left, alias, single) || !isConst(c.right)) continue
+    const v = evaluate(c.right, {}, ctx)
+    if (typeof v !== 'string') continue
+    const m = /^([^%_\\]+)%$/.exec(v)
+    if (m) return m[1]
+  }
+  return undefined
+}
+
 function keyText(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)
 }
@@ -395,6 +407,18 @@ async function loadTable(
     })
     base.rows = r.hits.map((h) => toRow(h.doc, table, idOid))
     base.ftsFromIndex = true
+    return base
+  }
+  const prefix = s.tx ? undefined : idPrefix(where, alias, single, ctx)
+  if (prefix !== undefined) {
+    let cursor: string | undefined
+    do {
+      checkCancel(s)
+      const page = await s.engine.list({branch, cursor, limit: 1000, prefix: `${table}:${prefix}`})
+      for (const d of page.docs) base.rows.push(toRow(d, table, idOid))
+      cursor = page.nextCursor
+    } while (cursor && (!early || base.rows.filter(early.test).length < early.stop))
+    if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
   if (early && !s.tx) {
@@ -1136,6 +1160,7 @@ export function explain(s: PgSession, st: Statement, params: unknown[]): QueryRe
     }
     if (keys) lines.push(`${indent}Id Lookup on ${table}${alias === table ? '' : ` ${alias}`}  (engine get, ${keys.length} key${keys.length === 1 ? '' : 's'})`)
     else if (safe(() => ftsQuery(where, ctx)) !== undefined) lines.push(`${indent}Full-text Index Search on ${table}`)
+    else if (safe(() => idPrefix(where, alias, single, ctx)) !== undefined) lines.push(`${indent}Id Prefix Scan on ${table}  (engine list by prefix)`)
     else lines.push(`${indent}Table Scan on ${table}${alias === table ? '' : ` ${alias}`}${early ? '  (stops at the LIMIT)' : ''}`)
   }
   if (st.type === 'select') {
