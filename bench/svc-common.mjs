@@ -11,12 +11,15 @@ export const RUN_JS = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 export const IDS_JS = new URL('../plugins/svc/dist/engine/ids.js', import.meta.url)
 
 const dirs = []
+const children = []
 export function tempDir(prefix = 'svc-bench-') {
   const d = mkdtempSync(join(tmpdir(), prefix))
   dirs.push(d)
   return d
 }
 process.on('exit', () => {
+  // A bench that fails midway must not leave a server running on a deleted directory.
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
   for (const d of dirs) rmSync(d, {force: true, recursive: true})
 })
 
@@ -31,6 +34,7 @@ export function startServer(dataDir, extra = []) {
     const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--disable-redis', '--disable-sql', '--log-level', 'warn', ...extra], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
+    children.push(child)
     let out = ''
     child.stdout.on('data', (d) => {
       out += d
