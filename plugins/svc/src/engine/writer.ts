@@ -73,6 +73,7 @@ export class CommitWriter {
     const code = await exited
     if (code !== 0) {
       this.exitError = new EngineError('internal', `git fast-import exited (${code}) while restarting: ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
+      this.held = undefined
       this.failWaiters()
       return
     }
@@ -103,8 +104,9 @@ export class CommitWriter {
 
   async close(): Promise<void> {
     if (this.closed) return
-    while (this.held) await new Promise((r) => setTimeout(r, 2))
+    while (this.held && !this.exitError) await new Promise((r) => setTimeout(r, 2))
     this.closed = true
+    if (this.exitError) return
     const exited = new Promise<void>((resolve) => this.child.once('close', () => resolve()))
     this.child.stdin.end('done\n')
     await exited
