@@ -167,6 +167,29 @@ describe('svc engine', () => {
     gitOut(join(dir, 'repo'), ['fsck', '--full'])
   })
 
+  it('when git fast-import dies, writes are refused, shutdown completes, and a restart replays the log', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false})
+    await db.put({id: 'w:1', v: 1})
+    // Acknowledged but never committed: fast-import is killed before any checkpoint.
+    await db.put({id: 'w:2', v: 2})
+    const writer = (db as unknown as {writer: {child: {kill(sig: string): void; once(e: string, f: () => void): void}}}).writer
+    const gone = new Promise<void>((resolve) => writer.child.once('close', () => resolve()))
+    writer.child.kill('SIGKILL')
+    await gone
+    const err = await db.put({id: 'w:3'}).then(() => undefined, (e: Error & {code?: string}) => e)
+    expect(err?.code).to.equal('unavailable')
+    expect(err?.message).to.include('replayed at the next start')
+    expect(db.details().writerError).to.be.a('string')
+    await db.close().catch(() => {})
+    db = await openEngine(dir, {fullText: false})
+    expect(await db.get('w:2')).to.deep.equal({id: 'w:2', v: 2})
+    expect(await db.get('w:3')).to.equal(undefined)
+    await db.flush()
+    expect(gitOut(join(dir, 'repo'), ['log', '--format=%s', 'main']).trim().split('\n')).to.deep.equal(['put w:2', 'put w:1'])
+    gitOut(join(dir, 'repo'), ['fsck', '--full'])
+  })
+
   it('one instance per data directory; a dead owner\'s lock and stale git locks are cleaned', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false})

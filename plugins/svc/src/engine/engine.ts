@@ -742,6 +742,7 @@ export class GitEngine implements Engine {
 
   private async write(branch: string, ops: WalOp[], options: WriteOptions): Promise<number> {
     this.checkOpen()
+    if (this.writer.error) this.writerFailed(this.writer.error)
     if (this.failure) throw this.failure
     // Writes being logged count against the bound too, or a burst would all pass the check at once.
     while (this.pendingQueue.length + this.appending >= this.maxPending) {

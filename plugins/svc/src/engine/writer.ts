@@ -48,6 +48,11 @@ export class CommitWriter {
     this.child = this.spawn()
   }
 
+  /** Set once fast-import died: nothing more can be committed by this writer. */
+  get error(): Error | undefined {
+    return this.exitError
+  }
+
   /** Everything written so far becomes visible in the repository once this resolves. */
   checkpoint(): Promise<void> {
     if (this.exitError) return Promise.reject(this.exitError)
