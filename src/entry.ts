@@ -8,10 +8,13 @@ import {Config, flush, run} from '@oclif/core'
 
 import {renderError} from './lib/render-error.js'
 
-/** A reader that stops early (`toolkit ... | head`) is not an error: leave quietly with the current code. */
+/**
+ * A reader that stops early (`toolkit ... | head`) is not an error. The command goes on to its
+ * end (a run that writes files must not stop half-way) and what it prints is dropped.
+ */
 function quietOnClosedStdout(): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') process.exit(process.exitCode ?? 0)
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
     throw error
   })
 }

@@ -1,19 +1,13 @@
-import {spawn} from 'node:child_process'
 import {cpSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
-export const runJs = join(repoRoot, 'bin', 'run.js')
+import {type CliResult, repoRoot, runCli as runBuiltCli, runJs} from '../../../test/helpers/cli.js'
+
+export {type CliResult, repoRoot, runJs}
 export const exampleDir = join(repoRoot, 'examples', 'acme-coffee')
 export const goldenDir = fileURLToPath(new URL('golden/acme-coffee', import.meta.url))
-
-export interface CliResult {
-  code: null | number
-  stderr: string
-  stdout: string
-}
 
 const made: string[] = []
 // Runs leave pictures behind; every temporary folder goes when the test process ends.
@@ -37,20 +31,8 @@ export function copyExample(): string {
 /** Runs the built CLI in a fresh process with a throwaway HOME, the way a user would. */
 export function runCli(args: string[], options: {cwd?: string; env?: Record<string, string>; timeoutMs?: number} = {}): Promise<CliResult> {
   const home = tempDir('campaign-home-')
-  return new Promise((resolve, reject) => {
-    const env = {...process.env, HOME: home, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(home, '.config', 'toolkit'), XDG_CONFIG_HOME: join(home, '.config'), ...options.env}
-    const child = spawn(process.execPath, [runJs, ...args], {cwd: options.cwd ?? repoRoot, env, stdio: 'pipe'})
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({code, stderr, stdout})
-    })
-  })
+  const env = {HOME: home, TOOLKIT_CONFIG_DIR: join(home, '.config', 'toolkit'), XDG_CONFIG_HOME: join(home, '.config'), ...options.env}
+  return runBuiltCli(args, {...options, env})
 }
 
 /** The only run directory under `out`. */

@@ -1,5 +1,7 @@
 /** Text helpers for the offline planner: keywords and ad copy that respect Google Ads limits. */
 
+import {dashed} from '../../lib/slug.js'
+
 const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/g
 
 /** A search term from a product or category name: lowercase, no forbidden characters, <= 10 words, <= 80 chars. */
@@ -57,12 +59,7 @@ export function pick(candidates: string[], max: number, count: number): string[]
 
 /** A URL path segment for path1/path2: letters and digits joined by dashes, <= 15 chars. */
 export function pathOf(text: string): string {
-  const slug = text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
+  const slug = dashed(text)
   if (slug.length <= 15) return slug
   const parts = slug.split('-')
   let out = parts[0].slice(0, 15)
