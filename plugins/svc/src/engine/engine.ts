@@ -1,11 +1,12 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, rmSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {EngineError} from './errors.js'
+import {FieldIndex, type IndexDefinition} from './field-index.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
 import {git, gitStream} from './git.js'
 import {DEFAULT_BRANCH, docPath, idFromPath, parseId, tableOf, validateBranch} from './ids.js'
@@ -25,6 +26,8 @@ import type {
   EngineStats,
   HistoryOptions,
   HistoryResult,
+  IndexInfo,
+  IndexOptions,
   Json,
   ListOptions,
   ListResult,
@@ -75,9 +78,13 @@ interface DocEntry {
 interface BranchState {
   docs: Map<string, DocEntry>
   exists: boolean
+  /** Secondary field indexes by name. */
+  indexes?: Map<string, FieldIndex & {failed?: string}>
   name: string
   tables: Map<string, {ids: Set<string>; sorted?: string[]}>
 }
+
+const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
 
 export interface EngineDetails extends EngineStats {
   branches: Array<{documents: number; index: IndexStatus; name: string}>
@@ -221,11 +228,65 @@ export class GitEngine implements Engine {
     const state: BranchState = {docs: new Map(from.docs), exists: true, name, tables: new Map()}
     for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
     this.branchesState.set(name, state)
+    for (const idx of from.indexes?.values() ?? []) this.addIndex(state, idx.def)
+    if (from.indexes?.size) this.saveIndexDefinitions()
     await this.forceCheckpoint()
     this.index?.addBranch(name)
     const heads = await this.refHeads()
     this.log.info('branch created', {branch: name, from: from.name})
     return {head: heads.get(name) ?? null, name}
+  }
+
+  async createIndex(table: string, field: string, options: IndexOptions = {}): Promise<IndexInfo> {
+    const b = this.branch(options.branch)
+    if (typeof table !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/.test(table)) throw new EngineError('invalid_argument', `invalid table name ${JSON.stringify(table)}`)
+    if (typeof field !== 'string' || field === '' || field.length > 256) throw new EngineError('invalid_argument', `invalid field name ${JSON.stringify(field)}`)
+    if (field === 'id') throw new EngineError('invalid_argument', 'the id is always indexed: lookups by id never scan a table')
+    const name = options.name ?? `${table}_${field.replaceAll(/[^A-Za-z0-9_]/g, '_')}_idx`.slice(0, 64)
+    if (!INDEX_NAME.test(name)) throw new EngineError('invalid_argument', `invalid index name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`)
+    const existing = b.indexes?.get(name)
+    if (existing) {
+      if (options.ifNotExists) return this.indexInfo(b, existing)
+      throw new EngineError('conflict', `index ${JSON.stringify(name)} already exists on branch ${b.name}`)
+    }
+    const idx = this.addIndex(b, {field, name, table})
+    this.saveIndexDefinitions()
+    await idx.ready
+    this.log.info('index created', {branch: b.name, documents: idx.size, field, name, table})
+    return this.indexInfo(b, idx)
+  }
+
+  async dropIndex(name: string, options: BranchOption & {ifExists?: boolean} = {}): Promise<boolean> {
+    const b = this.branch(options.branch)
+    if (!b.indexes?.has(name)) {
+      if (options.ifExists) return false
+      throw new EngineError('not_found', `index ${JSON.stringify(name)} does not exist on branch ${b.name}`)
+    }
+    b.indexes.delete(name)
+    this.saveIndexDefinitions()
+    this.log.info('index dropped', {branch: b.name, name})
+    return true
+  }
+
+  /**
+   * Ids (in id order) of the documents of `table` whose top-level `field` equals `value`, from a
+   * secondary index; undefined when no usable index covers that field.
+   */
+  async findIds(table: string, field: string, value: Json, options: BranchOption = {}): Promise<string[] | undefined> {
+    const b = this.branch(options.branch)
+    const idx = this.indexOn(b, table, field)
+    if (!idx) return undefined
+    await idx.ready
+    if (idx.failed) return undefined
+    return idx.find(value)
+  }
+
+  async indexes(options: BranchOption & {table?: string} = {}): Promise<IndexInfo[]> {
+    const b = this.branch(options.branch)
+    return [...(b.indexes?.values() ?? [])]
+      .filter((i) => options.table === undefined || i.def.table === options.table)
+      .map((i) => this.indexInfo(b, i))
+      .sort((x, y) => x.name.localeCompare(y.name))
   }
 
   async delete(id: string, options: WriteOptions = {}): Promise<WriteResult & {existed: boolean}> {
@@ -373,6 +434,7 @@ export class GitEngine implements Engine {
     await this.writer.close()
     this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
     this.branchesState.delete(name)
+    if (b.indexes?.size) this.saveIndexDefinitions()
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     this.index?.dropBranch(name)
     this.log.info('branch removed', {branch: name})
@@ -426,6 +488,7 @@ export class GitEngine implements Engine {
           t.sorted = undefined
         }
         b.docs.set(p.id, {body, seq: entry.seq, sha})
+        if (b.indexes) this.indexWrite(b, p.table, p.id, body)
         files.push({content: body, path})
         this.index?.onWrite(b.name, p.id, body, sha)
       } else {
@@ -433,6 +496,7 @@ export class GitEngine implements Engine {
           t.ids.delete(p.id)
           t.sorted = undefined
         }
+        if (b.indexes) this.indexWrite(b, p.table, p.id, undefined)
         files.push({path})
         this.index?.onWrite(b.name, p.id, undefined, undefined)
       }
@@ -451,6 +515,82 @@ export class GitEngine implements Engine {
       // A backlog drains in steps of CHECKPOINT_EVERY commits, so back-pressure releases steadily.
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
     } else if (!replay) this.scheduleCheckpoint()
+  }
+
+  private addIndex(b: BranchState, def: IndexDefinition): FieldIndex & {failed?: string} {
+    const idx: FieldIndex & {failed?: string} = new FieldIndex(def)
+    b.indexes ??= new Map()
+    b.indexes.set(def.name, idx)
+    idx.ready = this.buildIndex(b, idx).catch((error: Error) => {
+      idx.failed = error.message
+      this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})
+    })
+    return idx
+  }
+
+  /** Reads every current document of the table; writes that land meanwhile win over what was read. */
+  private async buildIndex(b: BranchState, idx: FieldIndex): Promise<void> {
+    const ids = [...(b.tables.get(idx.def.table)?.ids ?? [])]
+    for (let i = 0; i < ids.length; i += 256) {
+      const chunk = ids.slice(i, i + 256).flatMap((id) => {
+        const e = b.docs.get(id)
+        return e ? [{e, id}] : []
+      })
+      const bodies = await Promise.all(chunk.map((c) => this.blob(c.e)))
+      for (const [j, {e, id}] of chunk.entries()) {
+        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
+        idx.set(id, parseBody(bodies[j]))
+      }
+    }
+  }
+
+  private indexInfo(b: BranchState, idx: FieldIndex & {failed?: string}): IndexInfo {
+    return {branch: b.name, documents: idx.size, field: idx.def.field, name: idx.def.name, table: idx.def.table, ...(idx.failed ? {error: idx.failed} : {})}
+  }
+
+  private indexOn(b: BranchState, table: string, field: string): (FieldIndex & {failed?: string}) | undefined {
+    for (const idx of b.indexes?.values() ?? []) if (idx.def.table === table && idx.def.field === field && !idx.failed) return idx
+    return undefined
+  }
+
+  private indexWrite(b: BranchState, table: string, id: string, body: Buffer | undefined): void {
+    let doc: Record<string, Json> | undefined
+    for (const idx of b.indexes?.values() ?? []) {
+      if (idx.def.table !== table) continue
+      if (body && doc === undefined) doc = parseBody(body)
+      idx.set(id, doc)
+    }
+  }
+
+  private indexFile(): string {
+    return join(this.dataDir, 'indexes.json')
+  }
+
+  private loadIndexDefinitions(): void {
+    const file = this.indexFile()
+    if (!existsSync(file)) return
+    let defs: Record<string, IndexDefinition[]>
+    try {
+      defs = (JSON.parse(readFileSync(file, 'utf8')) as {branches: Record<string, IndexDefinition[]>}).branches
+    } catch (error) {
+      this.log.error('secondary index definitions unreadable; ignoring them', {error: (error as Error).message, file})
+      return
+    }
+    for (const [branch, list] of Object.entries(defs ?? {})) {
+      const b = this.branchesState.get(branch)
+      if (!b || !Array.isArray(list)) continue
+      for (const d of list) if (d && typeof d.name === 'string' && typeof d.table === 'string' && typeof d.field === 'string') this.addIndex(b, {field: d.field, name: d.name, table: d.table})
+    }
+  }
+
+  private saveIndexDefinitions(): void {
+    const branches: Record<string, IndexDefinition[]> = {}
+    for (const b of this.branchesState.values()) {
+      if (b.indexes?.size) branches[b.name] = [...b.indexes.values()].map((i) => i.def)
+    }
+    const file = this.indexFile()
+    writeFileSync(`${file}.tmp`, `${JSON.stringify({branches, format: 1}, null, 2)}\n`)
+    renameSync(`${file}.tmp`, file)
   }
 
   private async blob(entry: DocEntry): Promise<Buffer> {
@@ -697,6 +837,7 @@ export class GitEngine implements Engine {
         })
         await this.index.open([...this.branchesState.keys()])
       }
+      this.loadIndexDefinitions()
       if (replay.length > 0) {
         this.checkpointedSeq = Math.min(...replay.map((e) => e.seq)) - 1
         this.requestedSeq = this.checkpointedSeq
@@ -763,6 +904,14 @@ export class GitEngine implements Engine {
       if (counted) this.appending--
     }
     return entry.seq
+  }
+}
+
+function parseBody(body: Buffer): Record<string, Json> | undefined {
+  try {
+    return JSON.parse(body.toString('utf8')) as Record<string, Json>
+  } catch {
+    return undefined
   }
 }
 

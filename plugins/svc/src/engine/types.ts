@@ -113,6 +113,25 @@ export interface EngineStats {
   pendingEntries: number
 }
 
+/** A secondary equality index on one top-level field of a table (per branch). */
+export interface IndexInfo {
+  branch: string
+  /** Documents whose field holds an indexed (non-null) value. */
+  documents: number
+  /** Set when the index could not be built; queries then fall back to reading the table. */
+  error?: string
+  field: string
+  name: string
+  table: string
+}
+
+export interface IndexOptions extends BranchOption {
+  /** Return the existing index instead of failing when the name is taken. */
+  ifNotExists?: boolean
+  /** Defaults to `<table>_<field>_idx`. */
+  name?: string
+}
+
 export interface Engine {
   asOf(id: string, options: AsOfOptions): Promise<Doc | undefined>
   /** Several writes as one commit (used for SQL transactions). */
@@ -138,6 +157,13 @@ export interface Engine {
   search(query: string, options?: SearchOptions): Promise<SearchResult>
   stats(): EngineStats
   tables(options?: BranchOption): Promise<string[]>
+  /** Creates a secondary equality index on `field` of `table` and builds it from the current documents. */
+  createIndex(table: string, field: string, options?: IndexOptions): Promise<IndexInfo>
+  /** Resolves false when the index is missing and `ifExists` is set. */
+  dropIndex(name: string, options?: BranchOption & {ifExists?: boolean}): Promise<boolean>
+  /** Ids of `table` whose `field` equals `value` (PostgreSQL's `=`), or undefined without an index on it. */
+  findIds(table: string, field: string, value: Json, options?: BranchOption): Promise<string[] | undefined>
+  indexes(options?: BranchOption & {table?: string}): Promise<IndexInfo[]>
 }
 
 /** Structured logger; `namespace` values such as `svc.index.fulltext` mark the source. */

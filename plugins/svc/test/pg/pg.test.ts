@@ -233,7 +233,7 @@ describe('svc PostgreSQL protocol', function () {
       'SELECT * FROM people WHERE id IN (SELECT person FROM orders)',
       'SELECT name, row_number() OVER () FROM people',
       'SELECT * FROM people p RIGHT JOIN orders o ON o.person = p.id',
-      'CREATE INDEX ON people (name)',
+      'CREATE UNIQUE INDEX ON people (name)',
       'ALTER TABLE people ADD COLUMN x int',
       'COPY people FROM STDIN',
       'GRANT SELECT ON people TO someone',

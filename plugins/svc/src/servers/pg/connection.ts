@@ -373,7 +373,7 @@ export class PgConnection {
     if (ex) {
       const parsed = await parseSql(ex[1])
       if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
-      return [explain(s, parsed.statements[0], [...params, ...parsed.lifted])]
+      return [await explain(s, parsed.statements[0], [...params, ...parsed.lifted])]
     }
     const cat = await catalogQuery(s, sql)
     if (cat) return [cat]

@@ -4,6 +4,7 @@
  * use engine.get/getMany and never list the table.
  */
 import type {
+  CreateIndexStatement,
   CreateTableStatement,
   DeleteStatement,
   Expr,
@@ -279,6 +280,7 @@ function isConst(e: Expr): boolean {
     case 'numeric':
     case 'string':
     case 'parameter':
+    case 'null':
     case 'boolean': {
       return true
     }
@@ -312,6 +314,42 @@ function idKeys(where: Expr | null | undefined, alias: string, single: boolean, 
       const v = evaluate(c.right, {}, ctx)
       return (Array.isArray(v) ? v : [v]).filter((x) => x !== null).map(keyText)
     }
+  }
+  return undefined
+}
+
+/** A conjunct `col = const` or `col IN (...)` on a column with a secondary index: its field and values. */
+async function indexedKeys(
+  s: PgSession,
+  branch: string,
+  table: string,
+  where: Expr | null | undefined,
+  alias: string,
+  single: boolean,
+  ctx: EvalCtx,
+): Promise<undefined | {field: string; name: string; values: Json[]}> {
+  const conjuncts = splitAnd(where)
+  if (conjuncts.length === 0) return undefined
+  const column = (e: Expr): string | undefined => (e.type === 'ref' && e.name !== 'id' && e.name !== '*' && (e.table ? e.table.name === alias : single) ? e.name : undefined)
+  let indexes: Awaited<ReturnType<Engine['indexes']>> | undefined
+  for (const c of conjuncts) {
+    if (c.type !== 'binary') continue
+    let field: string | undefined
+    let values: unknown[] | undefined
+    if (c.op === '=') {
+      field = column(c.left) ?? column(c.right)
+      const other = column(c.left) ? c.right : c.left
+      if (field && isConst(other)) values = [evaluate(other, {}, ctx)]
+    } else if (c.op === 'IN' && isConst(c.right)) {
+      field = column(c.left)
+      const v = field ? evaluate(c.right, {}, ctx) : undefined
+      values = Array.isArray(v) ? v : [v]
+    }
+    if (!field || !values) continue
+    indexes ??= await s.engine.indexes({branch, table}).catch(() => [])
+    const idx = indexes.find((i) => i.field === field && !i.error)
+    if (!idx) continue
+    return {field, name: idx.name, values: values.filter((v) => v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v) || v.constructor === Object)) as Json[]}
   }
   return undefined
 }
@@ -397,6 +435,24 @@ async function loadTable(
     )
     for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
+    return base
+  }
+  const byIndex = await indexedKeys(s, branch, table, where, alias, single, ctx)
+  if (byIndex) {
+    const ids = new Set<string>()
+    for (const v of byIndex.values) {
+      const found = await s.engine.findIds(table, byIndex.field, v, {branch})
+      if (found === undefined) return {...base, rows: (await listAll(s, branch, table)).map((d) => toRow(d, table, idOid))}
+      for (const id of found) ids.add(id)
+    }
+    if (s.tx) {
+      // The transaction's own uncommitted writes are not in the index: its rows of this table are candidates too.
+      const prefix = `${branch}\0${table}:`
+      for (const k of s.tx.overlay.keys()) if (k.startsWith(prefix)) ids.add(k.slice(branch.length + 1))
+    }
+    const docs = await getDocs(s, branch, [...ids].sort())
+    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
+    if (base.rows.length === 0 && !def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
   const q = ftsQuery(where, ctx)
@@ -1007,6 +1063,25 @@ async function createTable(s: PgSession, st: CreateTableStatement): Promise<Quer
   return {rows: [], tag: 'CREATE TABLE'}
 }
 
+async function createIndex(s: PgSession, st: CreateIndexStatement): Promise<QueryResult> {
+  const {branch, table} = targetOf(s, st.table)
+  if (st.unique) throw unsupported('UNIQUE indexes (only id is unique)')
+  if (st.where) throw unsupported('partial indexes (CREATE INDEX ... WHERE)')
+  const e = st.expressions[0]?.expression
+  if (st.expressions.length !== 1 || e?.type !== 'ref' || e.name === '*') throw unsupported('indexes on expressions or on several columns (index one column)')
+  if (st.using && !['btree', 'hash'].includes(st.using.name.toLowerCase())) throw unsupported(`index method ${st.using.name}`)
+  if (e.name === 'id') throw new SqlError('42P07', `the primary key "${table}_pkey" already indexes id`)
+  const def = await tableDef(s, branch, table)
+  if (!def && !(await tableExists(s, branch, table))) throw noTable(table)
+  if (def && !def.columns.some((c) => c.name === e.name)) throw new SqlError('42703', `column "${e.name}" does not exist`)
+  const name = st.indexName?.name
+  await s.engine.createIndex(table, e.name, {branch, ifNotExists: Boolean(st.ifNotExists), name}).catch((error: unknown) => {
+    const err = fromEngine(error)
+    throw (error as {code?: string}).code === 'conflict' ? new SqlError('42P07', `relation "${name}" already exists`) : err
+  })
+  return {rows: [], tag: 'CREATE INDEX'}
+}
+
 async function dropTable(s: PgSession, names: Array<{name: string; schema?: string}>, ifExists: boolean): Promise<QueryResult> {
   for (const n of names) {
     const {branch, table} = targetOf(s, n)
@@ -1021,6 +1096,8 @@ async function dropTable(s: PgSession, names: Array<{name: string; schema?: stri
     forgetDef(s, branch, table)
     await write(s, branch, ops)
     forgetDef(s, branch, table)
+    // As in PostgreSQL, a table's indexes go with it.
+    for (const i of await s.engine.indexes({branch, table})) await s.engine.dropIndex(i.name, {branch, ifExists: true})
   }
   return {rows: [], tag: 'DROP TABLE'}
 }
@@ -1074,6 +1151,18 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     }
     case 'drop table': {
       return dropTable(s, st.names, Boolean(st.ifExists))
+    }
+    case 'create index': {
+      return createIndex(s, st)
+    }
+    case 'drop index': {
+      for (const n of st.names) {
+        await s.engine.dropIndex(n.name, {branch: branchOf(s, n.schema), ifExists: Boolean(st.ifExists)}).catch((error: unknown) => {
+          const e = fromEngine(error)
+          throw e.code === '42704' ? new SqlError('42704', `index "${n.name}" does not exist`) : e
+        })
+      }
+      return {rows: [], tag: 'DROP INDEX'}
     }
     case 'truncate table': {
       for (const n of st.tables) {
@@ -1148,17 +1237,19 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
  * EXPLAIN: the access path each table gets (id lookup, full-text index, scan with or without an
  * early stop), so users can check that a query does not read the whole table.
  */
-export function explain(s: PgSession, st: Statement, params: unknown[]): QueryResult {
+export async function explain(s: PgSession, st: Statement, params: unknown[]): Promise<QueryResult> {
   const lines: string[] = []
   const ctx = evalCtx(s, params, [])
-  const access = (table: string, alias: string, where: Expr | null | undefined, single: boolean, indent: string, early?: boolean) => {
+  const access = async (schema: string | undefined, table: string, alias: string, where: Expr | null | undefined, single: boolean, indent: string, early?: boolean) => {
     let keys: string[] | undefined
     try {
       keys = idKeys(where, alias, single, ctx)
     } catch {
       keys = ['?']
     }
+    const byIndex = keys ? undefined : await indexedKeys(s, branchOf(s, schema), table, where, alias, single, ctx).catch(() => undefined)
     if (keys) lines.push(`${indent}Id Lookup on ${table}${alias === table ? '' : ` ${alias}`}  (engine get, ${keys.length} key${keys.length === 1 ? '' : 's'})`)
+    else if (byIndex) lines.push(`${indent}Index Lookup using ${byIndex.name} on ${table}${alias === table ? '' : ` ${alias}`}  (${byIndex.field}, ${byIndex.values.length} value${byIndex.values.length === 1 ? '' : 's'})`)
     else if (safe(() => ftsQuery(where, ctx)) !== undefined) lines.push(`${indent}Full-text Index Search on ${table}`)
     else if (safe(() => idPrefix(where, alias, single, ctx)) !== undefined) lines.push(`${indent}Id Prefix Scan on ${table}  (engine list by prefix)`)
     else lines.push(`${indent}Table Scan on ${table}${alias === table ? '' : ` ${alias}`}${early ? '  (stops at the LIMIT)' : ''}`)
@@ -1171,7 +1262,7 @@ export function explain(s: PgSession, st: Statement, params: unknown[]): QueryRe
     for (const [i, f] of from.entries()) {
       if (f.type === 'table') {
         const alias = f.name.alias ?? f.name.name
-        if (i === 0) access(f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 && Boolean(safe(() => earlyStop(st, alias, ctx))))
+        if (i === 0) await access(f.name.schema, f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 && Boolean(safe(() => earlyStop(st, alias, ctx))))
         else {
           const byId = splitAnd(f.join?.on).some((c) => c.type === 'binary' && c.op === '=' && (refersToId(c.left, alias, false) || refersToId(c.right, alias, false)))
           lines.push(`  ${f.join?.type ?? 'CROSS JOIN'} ${byId ? `Id Lookup on ${f.name.name} (engine getMany)` : `Table Scan on ${f.name.name}`}`)
@@ -1182,7 +1273,7 @@ export function explain(s: PgSession, st: Statement, params: unknown[]): QueryRe
   } else if (st.type === 'update' || st.type === 'delete') {
     const name = st.type === 'update' ? st.table : st.from
     lines.push(st.type === 'update' ? 'Update' : 'Delete')
-    access(name.name, name.alias ?? name.name, st.where, true, '  ')
+    await access(name.schema, name.name, name.alias ?? name.name, st.where, true, '  ')
   } else if (st.type === 'insert') {
     lines.push(`Insert on ${st.into.name}  (one commit)`)
   } else {

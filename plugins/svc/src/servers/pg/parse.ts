@@ -9,7 +9,7 @@ import {SqlError, unsupported} from './errors.js'
 
 /** Valid PostgreSQL commands outside svc's subset: 0A000, not a syntax error. */
 const UNSUPPORTED_START =
-  /^\s*(copy|grant|revoke|vacuum|analyze|cluster|listen|notify|unlisten|lock|reindex|checkpoint|comment|security|refresh|import|call|declare|fetch|move|close|prepare|execute|deallocate|load|reassign|merge|alter|create(?!\s+(?:table|schema)\b)|drop(?!\s+table\b)|do|savepoint|release|set\s+(?:local\s+)?transaction|set\s+role|set\s+session)\b/i
+  /^\s*(copy|grant|revoke|vacuum|analyze|cluster|listen|notify|unlisten|lock|reindex|checkpoint|comment|security|refresh|import|call|declare|fetch|move|close|prepare|execute|deallocate|load|reassign|merge|alter|create(?!\s+(?:table|schema|index|unique\s+index)\b)|drop(?!\s+(?:table|index)\b)|do|savepoint|release|set\s+(?:local\s+)?transaction|set\s+role|set\s+session)\b/i
 
 export interface Parsed {
   /** Values of the literals lifted out of the text, appended after the query's own parameters. */
