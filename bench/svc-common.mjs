@@ -28,10 +28,16 @@ export function arg(name, def) {
   return i === -1 ? def : Number(process.argv[i + 1])
 }
 
-/** Starts the built server; resolves {port, stop()} once it listens. */
-export function startServer(dataDir, extra = []) {
+const others = {pg: ['--disable-rest', '--disable-redis'], redis: ['--disable-rest', '--disable-sql'], rest: ['--disable-redis', '--disable-sql']}
+const portFlag = {pg: '--pg-port', redis: '--redis-port', rest: '--http-port'}
+
+/**
+ * Starts the built server with one protocol on a free port (REST unless `protocol` says `redis`
+ * or `pg`); resolves {child, port, stop()} once it listens.
+ */
+export function startServer(dataDir, extra = [], protocol = 'rest') {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--disable-redis', '--disable-sql', '--log-level', 'warn', ...extra], {
+    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, portFlag[protocol], '0', ...others[protocol], '--log-level', 'warn', ...extra], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     children.push(child)
@@ -43,7 +49,7 @@ export function startServer(dataDir, extra = []) {
       const ready = JSON.parse(out.slice(0, nl))
       resolve({
         child,
-        port: ready.rest,
+        port: ready[protocol],
         stop: () => new Promise((r) => {
           child.once('exit', r)
           child.kill('SIGTERM')

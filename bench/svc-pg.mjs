@@ -4,12 +4,12 @@
 // rows, simple and extended query protocols.
 // Usage: node bench/svc-pg.mjs [--rows 10000] [--seconds 10] [--clients 8]
 // Needs the built plugin (npm run build -w plugins/svc) and PostgreSQL 15 server binaries.
-import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, chownSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import {arg, line, RUN_JS, tempDir} from './svc-common.mjs'
+import {arg, line, startServer, tempDir} from './svc-common.mjs'
 
 const ROWS = arg('rows', 10_000)
 const SECONDS = arg('seconds', 10)
@@ -48,20 +48,7 @@ async function startPostgres() {
 }
 
 function startSvc() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', join(tempDir(), 'data'), '--pg-port', '0', '--disable-rest', '--disable-redis', '--log-level', 'warn'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const nl = out.indexOf('\n')
-      if (nl === -1) return
-      const ready = JSON.parse(out.slice(0, nl))
-      resolve({port: ready.pg, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))})
-    })
-    child.once('exit', (code) => reject(new Error(`svc server exited ${code}`)))
-  })
+  return startServer(join(tempDir(), 'data'), [], 'pg')
 }
 
 function load(port, user) {

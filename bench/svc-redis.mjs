@@ -8,7 +8,7 @@ import {spawn, spawnSync} from 'node:child_process'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import {arg, line, RUN_JS, tempDir} from './svc-common.mjs'
+import {arg, line, startServer, tempDir} from './svc-common.mjs'
 
 const REQUESTS = arg('requests', 100_000)
 // Each SET is a durable commit: fewer requests keep the run short.
@@ -54,20 +54,7 @@ function startBareNode() {
 }
 
 function startSvc() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', join(tempDir(), 'data'), '--redis-port', '0', '--disable-rest', '--disable-sql', '--log-level', 'warn'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const nl = out.indexOf('\n')
-      if (nl === -1) return
-      const ready = JSON.parse(out.slice(0, nl))
-      resolve({port: ready.redis, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))})
-    })
-    child.once('exit', (code) => reject(new Error(`svc server exited ${code}`)))
-  })
+  return startServer(join(tempDir(), 'data'), [], 'redis')
 }
 
 /** One redis-benchmark run; returns requests per second. */
