@@ -106,6 +106,30 @@ export function gitInitBare(dir) {
   spawnSync('git', ['init', '--bare', '-q', dir])
 }
 
+/**
+ * The write peer: raw `git fast-import`, one commit per document, in svc's tree layout, into a
+ * fresh bare repository. `docFor(i)` gives document i (1-based). Resolves commits per second.
+ */
+export async function rawFastImport(n, docFor) {
+  const {docPath, parseId} = await import(IDS_JS)
+  const repo = join(tempDir(), 'peer.git')
+  gitInitBare(repo)
+  const t0 = performance.now()
+  const child = spawn('git', ['-C', repo, 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'inherit']})
+  const done = new Promise((r) => child.on('exit', r))
+  const now = Math.floor(Date.now() / 1000)
+  for (let i = 1; i <= n; i++) {
+    const d = docFor(i)
+    const body = Buffer.from(`${JSON.stringify(d, null, 2)}\n`)
+    const msg = `put ${d.id}\n`
+    const chunk = `commit refs/heads/main\ncommitter svc <svc@localhost> ${now} +0000\ndata ${msg.length}\n${msg}M 100644 inline ${docPath(parseId(d.id))}\ndata ${body.length}\n`
+    if (!child.stdin.write(Buffer.concat([Buffer.from(chunk), body, Buffer.from('\n\n')]))) await new Promise((r) => child.stdin.once('drain', r))
+  }
+  child.stdin.end('done\n')
+  await done
+  return n / ((performance.now() - t0) / 1000)
+}
+
 export function line(label, value) {
   console.log(`${label.padEnd(52)} ${value}`)
 }

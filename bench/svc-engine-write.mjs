@@ -3,34 +3,17 @@
 // writers, one commit per write, sustained until everything is in Git; full-text index on and off.
 // Peer: raw `git fast-import` on the same documents and layout, before and after (mean).
 // Usage: node bench/svc-engine-write.mjs [--docs 8000]
-import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 
-import {arg, gitInitBare, IDS_JS, line, tempDir} from './svc-common.mjs'
+import {arg, line, rawFastImport, tempDir} from './svc-common.mjs'
 
 const N = arg('docs', 8000)
-const {docPath, parseId} = await import(IDS_JS)
 const {openEngine} = await import(new URL('../plugins/svc/dist/index.js', import.meta.url))
 const pad = 'x'.repeat(150)
 const docFor = (n) => ({id: `bench:t0-${n}`, n, text: `bench:t0-${n} ${pad}`})
 
-async function raw() {
-  const repo = join(tempDir(), 'raw.git')
-  gitInitBare(repo)
-  const t0 = performance.now()
-  const child = spawn('git', ['-C', repo, 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'inherit']})
-  const done = new Promise((r) => child.on('exit', r))
-  const now = Math.floor(Date.now() / 1000)
-  for (let i = 1; i <= N; i++) {
-    const d = docFor(i)
-    const body = Buffer.from(`${JSON.stringify(d, null, 2)}\n`)
-    const msg = `put ${d.id}\n`
-    const chunk = `commit refs/heads/main\ncommitter svc <svc@localhost> ${now} +0000\ndata ${msg.length}\n${msg}M 100644 inline ${docPath(parseId(d.id))}\ndata ${body.length}\n`
-    if (!child.stdin.write(Buffer.concat([Buffer.from(chunk), body, Buffer.from('\n\n')]))) await new Promise((r) => child.stdin.once('drain', r))
-  }
-  child.stdin.end('done\n')
-  await done
-  return N / ((performance.now() - t0) / 1000)
+function raw() {
+  return rawFastImport(N, docFor)
 }
 
 async function ours(fullText) {

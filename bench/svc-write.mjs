@@ -4,14 +4,11 @@
 // Peer: raw `git fast-import`, one commit per document, same tree layout, same kind of
 // documents, same count, in the same run.
 // Usage: node bench/svc-write.mjs [--seconds 8] [--clients 32]   (uses wrk when installed)
-import {spawn} from 'node:child_process'
-import {join} from 'node:path'
 
-import {arg, drive, gitInitBare, haveWrk, http, IDS_JS, line, pendingEntries, startServer, tempDir, wrk} from './svc-common.mjs'
+import {arg, drive, haveWrk, http, line, pendingEntries, rawFastImport, startServer, tempDir, wrk} from './svc-common.mjs'
 
 const SECONDS = arg('seconds', 8)
 const CLIENTS = arg('clients', 32)
-const {docPath, parseId} = await import(IDS_JS)
 
 const pad = 'x'.repeat(150)
 const docFor = (t, n) => ({id: `bench:t${t}-${n}`, n, text: `bench:t${t}-${n} ${pad}`})
@@ -25,23 +22,8 @@ request = function()
     '{"n":' .. counter .. ',"text":"' .. id .. ' ${pad}"}')
 end`
 
-async function fastImport(n) {
-  const repo = join(tempDir(), 'peer.git')
-  gitInitBare(repo)
-  const t0 = performance.now()
-  const child = spawn('git', ['-C', repo, 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'inherit']})
-  const done = new Promise((r) => child.on('exit', r))
-  const now = Math.floor(Date.now() / 1000)
-  for (let i = 1; i <= n; i++) {
-    const d = docFor(0, i)
-    const body = Buffer.from(`${JSON.stringify(d, null, 2)}\n`)
-    const msg = `put ${d.id}\n`
-    const chunk = `commit refs/heads/main\ncommitter svc <svc@localhost> ${now} +0000\ndata ${msg.length}\n${msg}M 100644 inline ${docPath(parseId(d.id))}\ndata ${body.length}\n`
-    if (!child.stdin.write(Buffer.concat([Buffer.from(chunk), body, Buffer.from('\n\n')]))) await new Promise((r) => child.stdin.once('drain', r))
-  }
-  child.stdin.end('done\n')
-  await done
-  return n / ((performance.now() - t0) / 1000)
+function fastImport(n) {
+  return rawFastImport(n, (i) => docFor(0, i))
 }
 
 async function svc() {
