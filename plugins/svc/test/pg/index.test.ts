@@ -162,6 +162,28 @@ describe('svc secondary indexes (SQL, engine, Redis and REST)', function () {
     expect((await c.query('SELECT count(*) AS c FROM items')).rows[0].c).to.be.a('string')
   })
 
+  it('joins through an indexed field or the id without listing the joined table', async () => {
+    await c.query('CREATE TABLE orders (id int, item text, qty int)')
+    await c.query("INSERT INTO orders VALUES (1, '5', 2), (2, '6', 1), (3, '5', 7), (4, 'none', 1)")
+    await c.query('CREATE TABLE notes (id int, item text, body text)')
+    await c.query("INSERT INTO notes VALUES (1, '5', 'a'), (2, '5', 'b'), (3, '7', 'c')")
+    const q = 'SELECT o.id AS o, n.body FROM orders o LEFT JOIN notes n ON n.item = o.item ORDER BY o.id, n.body'
+    const withoutIndex = (await c.query(q)).rows
+    const byId = 'SELECT o.id AS o, i.name FROM orders o JOIN items i ON i.id = o.item ORDER BY o.id'
+    const byIdRows = (await c.query(byId)).rows
+    expect(byIdRows).to.deep.equal([{name: 'n5', o: 1}, {name: 'n6', o: 2}, {name: 'n5', o: 3}])
+    await c.query('CREATE INDEX notes_item ON notes (item)')
+    const lists = h.calls.list ?? 0
+    expect((await c.query(q)).rows).to.deep.equal(withoutIndex)
+    expect(withoutIndex).to.deep.equal([{body: 'a', o: 1}, {body: 'b', o: 1}, {body: null, o: 2}, {body: 'a', o: 3}, {body: 'b', o: 3}, {body: null, o: 4}])
+    expect((await c.query(byId)).rows).to.deep.equal(byIdRows)
+    // Only the left table (orders) was listed, once per query.
+    expect((h.calls.list ?? 0) - lists).to.equal(2)
+    const p = await plan(`EXPLAIN ${q}`)
+    expect(p).to.include('LEFT JOIN Index Lookup using notes_item on notes (item)')
+    expect(await plan(`EXPLAIN ${byId}`)).to.include('INNER JOIN Id Lookup on items (engine getMany)')
+  })
+
   it('drops the indexes of a dropped table', async () => {
     await c.query('CREATE TABLE tmp_t (id int, v text)')
     await c.query("INSERT INTO tmp_t VALUES (1, 'a')")

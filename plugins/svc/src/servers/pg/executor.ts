@@ -257,6 +257,8 @@ export async function commitTx(s: PgSession): Promise<void> {
 
 interface Source {
   alias: string
+  /** Rows not read yet: the join fetches only the matching documents (by id or a secondary index). */
+  lazy?: boolean
   branch?: string
   columns?: Column[]
   /** Declared column names; undefined for a schemaless table. */
@@ -412,6 +414,7 @@ async function loadTable(
   single: boolean,
   ctx: EvalCtx,
   early?: {stop: number; test: (row: RowObj) => boolean},
+  lazy?: boolean,
 ): Promise<Source> {
   if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && VIRTUAL.has(table) && !(await tableExists(s, branchOf(s), table)))) {
     return virtualTable(s, table, alias)
@@ -426,6 +429,11 @@ async function loadTable(
   const base: Source = {alias, branch, declared, rows: [], table}
   const idOid = idOidOf(def)
   if (def) base.columns = [{name: 'id', oid: idOid}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
+  if (lazy) {
+    if (!def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
+    base.lazy = true
+    return base
+  }
   const keys = idKeys(where, alias, single, ctx)
   if (keys) {
     const docs = await getDocs(
@@ -633,7 +641,8 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
     let src: Source
     if (f.type === 'table') {
       const alias = f.name.alias ?? f.name.name
-      src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx, single ? earlyStop(st, alias, ctx) : undefined)
+      const lazy = i > 0 && (await joinLookup(s, f.join?.on ?? undefined, alias, branchOf(s, f.name.schema), f.name.name)) !== undefined
+      src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx, single ? earlyStop(st, alias, ctx) : undefined, lazy)
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
     } else {
@@ -769,27 +778,78 @@ function groupValue(g: Expr, r: Row, ctx: EvalCtx, cols: OutCol[]): unknown {
   return evaluate(g, r, ctx)
 }
 
+/**
+ * How a join can fetch only the matching rows of its right side: `right.id = <expr>`, or
+ * `right.col = <expr>` with a secondary index on `col`. `other` is the expression on the left rows.
+ */
+async function joinLookup(
+  s: PgSession,
+  on: Expr | undefined,
+  alias: string,
+  branch: string,
+  table: string,
+): Promise<undefined | {field?: string; index?: string; other: Expr}> {
+  let indexes: Awaited<ReturnType<Engine['indexes']>> | undefined
+  const mine = (e: Expr): boolean => e.type === 'ref' && e.table?.name === alias
+  const usesAlias = (x: unknown): boolean => {
+    if (!x || typeof x !== 'object') return false
+    const o = x as {table?: {name?: string}; type?: string}
+    if (o.type === 'ref' && o.table?.name === alias) return true
+    return Object.values(x).some((v) => usesAlias(v))
+  }
+  for (const c of splitAnd(on)) {
+    if (c.type !== 'binary' || c.op !== '=') continue
+    const [side, other] = mine(c.left) ? [c.left, c.right] : mine(c.right) ? [c.right, c.left] : [undefined, undefined]
+    if (!side || !other || side.type !== 'ref' || usesAlias(other)) continue
+    if (side.name === 'id') return {other}
+    indexes ??= await s.engine.indexes({branch, table}).catch(() => [])
+    const idx = indexes.find((i) => i.field === side.name && !i.error)
+    if (idx) return {field: side.name, index: idx.name, other}
+  }
+  return undefined
+}
+
 async function joinRows(s: PgSession, left: Row[], right: Source, kind: string, on: Expr | undefined, ctx: EvalCtx): Promise<Row[]> {
-  // `right.id = <left expression>`: fetch only the matching documents instead of the whole table.
+  // Fetch only the documents the left rows can match instead of the whole table.
   let candidates: RowObj[] | undefined
-  if (on && right.table && right.branch) {
-    for (const c of splitAnd(on)) {
-      if (c.type !== 'binary' || c.op !== '=') continue
-      const other = refersToId(c.left, right.alias, false) ? c.right : refersToId(c.right, right.alias, false) ? c.left : undefined
-      if (!other) continue
-      const keys = new Set<string>()
-      for (const r of left) {
-        const v = evaluate(other, r, ctx)
-        if (v !== null && v !== undefined) keys.add(keyText(v))
-      }
-      const docs = await getDocs(
-        s,
-        right.branch,
-        [...keys].map((k) => `${right.table}:${k}`),
-      )
-      candidates = docs.filter((d): d is Doc => Boolean(d)).map((d) => toRow(d, right.table as string, right.columns?.find((c) => c.name === 'id')?.oid))
-      break
+  const how = right.table && right.branch ? await joinLookup(s, on, right.alias, right.branch, right.table) : undefined
+  if (how && right.table && right.branch) {
+    const branch = right.branch
+    const table = right.table
+    const values = new Map<string, unknown>()
+    for (const r of left) {
+      const v = evaluate(how.other, r, ctx)
+      if (v !== null && v !== undefined) values.set(keyText(v), v)
     }
+    let ids: string[] | undefined
+    if (how.field === undefined) ids = [...values.keys()].map((k) => `${table}:${k}`)
+    else {
+      const found = new Set<string>()
+      for (const v of values.values()) {
+        const got = await s.engine.findIds(table, how.field, v as Json, {branch})
+        if (got === undefined) {
+          found.clear()
+          ids = undefined
+          break
+        }
+        for (const id of got) found.add(id)
+        ids = [...found]
+      }
+      ids ??= values.size === 0 ? [] : undefined
+      if (ids && s.tx) {
+        const prefix = `${branch}\0${table}:`
+        for (const k of s.tx.overlay.keys()) if (k.startsWith(prefix)) ids.push(k.slice(branch.length + 1))
+        ids = [...new Set(ids)].sort()
+      }
+    }
+    if (ids) {
+      const docs = await getDocs(s, branch, ids)
+      candidates = docs.filter((d): d is Doc => Boolean(d)).map((d) => toRow(d, table, right.columns?.find((c) => c.name === 'id')?.oid))
+    }
+  }
+  if (!candidates && right.lazy && right.table && right.branch) {
+    const idOid = right.columns?.find((c) => c.name === 'id')?.oid
+    candidates = (await listAll(s, right.branch, right.table)).map((d) => toRow(d, right.table as string, idOid))
   }
   const rightRows = candidates ?? right.rows
   const out: Row[] = []
@@ -1264,8 +1324,9 @@ export async function explain(s: PgSession, st: Statement, params: unknown[]): P
         const alias = f.name.alias ?? f.name.name
         if (i === 0) await access(f.name.schema, f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 && Boolean(safe(() => earlyStop(st, alias, ctx))))
         else {
-          const byId = splitAnd(f.join?.on).some((c) => c.type === 'binary' && c.op === '=' && (refersToId(c.left, alias, false) || refersToId(c.right, alias, false)))
-          lines.push(`  ${f.join?.type ?? 'CROSS JOIN'} ${byId ? `Id Lookup on ${f.name.name} (engine getMany)` : `Table Scan on ${f.name.name}`}`)
+          const how = await joinLookup(s, f.join?.on ?? undefined, alias, branchOf(s, f.name.schema), f.name.name).catch(() => undefined)
+          const path = how === undefined ? `Table Scan on ${f.name.name}` : how.index ? `Index Lookup using ${how.index} on ${f.name.name} (${how.field})` : `Id Lookup on ${f.name.name} (engine getMany)`
+          lines.push(`  ${f.join?.type ?? 'CROSS JOIN'} ${path}`)
         }
       } else if (f.type === 'call') lines.push(`  Function ${f.function.name}()`)
     }
