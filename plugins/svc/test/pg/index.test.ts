@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {execFile} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -25,6 +26,14 @@ async function sqlError(p: Promise<unknown>): Promise<PgError> {
     return error as PgError
   }
   return expect.fail('expected the query to fail') as never
+}
+
+function psql(port: number, command: string): Promise<string> {
+  return new Promise((resolve) => {
+    execFile('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'svc', '-d', 'svc', '-X', '-c', command], {env: {...process.env, PGPASSWORD: 'svc-secret'}, timeout: 20_000}, (_err, stdout, stderr) =>
+      resolve(stdout + stderr),
+    )
+  })
 }
 
 const QUERIES: Array<[string, unknown[]]> = [
@@ -182,6 +191,10 @@ describe('svc secondary indexes (SQL, engine, Redis and REST)', function () {
     const p = await plan(`EXPLAIN ${q}`)
     expect(p).to.include('LEFT JOIN Index Lookup using notes_item on notes (item)')
     expect(await plan(`EXPLAIN ${byId}`)).to.include('INNER JOIN Id Lookup on items (engine getMany)')
+    // psql's \d lists the secondary index next to the primary key.
+    const d = await psql(h.pg!.port, '\\d notes')
+    expect(d).to.include('"notes_pkey" PRIMARY KEY, btree (id)')
+    expect(d).to.include('"notes_item" btree (item)')
   })
 
   it('drops the indexes of a dropped table', async () => {

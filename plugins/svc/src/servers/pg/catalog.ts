@@ -239,6 +239,17 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
         if (/reltablespace/.test(it)) return '0'
         return 'f'
       }),
+      // Secondary indexes: plain (non-constraint) btree indexes to psql.
+      ...(await s.engine.indexes({branch: target.branch, table: t}).catch(() => [])).map((ix) =>
+        items.map((it) => {
+          if (/c2\.relname/.test(it)) return ix.name
+          if (/indisvalid/.test(it)) return 't'
+          if (/pg_get_indexdef/.test(it)) return `CREATE INDEX ${ix.name} ON ${target.schema}.${t} USING btree (${ix.field})`
+          if (/pg_get_constraintdef|^contype$/.test(it)) return null
+          if (/reltablespace/.test(it)) return '0'
+          return 'f'
+        }),
+      ),
     ])
   }
   return undefined
