@@ -523,6 +523,7 @@ export class GitEngine implements Engine {
     b.indexes.set(def.name, idx)
     idx.ready = this.buildIndex(b, idx).catch((error: Error) => {
       idx.failed = error.message
+      if (this.closed) return
       this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})
     })
     return idx

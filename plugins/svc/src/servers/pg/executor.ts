@@ -351,7 +351,11 @@ async function indexedKeys(
     indexes ??= await s.engine.indexes({branch, table}).catch(() => [])
     const idx = indexes.find((i) => i.field === field && !i.error)
     if (!idx) continue
-    return {field, name: idx.name, values: values.filter((v) => v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v) || v.constructor === Object)) as Json[]}
+    const plain = (v: unknown): boolean =>
+      v === null || v === undefined || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'object' && (Array.isArray(v) || v.constructor === Object))
+    // Values the index cannot represent (dates, bigints, NaN): the table scan decides.
+    if (!values.every((v) => plain(v))) return undefined
+    return {field, name: idx.name, values: values.filter((v) => v !== null && v !== undefined) as Json[]}
   }
   return undefined
 }
