@@ -217,6 +217,28 @@ describe('svc secondary indexes in the engine', function () {
   })
   after(() => rmSync(dir, {force: true, recursive: true}))
 
+  it('follows writes replayed from the write-ahead log at start', async () => {
+    const data = join(dir, 'replay')
+    let db = await openEngine(data, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false, logger: nullLogger})
+    await db.put({city: 'Oslo', id: 'p:1'})
+    await db.createIndex('p', 'city')
+    // Acknowledged but never committed to Git: fast-import is killed before any checkpoint.
+    await db.put({city: 'Rome', id: 'p:1'})
+    await db.put({city: 'Rome', id: 'p:2'})
+    const writer = (db as unknown as {writer: {child: {kill(sig: string): void; once(e: string, f: () => void): void}}}).writer
+    const gone = new Promise<void>((resolve) => writer.child.once('close', () => resolve()))
+    writer.child.kill('SIGKILL')
+    await gone
+    await db.close().catch(() => {})
+    db = await openEngine(data, {fullText: false, logger: nullLogger})
+    try {
+      expect(await db.findIds('p', 'city', 'Rome')).to.deep.equal(['p:1', 'p:2'])
+      expect(await db.findIds('p', 'city', 'Oslo')).to.deep.equal([])
+    } finally {
+      await db.close()
+    }
+  })
+
   it('compares values as PostgreSQL does, persists definitions, rebuilds at start and copies them to new branches', async () => {
     const data = join(dir, 'data')
     let db = await openEngine(data, {fullText: false, logger: nullLogger})
