@@ -119,7 +119,17 @@ describe('toolkit svc server (built CLI)', function () {
     stop = true
     await Promise.all(load)
     expect(ackCount).to.be.greaterThan(100)
-    execFileSync('git', ['-C', join(dir, 'repo'), 'fsck', '--full'], {stdio: 'pipe'})
+    // The killed server's git fast-import gets EOF and still writes its last pack and refs; fsck
+    // racing it can see a ref before its pack. Give it a bounded moment to finish, as a restart would.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        execFileSync('git', ['-C', join(dir, 'repo'), 'fsck', '--full'], {stdio: 'pipe'})
+        break
+      } catch (error) {
+        if (attempt >= 10) throw error
+        await new Promise((r) => setTimeout(r, 300))
+      }
+    }
 
     const s2 = await startServer(['--data-dir', dir, '--http-port', '0', ...NO_PROTOCOLS, '--log-level', 'warn'])
     running.push(s2)
