@@ -13,20 +13,8 @@ import {startPgServer} from '../../src/servers/pg/index.js'
 import {Health} from '../../src/servers/health.js'
 import {createMetrics} from '../../src/servers/metrics.js'
 import {startRestServer} from '../../src/servers/rest/index.js'
-import {type Harness, startHarness} from '../redis/harness.js'
+import {type Harness, sqlError, startHarness} from '../redis/harness.js'
 
-interface PgError extends Error {
-  code?: string
-}
-
-async function sqlError(p: Promise<unknown>): Promise<PgError> {
-  try {
-    await p
-  } catch (error) {
-    return error as PgError
-  }
-  return expect.fail('expected the query to fail') as never
-}
 
 function psql(port: number, command: string): Promise<string> {
   return new Promise((resolve) => {

@@ -4,22 +4,10 @@ import {connect} from 'node:net'
 
 import pg from 'pg'
 
-import {type Harness, startHarness} from '../redis/harness.js'
+import {type Harness, sqlError, startHarness} from '../redis/harness.js'
 
 const PASSWORD = 'svc-secret'
 
-interface PgError extends Error {
-  code?: string
-}
-
-async function sqlError(p: Promise<unknown>): Promise<PgError> {
-  try {
-    await p
-  } catch (error) {
-    return error as PgError
-  }
-  return expect.fail('expected the query to fail') as never
-}
 
 function psql(port: number, args: string[], password = PASSWORD, env: Record<string, string> = {}): Promise<{code: number; stderr: string; stdout: string}> {
   return new Promise((resolve) => {

@@ -1,4 +1,5 @@
 /** Starts the real engine in a temporary data directory with the Redis and PostgreSQL servers on free loopback ports. */
+import {expect} from 'chai'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -61,4 +62,18 @@ export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; pg?: b
   if (opts.redis !== false) h.redis = await startRedisServer(ctx, {host: '127.0.0.1', limits: opts.redisLimits, port: 0})
   if (opts.pg !== false) h.pg = await startPgServer(ctx, {auth: opts.auth, host: '127.0.0.1', password: 'svc-secret', port: 0, username: 'svc'})
   return h
+}
+
+export interface PgError extends Error {
+  code?: string
+}
+
+/** The error a query fails with (node-postgres carries the SQLSTATE in `code`); fails the test if it succeeds. */
+export async function sqlError(p: Promise<unknown>): Promise<PgError> {
+  try {
+    await p
+  } catch (error) {
+    return error as PgError
+  }
+  return expect.fail('expected the query to fail') as never
 }

@@ -6,6 +6,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {listen} from '../listen.js'
 
 import {scramVerifier} from './auth.js'
 import {type ConnectionConfig, PgConnection} from './connection.js'
@@ -58,16 +59,8 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     }
   })
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE') reject(new Error(`PostgreSQL port ${options.port} on ${options.host}: Address already in use`))
-      else reject(e)
-    })
-    server.listen(options.port, options.host, () => resolve())
-  })
+  const port = await listen(server, options.host, options.port, 'PostgreSQL')
   server.on('error', (e) => log.error('pg server error', {error: e.message}))
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : options.port
   log.info('pg server listening', {auth: cfg.auth, host: options.host, port})
 
   return {

@@ -5,6 +5,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {listen} from '../listen.js'
 
 import {COMMANDS, CursorTable, execute, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, RespParser} from './resp.js'
@@ -125,13 +126,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     })
   })
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE') reject(new Error(`Redis port ${options.port} on ${options.host}: Address already in use`))
-      else reject(e)
-    })
-    server.listen(options.port, options.host, () => resolve())
-  })
+  const port = await listen(server, options.host, options.port, 'Redis')
   server.on('error', (e) => log.error('redis server error', {error: e.message}))
   let sweeping = false
   const sweeper = setInterval(() => {
@@ -143,8 +138,6 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       .finally(() => (sweeping = false))
   }, 100)
   sweeper.unref()
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : options.port
   log.info('redis server listening', {commands: COMMANDS.size, host: options.host, port})
 
   return {
