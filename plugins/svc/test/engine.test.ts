@@ -56,7 +56,11 @@ describe('svc engine', () => {
 
   it('history newest first with limit and cursor, as-of by commit and time, and diff', async () => {
     db = await openEngine(tempDir(), {fullText: false})
-    for (let i = 1; i <= 5; i++) await db.put({id: 'doc:x', rev: i, tag: i % 2 === 0 ? 'even' : 'odd'})
+    for (let i = 1; i <= 5; i++) {
+      await db.put({id: 'doc:x', rev: i, tag: i % 2 === 0 ? 'even' : 'odd'})
+      // Versions one millisecond apart: as-of a time picks the last version at or before it.
+      await new Promise((r) => setTimeout(r, 3))
+    }
     await db.put({id: 'doc:other', rev: 0})
     const page1 = await db.history('doc:x', {limit: 2})
     expect(page1.versions.map((v) => v.doc?.rev)).to.deep.equal([5, 4])
