@@ -3,6 +3,7 @@
 import {spawn, spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
+import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -100,6 +101,17 @@ export function pct(values, p) {
 export async function pendingEntries(port) {
   const r = await http(port, 'GET', '/metrics')
   return Number(/^svc_wal_pending_entries (\d+)/m.exec(r.body)[1])
+}
+
+/** A TCP port free on loopback right now, for a peer server that cannot bind port 0. */
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const {port} = s.address()
+      s.close(() => resolve(port))
+    })
+  })
 }
 
 export function gitInitBare(dir) {

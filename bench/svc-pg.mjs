@@ -6,26 +6,15 @@
 // Needs the built plugin (npm run build -w plugins/svc) and PostgreSQL 15 server binaries.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, chownSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import {arg, line, startServer, tempDir} from './svc-common.mjs'
+import {arg, freePort, line, startServer, tempDir} from './svc-common.mjs'
 
 const ROWS = arg('rows', 10_000)
 const SECONDS = arg('seconds', 10)
 const CLIENTS = arg('clients', 8)
 const PGBIN = process.env.PGBIN ?? '/usr/lib/postgresql/15/bin'
 const PASSWORD = 'svc'
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 function psql(port, user, sql) {
   execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', user === 'svc' ? 'svc' : 'postgres', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql], {

@@ -5,26 +5,15 @@
 // Usage: node bench/svc-redis.mjs [--requests 100000] [--set-requests 20000] [--keys 100000] [--writes 20000]
 // Needs the built plugin (npm run build -w plugins/svc), redis-server and redis-benchmark.
 import {spawn, spawnSync} from 'node:child_process'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import {arg, line, startServer, tempDir} from './svc-common.mjs'
+import {arg, freePort, line, startServer, tempDir} from './svc-common.mjs'
 
 const REQUESTS = arg('requests', 100_000)
 // Each SET is a durable commit: fewer requests keep the run short.
 const SET_REQUESTS = arg('set-requests', 20_000)
 const KEYS = arg('keys', 100_000)
 const WRITES = arg('writes', 20_000)
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 function waitReady(port, timeoutMs = 10_000) {
   const until = Date.now() + timeoutMs
