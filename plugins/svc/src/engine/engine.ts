@@ -13,6 +13,7 @@ import {DEFAULT_BRANCH, docPath, idFromPath, parseId, tableOf, validateBranch} f
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
+import {lowerBound} from './sorted.js'
 import {CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
@@ -932,16 +933,6 @@ function clampLimit(v: unknown, def: number, max: number): number {
   return Math.min(n, max)
 }
 
-function lowerBound(a: string[], x: string): number {
-  let lo = 0
-  let hi = a.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (a[mid] < x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
 
 export function removeIndexDir(dir: string): void {
   rmSync(dir, {force: true, recursive: true})

@@ -9,6 +9,8 @@
  * they make up a quarter of the slots.
  */
 
+import {lowerBound} from './sorted.js'
+
 const K1 = 1.2
 const B = 0.75
 const PREFIX_WEIGHT = 0.4
@@ -270,14 +272,7 @@ export class TextIndex {
     if (!prefix || word.length < 3) return out
     this.sorted ??= [...this.terms.keys()].sort()
     const a = this.sorted
-    let lo = 0
-    let hi = a.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (a[mid] < word) lo = mid + 1
-      else hi = mid
-    }
-    for (let i = lo; i < a.length && out.length < MAX_EXPANSIONS && a[i].startsWith(word); i++) {
+    for (let i = lowerBound(a, word); i < a.length && out.length < MAX_EXPANSIONS && a[i].startsWith(word); i++) {
       if (a[i] !== word) out.push([a[i], PREFIX_WEIGHT])
     }
     return out

@@ -1,4 +1,4 @@
-import type {Server} from 'node:net'
+import type {Server, Socket} from 'node:net'
 
 import {EngineError} from '../engine/errors.js'
 
@@ -25,4 +25,12 @@ export function listen(server: Server, host: string, port: number, what: string)
     server.once('listening', onListening)
     server.listen(port, host)
   })
+}
+
+/** Ends every client connection, and destroys those still open two seconds later. */
+export function endConnections(sockets: Iterable<Socket>): void {
+  for (const s of sockets) s.end()
+  setTimeout(() => {
+    for (const s of sockets) s.destroy()
+  }, 2000).unref()
 }

@@ -6,7 +6,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
-import {listen} from '../listen.js'
+import {endConnections, listen} from '../listen.js'
 
 import {scramVerifier} from './auth.js'
 import {type ConnectionConfig, PgConnection} from './connection.js'
@@ -68,10 +68,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       // Statements in progress finish and are answered; then each client gets 57P01 and EOF.
       await Promise.race([Promise.allSettled([...connections].map((c) => c.shutdown())), new Promise((r) => setTimeout(r, 10_000).unref())])
-      for (const s of sockets) s.end()
-      setTimeout(() => {
-        for (const s of sockets) s.destroy()
-      }, 2000).unref()
+      endConnections(sockets)
       await stopped
     },
     port,

@@ -5,7 +5,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
-import {listen} from '../listen.js'
+import {endConnections, listen} from '../listen.js'
 
 import {COMMANDS, CursorTable, execute, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, RespParser} from './resp.js'
@@ -150,10 +150,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       while (inFlight.size > 0 && Date.now() < deadline) {
         await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, 100).unref())])
       }
-      for (const s of sockets) s.end()
-      setTimeout(() => {
-        for (const s of sockets) s.destroy()
-      }, 2000).unref()
+      endConnections(sockets)
       await stopped
     },
     port,

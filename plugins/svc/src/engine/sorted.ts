@@ -1,0 +1,11 @@
+/** Index of the first element of the sorted array `a` that is not below `x` (binary search). */
+export function lowerBound(a: readonly string[], x: string): number {
+  let lo = 0
+  let hi = a.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (a[mid] < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
