@@ -156,6 +156,16 @@ describe('svc engine', () => {
     expect(await db.count()).to.equal(20)
   })
 
+  it('a burst that outruns git reaches git by itself, without a flush, each write its own commit', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    await Promise.all(Array.from({length: 6000}, (_, i) => db!.put({id: `burst:${i}`, i})))
+    const deadline = Date.now() + 30_000
+    while (db.stats().pendingEntries > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(db.stats().pendingEntries).to.equal(0)
+    expect(gitOut(join(dir, 'repo'), ['rev-list', '--count', 'main']).trim()).to.equal('6000')
+  })
+
   it('keeps reading correctly while background repacks merge checkpoint packs', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false, repackEveryCheckpoints: 2})

@@ -98,7 +98,7 @@ export interface EngineDetails extends EngineStats {
   writerError?: string
 }
 
-/** Commits between checkpoints requested while fast-import has a backlog. */
+/** Commits after which a checkpoint is requested at once, when none is on its way. */
 const CHECKPOINT_EVERY = 2000
 
 function blobSha(body: Buffer): string {
@@ -124,6 +124,8 @@ export class GitEngine implements Engine {
   private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
   private checkpointsSinceRepack = 0
   private checkpointsStarted = 0
+  /** Checkpoints sent to fast-import and not yet reported done. */
+  private checkpointsInFlight = 0
   /** Log sequence covered by the last checkpoint requested. */
   private requestedSeq = 0
   private repacking: Promise<void> | undefined
@@ -512,8 +514,7 @@ export class GitEngine implements Engine {
       time: entry.time,
     })
     this.sentSeq = entry.seq
-    if (this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
-      // A backlog drains in steps of CHECKPOINT_EVERY commits, so back-pressure releases steadily.
+    if (this.checkpointsInFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
     } else if (!replay) this.scheduleCheckpoint()
   }
@@ -700,6 +701,9 @@ export class GitEngine implements Engine {
     this.checkpointRunning = true
     try {
       while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
+        // Each checkpoint closes fast-import's pack, and the next pack starts without delta bases:
+        // while one is still on its way there is no point asking for another unless a caller waits.
+        if (this.checkpointsInFlight > 0 && this.checkpointWaiters.length === 0) break
         await this.checkpointNow()
         // Under a steady stream, let the debounce timer gather more commits per checkpoint.
         if (!this.closed && this.checkpointWaiters.length === 0) break
@@ -708,7 +712,8 @@ export class GitEngine implements Engine {
       this.writerFailed(error)
     } finally {
       this.checkpointRunning = false
-      if (!this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
+      // A checkpoint still on its way schedules the next one when it completes.
+      if (!this.failure && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     }
   }
 
@@ -721,7 +726,12 @@ export class GitEngine implements Engine {
     this.requestedSeq = target
     const gen = ++this.checkpointsStarted
     const started = Date.now()
-    await this.writer.checkpoint()
+    this.checkpointsInFlight++
+    try {
+      await this.writer.checkpoint()
+    } finally {
+      this.checkpointsInFlight--
+    }
     this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
     let n = 0
     while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
@@ -745,6 +755,8 @@ export class GitEngine implements Engine {
     this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
     this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
     if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
+    // Writes that arrived while this one was on its way get the next checkpoint.
+    if (this.checkpointsInFlight === 0 && !this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     await this.wal.release(this.checkpointedSeq)
   }
 

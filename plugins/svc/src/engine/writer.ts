@@ -163,9 +163,9 @@ export class CommitWriter {
   private spawn(): ChildProcessWithoutNullStreams {
     // Own process group: a Ctrl-C in the terminal must reach svc only, which then ends fast-import
     // with `done` after the last commit; a fast-import killed mid-stream loses its open pack.
-    const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done', '--depth=10'], {
+    const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done'], {
       detached: true,
-      env: gitEnv(),
+      env: fastImportEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     child.stdout.setEncoding('utf8')
@@ -200,6 +200,19 @@ export class CommitWriter {
     })
     return child
   }
+}
+
+/**
+ * glibc hands freed heap back to the kernel as soon as 128 KiB sit free at its top, and
+ * fast-import frees zlib's state after every object: the heap shrinks and grows again with `brk`
+ * twice per object, which cost as much system time as fast-import's own work. A higher trim
+ * threshold keeps that memory mapped (docs/svc.md, "Write path").
+ */
+function fastImportEnv(): NodeJS.ProcessEnv {
+  const env = gitEnv()
+  const tune = 'glibc.malloc.trim_threshold=33554432'
+  env.GLIBC_TUNABLES = env.GLIBC_TUNABLES ? `${env.GLIBC_TUNABLES}:${tune}` : tune
+  return env
 }
 
 function sanitize(name: string): string {
