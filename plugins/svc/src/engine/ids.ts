@@ -28,11 +28,33 @@ export function parseId(raw: unknown): ParsedId {
     throw new EngineError('invalid_id', `invalid table name "${table}" in id "${raw}": use letters, digits, _ . - (at most 64)`)
   }
   if (key.length === 0) throw new EngineError('invalid_id', `id "${raw}" has an empty key`)
-  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new EngineError('invalid_id', `id key is longer than ${MAX_KEY_BYTES} bytes`)
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short keys need no byte count.
+  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) throw new EngineError('invalid_id', `id key is longer than ${MAX_KEY_BYTES} bytes`)
   // Control characters would break git's line-oriented plumbing and are never meaningful in a key.
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(key)) throw new EngineError('invalid_id', `id "${JSON.stringify(raw)}" contains control characters`)
-  return {id: `${table}:${key}`, key, table}
+  // The id as given is already canonical when it names its table; reusing the string keeps map
+  // lookups by it from flattening and hashing a new one.
+  return {id: colon === -1 ? `${table}:${key}` : raw, key, table}
+}
+
+/**
+ * True when `raw` is a valid id that names its table, so `parseId(raw).id === raw`; checked
+ * without allocating, for the lookups of ids that are not stored. False means "ask parseId".
+ */
+export function isCanonicalId(raw: string): boolean {
+  const colon = raw.indexOf(':')
+  if (colon < 1 || colon > 64 || colon === raw.length - 1 || (raw.length - colon - 1) * 3 > MAX_KEY_BYTES) return false
+  for (let i = 0; i < colon; i++) {
+    const c = raw.charCodeAt(i)
+    const word = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
+    if (!word && (i === 0 || (c !== 46 && c !== 45))) return false
+  }
+  for (let i = colon + 1; i < raw.length; i++) {
+    const c = raw.charCodeAt(i)
+    if (c < 32 || c === 127) return false
+  }
+  return true
 }
 
 export function canonicalId(raw: unknown): string {

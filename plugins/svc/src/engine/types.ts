@@ -150,6 +150,8 @@ export interface Engine {
   getMany(ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>>
   /** The stored JSON bytes of the current version, for adapters that pass documents through unparsed. */
   getRaw(id: string, options?: BranchOption): Promise<Buffer | undefined>
+  /** `getRaw`'s answer when it needs no read from Git; `false` when it does. */
+  getRawIfCached(id: string, options?: BranchOption): Buffer | false | undefined
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>
   list(options?: ListOptions): Promise<ListResult>
   put(doc: Doc, options?: WriteOptions): Promise<WriteResult>

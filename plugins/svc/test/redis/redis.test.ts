@@ -1,10 +1,15 @@
 import {expect} from 'chai'
 import {execFile} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
 import {connect, type Socket} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {promisify} from 'node:util'
 
 import {Redis} from 'ioredis'
 
+import {nullLogger, openEngine} from '../../src/engine/index.js'
+import {startRedisServer} from '../../src/servers/redis/index.js'
 import {type Harness, startHarness} from './harness.js'
 
 const run = promisify(execFile)
@@ -219,6 +224,29 @@ describe('svc Redis protocol', function () {
     await rejects(r.call('select', '1'), /DB index is out of range/)
     expect(await r.ping()).to.equal('PONG')
     expect(await r.lrange('wt:list', 0, -1)).to.deep.equal(['a'])
+  })
+
+  it('GET reads from Git when a value is not in memory, keeping pipeline order; a bad key is an error reply', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cold-'))
+    const options = {fullText: false, indexCheckIntervalMs: 0, logger: nullLogger}
+    let engine = await openEngine(dir, options)
+    await Promise.all(Array.from({length: 20}, (_, i) => engine.put({id: `cold:${i}`, value: `v${i}`})))
+    await engine.close()
+    engine = await openEngine(dir, options)
+    const noop = () => undefined
+    const server = await startRedisServer({engine, logger: nullLogger, metrics: {connectionClosed: noop, connectionOpened: noop}}, {host: '127.0.0.1', port: 0})
+    try {
+      // Freshly opened: nothing is cached, so these GETs must wait for git cat-file.
+      expect(engine.getRawIfCached('cold:3')).to.equal(false)
+      const frame = (k: string) => `*2\r\n$3\r\nGET\r\n$${Buffer.byteLength(k)}\r\n${k}\r\n`
+      const keys = ['cold:3', 'cold:nope', 'cold:3', 'bad table:k', 'cold:19']
+      const res = await raw(server.port, keys.map(frame).join(''))
+      expect(res.text).to.match(/^\$2\r\nv3\r\n\$-1\r\n\$2\r\nv3\r\n-ERR invalid table name "bad table" .*\r\n\$3\r\nv19\r\n$/)
+    } finally {
+      await server.close()
+      await engine.close()
+      rmSync(dir, {force: true, recursive: true})
+    }
   })
 
   it('pipelines many commands and keeps replies in order, errors included', async () => {

@@ -37,6 +37,33 @@ describe('svc RESP parser and encoder', () => {
     expect(String(got[1][0])).to.equal('PING')
   })
 
+  it('the GET fast path takes whole GET frames in any case and leaves everything else to next()', () => {
+    const wire = Buffer.from('*2\r\n$3\r\nGET\r\n$5\r\nk:ключ\r\n*2\r\n$3\r\nget\r\n$0\r\n\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGeT\r\n$1\r\nz\r\n'.replace('$5', `$${Buffer.byteLength('k:ключ')}`))
+    for (let cut = 1; cut < wire.length; cut++) {
+      const p = new RespParser()
+      const got: string[] = []
+      for (const part of [wire.subarray(0, cut), wire.subarray(cut)]) {
+        p.feed(part)
+        for (;;) {
+          const key = p.nextGetKey()
+          if (key !== undefined) {
+            got.push(`GET ${key}`)
+            continue
+          }
+          const c = p.next()
+          if (!c) break
+          got.push(c.map(String).join(' '))
+        }
+      }
+      expect(got, `cut at ${cut}`).to.deep.equal(['GET k:ключ', 'GET ', 'SET k v', 'GET z'])
+    }
+    // A GET frame whose length does not match its bytes is not taken; next() reports it.
+    const bad = new RespParser()
+    bad.feed(Buffer.from('*2\r\n$3\r\nGET\r\n$2\r\nabc\r\n'))
+    expect(bad.nextGetKey()).to.equal(undefined)
+    expect(() => bad.next()).to.throw(ProtocolError)
+  })
+
   it('rejects malformed frames with a protocol error', () => {
     for (const bad of ['*1\r\n$x\r\n', '*1\r\n:3\r\n', '*a\r\n', '*1\r\n$3\r\nabcXY']) {
       const p = new RespParser()

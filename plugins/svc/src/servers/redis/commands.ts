@@ -4,7 +4,7 @@
  */
 import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
 
-import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
+import {getManyParsed, getParsed, getParsedIfCached} from '../../engine/parsed-read.js'
 
 import {
   collectionDoc,
@@ -167,6 +167,15 @@ function wopts(sess: Session) {
   return {branch: sess.branch, meta: {origin: 'redis', user: sess.name}}
 }
 
+/**
+ * `load` without waiting when the document is in memory and not expired; `false` when the
+ * caller must use `load` (a read from Git, or an expired key to delete).
+ */
+function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
+  const doc = getParsedIfCached(sh.engine, key, {branch: sess.branch})
+  return doc && expired(doc) ? false : doc
+}
+
 /** Reads a key, treating an expired document as absent (and deleting it lazily). */
 async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
   const doc = await getParsed(sh.engine, key, {branch: sess.branch})
@@ -221,8 +230,23 @@ async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   })
 }
 
-async function getCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
-  const doc = await load(sh, sess, s(a[1]))
+// GET answers from memory without a promise when it can: a pipeline of cached GETs then runs
+// in one turn of the event loop.
+function getCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> | Reply {
+  return executeGet(sess, s(a[1]), sh)
+}
+
+/** `GET key`, for the server's fast path (a frame the parser recognised as GET outside MULTI). */
+export function executeGet(sess: Session, key: string, sh: Shared): Promise<Reply> | Reply {
+  try {
+    const doc = loadIfCached(sh, sess, key)
+    return doc === false ? load(sh, sess, key).then(getReply, engineError) : getReply(doc)
+  } catch (error) {
+    return engineError(error)
+  }
+}
+
+function getReply(doc: Doc | undefined): Reply {
   if (!doc) return null
   const t = typeOf(doc)
   if (t !== 'string' && t !== 'hash') return WRONGTYPE
@@ -1237,7 +1261,8 @@ async function transaction(sess: Session, name: string, args: Buffer[], sh: Shar
 }
 
 /** Runs one command; every failure becomes an error reply, never an exception. */
-export async function execute(sess: Session, args: Buffer[], sh: Shared): Promise<Reply> {
+/** Runs one command; the reply comes without a promise when the handler needed no I/O. */
+export function execute(sess: Session, args: Buffer[], sh: Shared): Promise<Reply> | Reply {
   if (args.length === 0) return null
   const name = s(args[0]).toLowerCase()
   if (TX_COMMANDS.has(name)) return transaction(sess, name, args, sh)
@@ -1262,7 +1287,8 @@ export async function execute(sess: Session, args: Buffer[], sh: Shared): Promis
     return err(`ERR wrong number of arguments for '${name}' command`)
   }
   try {
-    return await spec.run(sess, args, sh)
+    const reply = spec.run(sess, args, sh)
+    return reply instanceof Promise ? reply.catch(engineError) : reply
   } catch (error) {
     return engineError(error)
   }

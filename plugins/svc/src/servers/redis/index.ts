@@ -7,8 +7,8 @@ import {createServer, type Socket} from 'node:net'
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {endConnections, listen} from '../listen.js'
 
-import {COMMANDS, CursorTable, execute, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
-import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, RespParser} from './resp.js'
+import {COMMANDS, CursorTable, execute, executeGet, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
+import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
 
 export {COMMANDS} from './commands.js'
 
@@ -76,17 +76,23 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       try {
         const out: Array<Buffer | string> = []
         for (;;) {
-          let cmd: Buffer[] | undefined
-          try {
-            cmd = parser.next()
-          } catch (error) {
-            if (out.length > 0) socket.write(join(out))
-            fail(error instanceof ProtocolError ? error.message.replace(/^Protocol error/, 'Protocol error') : String(error))
-            return
-          }
-          if (!cmd) break
-          if (cmd.length === 0) continue
-          const reply = await execute(sess, cmd, shared)
+          let pending: Promise<Reply> | Reply
+          // The common `GET key` frame skips the argument array and the command table.
+          const key = sess.multi ? undefined : parser.nextGetKey()
+          if (key === undefined) {
+            let cmd: Buffer[] | undefined
+            try {
+              cmd = parser.next()
+            } catch (error) {
+              if (out.length > 0) socket.write(join(out))
+              fail(error instanceof ProtocolError ? error.message.replace(/^Protocol error/, 'Protocol error') : String(error))
+              return
+            }
+            if (!cmd) break
+            if (cmd.length === 0) continue
+            pending = execute(sess, cmd, shared)
+          } else pending = executeGet(sess, key, shared)
+          const reply = pending instanceof Promise ? await pending : pending
           encode(reply, sess.resp3, out)
           if (sess.quit) {
             dead = true

@@ -101,6 +101,27 @@ export class RespParser {
     return args
   }
 
+  /**
+   * The key of a complete `GET key` frame at the read position, which it consumes; undefined,
+   * consuming nothing, for any other input (then `next()` handles it, errors included). The most
+   * common read then needs no argument array and no command-table lookup.
+   */
+  nextGetKey(): string | undefined {
+    const {buf, pos: p} = this
+    // `*2\r\n$3\r\nGET\r\n$` in any letter case
+    if (buf.length - p < 18 || buf[p] !== 0x2a || buf[p + 1] !== 0x32 || buf[p + 2] !== CR || buf[p + 3] !== LF || buf[p + 4] !== 0x24 || buf[p + 5] !== 0x33) return undefined
+    if (buf[p + 6] !== CR || buf[p + 7] !== LF || (buf[p + 8] | 0x20) !== 0x67 || (buf[p + 9] | 0x20) !== 0x65 || (buf[p + 10] | 0x20) !== 0x74) return undefined
+    if (buf[p + 11] !== CR || buf[p + 12] !== LF || buf[p + 13] !== 0x24) return undefined
+    let i = p + 14
+    let len = 0
+    for (; i < buf.length && i < p + 24 && buf[i] >= 0x30 && buf[i] <= 0x39; i++) len = len * 10 + buf[i] - 0x30
+    const start = i + 2
+    const end = start + len
+    if (i === p + 14 || len > this.limits.maxBulk || end + 2 > buf.length || buf[i] !== CR || buf[i + 1] !== LF || buf[end] !== CR || buf[end + 1] !== LF) return undefined
+    this.pos = end + 2
+    return buf.toString('utf8', start, end)
+  }
+
   private inline(): Buffer[] | undefined {
     const {buf} = this
     const eol = buf.indexOf(LF, this.pos)
