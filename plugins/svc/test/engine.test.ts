@@ -1,7 +1,10 @@
 import {expect} from 'chai'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, utimesSync, writeFileSync} from 'node:fs'
+import {hostname} from 'node:os'
 import {join} from 'node:path'
 
+import {docPath, parseId} from '../src/engine/ids.js'
 import {type GitEngine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, memoryLogger, tempDir} from './helpers/tmp.js'
 
@@ -164,6 +167,37 @@ describe('svc engine', () => {
     while (db.stats().pendingEntries > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     expect(db.stats().pendingEntries).to.equal(0)
     expect(gitOut(join(dir, 'repo'), ['rev-list', '--count', 'main']).trim()).to.equal('6000')
+  })
+
+  it("after a crash, waits for the previous run's git fast-import to end before reading the branches", async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    await db.put({id: 'o:1', v: 1})
+    await db.close()
+    // A crashed run: its lock names a process that is gone, and its fast-import still has a
+    // commit and a checkpoint in its pipe.
+    writeFileSync(join(dir, 'svc.lock'), JSON.stringify({host: hostname(), pid: spawnSync('true').pid, started: new Date().toISOString()}))
+    const orphan = spawn('git', ['-C', join(dir, 'repo'), 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'ignore']})
+    writeFileSync(join(dir, 'fast-import.pid'), String(orphan.pid))
+    const body = '{\n  "id": "o:1",\n  "v": 2\n}\n'
+    const path = docPath(parseId('o:1'))
+    const msg = 'put o:1\n\nSvc-Op: put\nSvc-Id: o:1\nSvc-Seq: 2\n'
+    setTimeout(() => {
+      orphan.stdin.write(`commit refs/heads/main\ncommitter svc <svc@localhost> 1700000000 +0000\ndata ${msg.length}\n${msg}from refs/heads/main^0\nM 100644 inline ${path}\ndata ${body.length}\n${body}\ncheckpoint\n`)
+      orphan.stdin.end('done\n')
+    }, 400)
+    const {lines, logger} = memoryLogger()
+    const t0 = Date.now()
+    db = await openEngine(dir, {fullText: false, logger})
+    expect(Date.now() - t0).to.be.at.least(350)
+    expect(lines.join('\n')).to.include('waited for the git fast-import of the previous run to end')
+    expect(await db.get('o:1')).to.deep.equal({id: 'o:1', v: 2})
+    await db.put({id: 'o:1', v: 3})
+    await db.flush()
+    expect(gitOut(join(dir, 'repo'), ['rev-list', '--count', 'main']).trim()).to.equal('3')
+    expect(existsSync(join(dir, 'fast-import.pid'))).to.equal(true)
+    await db.close()
+    expect(existsSync(join(dir, 'fast-import.pid'))).to.equal(false)
   })
 
   it('keeps reading correctly while background repacks merge checkpoint packs', async () => {

@@ -10,7 +10,7 @@ import {FieldIndex, type IndexDefinition} from './field-index.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
 import {git, gitStream} from './git.js'
 import {DEFAULT_BRANCH, docPath, idFromPath, isCanonicalId, parseId, tableOf, validateBranch} from './ids.js'
-import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
+import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter, WRITER_PID_FILE} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
 import {lowerBound} from './sorted.js'
@@ -830,6 +830,10 @@ export class GitEngine implements Engine {
       for (const [k, v] of [['gc.auto', '0'], ['core.fsync', 'objects,derived-metadata,reference'], ['core.fsyncMethod', 'fsync'], ['core.logAllRefUpdates', 'false']]) {
         await git(this.repo, ['config', k, v])
       }
+      if (this.lock.previousCrashed) {
+        const orphan = await waitForOrphanWriter(this.dataDir)
+        if (orphan) this.log.warn('waited for the git fast-import of the previous run to end', {pid: orphan})
+      }
       for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
       this.reader = new BlobReader(this.repo)
       const heads = await this.refHeads()
@@ -844,7 +848,7 @@ export class GitEngine implements Engine {
         headSeq.set(name, seq)
         this.seq = Math.max(this.seq, seq)
       }
-      this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
+      this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), join(this.dataDir, WRITER_PID_FILE))
       const {entries, wal} = await WriteAheadLog.open(join(this.dataDir, 'wal'))
       this.wal = wal
       for (const e of entries) this.seq = Math.max(this.seq, e.seq)

@@ -142,3 +142,44 @@ export function removeStaleGitLocks(repo: string, previousCrashed: boolean): str
   }
   return removed
 }
+
+/** Where the engine records the pid of its `git fast-import`, so the next start can find it. */
+export const WRITER_PID_FILE = 'fast-import.pid'
+
+function isFastImport(pid: number): boolean {
+  if (!aliveProcess(pid)) return false
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('fast-import')
+  } catch {
+    // No procfs (macOS): a live process with that pid is taken to be the writer.
+    return process.platform !== 'linux'
+  }
+}
+
+/**
+ * A process killed with SIGKILL leaves its `git fast-import` running until that has read the
+ * rest of its pipe, and it may still update refs at a checkpoint it finds there. Waits for it to
+ * end (it ends by itself: its input is closed) before the engine reads refs, and kills it if it
+ * has not ended after `timeoutMs`. Returns the pid waited for, if any.
+ */
+export async function waitForOrphanWriter(dataDir: string, timeoutMs = 30_000): Promise<number | undefined> {
+  const file = join(dataDir, WRITER_PID_FILE)
+  let pid: number
+  try {
+    pid = Number(readFileSync(file, 'utf8').trim())
+  } catch {
+    return undefined
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isFastImport(pid)) return undefined
+  const until = Date.now() + timeoutMs
+  while (isFastImport(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 25))
+  if (isFastImport(pid)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // ended meanwhile
+    }
+    while (aliveProcess(pid) && Date.now() < until + 5000) await new Promise((r) => setTimeout(r, 25))
+  }
+  return pid
+}

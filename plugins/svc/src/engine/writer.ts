@@ -1,4 +1,5 @@
 import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+import {rmSync, writeFileSync} from 'node:fs'
 
 import {EngineError} from './errors.js'
 import {gitEnv} from './git.js'
@@ -44,6 +45,8 @@ export class CommitWriter {
     private readonly repo: string,
     private readonly existingBranches: () => Set<string>,
     private readonly committer = 'svc <svc@localhost>',
+    /** Holds the pid of the running fast-import, for the next start after a crash (see lock.ts). */
+    private readonly pidFile?: string,
   ) {
     this.child = this.spawn()
   }
@@ -115,6 +118,7 @@ export class CommitWriter {
     const exited = new Promise<void>((resolve) => this.child.once('close', () => resolve()))
     this.child.stdin.end('done\n')
     await exited
+    if (this.pidFile) rmSync(this.pidFile, {force: true})
     if (this.exitError) throw this.exitError
   }
 
@@ -168,6 +172,7 @@ export class CommitWriter {
       env: fastImportEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
     })
+    if (this.pidFile && child.pid) writeFileSync(this.pidFile, `${child.pid}\n`)
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (s: string) => {
       this.out += s
