@@ -1,5 +1,7 @@
 // Compiles one plugin package (src -> dist) with esbuild. The shared @toolkit/kit helper is
 // bundled in, so a packed plugin tarball needs nothing but its declared npm dependencies.
+import {spawnSync} from 'node:child_process'
+import {createRequire} from 'node:module'
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync} from 'node:fs'
 import {join, resolve} from 'node:path'
@@ -23,6 +25,19 @@ export async function buildPlugin(dir) {
     splitting: true,
     target: 'node20',
   })
+  if (pkg.types) emitDeclarations(root, pkg.types)
+}
+
+/**
+ * A plugin that exports a Node.js API (`types` in package.json) ships declarations for it: tsc
+ * follows the imports of the entry point only, so commands and the bundled kit stay out of them.
+ */
+function emitDeclarations(root, types) {
+  const entry = join(root, types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts'))
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  const flags = ['--declaration', '--emitDeclarationOnly', '--outDir', join(root, 'dist'), '--rootDir', join(root, 'src'), '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--strict', '--skipLibCheck', '--types', 'node']
+  const r = spawnSync(process.execPath, [tsc, ...flags, entry], {encoding: 'utf8'})
+  if (r.status !== 0) throw new Error(`declarations for ${entry} failed:\n${r.stdout}${r.stderr}`)
 }
 
 function walk(dir) {
