@@ -28,6 +28,18 @@ export interface Connection {
   auth: CredentialSource | 'process'
   client: Client
   close(): Promise<void>
+  /** Set for a Streamable HTTP session: how to send requests of one's own in it. */
+  http?: HttpSession
+}
+
+/** What a caller needs to send its own requests in an established Streamable HTTP session. */
+export interface HttpSession {
+  /**
+   * The headers of the client's latest POST as it went on the wire: servers.json headers, the
+   * credential (the renewed one after a refresh), session id and protocol version.
+   */
+  headers(): Record<string, string>
+  url: URL
 }
 
 const VERSION = '0.1.0'
@@ -81,15 +93,17 @@ interface Attempt {
 }
 
 /** One HTTP session attempt: Streamable HTTP, falling back to the legacy SSE transport. */
-async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<Client> {
+async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<{client: Client; http?: HttpSession}> {
   const {extractWWWAuthenticateParams} = await import('@modelcontextprotocol/sdk/client/auth.js')
   let authorization: string | undefined
+  let lastPost: Headers | undefined
   let renewing: Promise<string | undefined> | undefined
   // Captures the 401 challenge (RFC 9728 `resource_metadata`, `scope`) the transport would otherwise
   // drop and, in an established session, renews the token once and repeats the request, so a
   // long-lived session (the proxy's upstreams) survives token expiry. Concurrent 401s share one
   // renewal; a request sent with an older token is simply repeated with the current one.
   const watch: typeof fetch = async (input, init) => {
+    if (init?.method === 'POST') lastPost = new Headers(init.headers)
     const send = (value: string | undefined): Promise<Response> => {
       if (!value) return fetch(input, init)
       const h = new Headers(init?.headers)
@@ -125,7 +139,16 @@ async function openHttp(url: string, headers: Record<string, string>, attempt: A
   const transport = new StreamableHTTPClientTransport(new URL(url), {fetch: watch, requestInit: {headers}})
   try {
     await client.connect(transport, {signal})
-    return client
+    const http: HttpSession = {
+      headers() {
+        const h: Record<string, string> = {}
+        lastPost?.forEach((v, k) => (h[k] = v))
+        if (authorization) h.authorization = authorization
+        return h
+      },
+      url: new URL(url),
+    }
+    return {client, http}
   } catch (error) {
     await client.close().catch(() => {})
     const status = statusOf(error)
@@ -136,7 +159,7 @@ async function openHttp(url: string, headers: Record<string, string>, attempt: A
     const sse: Transport = new SSEClientTransport(new URL(url), {fetch: watch, requestInit: {headers}})
     try {
       await legacy.connect(sse, {signal})
-      return legacy
+      return {client: legacy}
     } catch (sseError) {
       await legacy.close().catch(() => {})
       throw attempt.status === 401 ? sseError : error
@@ -210,8 +233,8 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
   if (configAuth) {
     const a = attempt()
     try {
-      const client = await openHttp(url, headers, a, options.signal)
-      return {auth: 'config', client, close: () => client.close()}
+      const {client, http} = await openHttp(url, headers, a, options.signal)
+      return {auth: 'config', client, close: () => client.close(), http}
     } catch (error) {
       if (a.status === 401) {
         throw new AuthError(`server "${name}" rejected the Authorization header from servers.json (401); fix the token, or remove the header to use OAuth`, 'auth_rejected', error)
@@ -236,14 +259,14 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
     const a = attempt()
     const sent = credential.token ? {...headers, Authorization: authorizationHeader(credential.token)} : headers
     try {
-      const client = await openHttp(url, sent, a, options.signal)
+      const {client, http} = await openHttp(url, sent, a, options.signal)
       a.renew = async () => {
         const fresh = credential.token ? await chain.renewInSession(credential.token) : undefined
         if (!fresh) return undefined
         credential = {source: 'refreshed', token: fresh}
         return authorizationHeader(fresh)
       }
-      return {auth: credential.source, client, close: () => client.close()}
+      return {auth: credential.source, client, close: () => client.close(), http}
     } catch (error) {
       if (a.status !== 401) throw describeFailure(name, url, error)
       credential = await chain.unauthorized(a.challenge, credential)

@@ -27,46 +27,34 @@ export class UpstreamHttpError extends Error {
 
 export type FastCall = (params: Record<string, unknown>, options: {signal?: AbortSignal; timeoutMs: number}) => Promise<CallToolResult>
 
-/** The parts of the SDK's StreamableHTTPClientTransport the fast path reuses (duck-typed: they are not public API). */
-interface SdkHttpTransport {
-  _commonHeaders?: () => Promise<Headers>
-  _url?: URL
-  sessionId?: string
-}
-
 let nextId = 1
 
 class StaleSocket extends Error {}
 
 /**
  * `tools/call` to a Streamable HTTP upstream over a keep-alive node:http agent, in the session
- * the SDK client opened (same URL, session id, protocol version and credentials, read from the
- * SDK transport). Forwarding a call through the SDK client's fetch + web-streams + SSE stack
+ * the SDK client opened (same URL, session id, protocol version and credentials: the headers of
+ * its latest request, see `HttpSession`). Forwarding a call through the SDK client's fetch + web-streams + SSE stack
  * costs about four times the CPU of this path, and that cost decided whether the proxy could
  * keep up with its upstream (bench/gw-proxy.mjs). Everything else (initialize, tools/list,
  * notifications, ping, reconnection) stays with the SDK client. Returns undefined when the
  * connection is not a Streamable HTTP one (stdio, legacy SSE): calls then use the SDK client.
  */
 export function fastCallFor(conn: UpstreamConnection): FastCall | undefined {
-  const t = conn.client.transport as SdkHttpTransport | undefined
-  if (!t || typeof t._commonHeaders !== 'function' || !(t._url instanceof URL) || typeof t.sessionId !== 'string') return undefined
-  const url = t._url
+  if (!conn.http) return undefined
+  const {url} = conn.http
+  const session = conn.http
   const https = url.protocol === 'https:'
   // Idle sockets are dropped before a typical server's 5 s keep-alive timeout would close them under us.
   const agentOptions = {keepAlive: true, maxSockets: 64, timeout: 4000}
   const agent = https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions)
   const send = https ? httpsRequest : httpRequest
-  let headers: Record<string, string> | undefined
 
   return async (params, {signal, timeoutMs}) => {
-    if (!headers) {
-      // Read once per connection: a new connection (reconnect, refreshed token) gets a new FastCall.
-      const h: Record<string, string> = {}
-      for (const [k, v] of await t._commonHeaders!()) h[k] = v
-      h['content-type'] = 'application/json'
-      h.accept = 'application/json, text/event-stream'
-      headers = h
-    }
+    // Read per call: a token the client renewed in this session is used at once.
+    const headers = session.headers()
+    headers['content-type'] = 'application/json'
+    headers.accept = 'application/json, text/event-stream'
     const id = nextId++
     const body = JSON.stringify({id, jsonrpc: '2.0', method: 'tools/call', params})
     const post = () =>

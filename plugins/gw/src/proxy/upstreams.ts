@@ -2,12 +2,15 @@ import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
+import type {HttpSession} from '../client/connect.js'
 import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
 import {type FastCall, fastCallFor, UpstreamHttpError, UpstreamRpcError} from './fast-call.js'
 
 export interface UpstreamConnection {
   client: Client
   close(): Promise<void>
+  /** A Streamable HTTP session's URL and headers: calls then take the fast path (fast-call.ts). */
+  http?: HttpSession
 }
 
 /** Opens one upstream session; in production the gw client's `connectServer` (same credentials and token store). */

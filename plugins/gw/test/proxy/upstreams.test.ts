@@ -2,6 +2,7 @@ import {expect} from 'chai'
 import {createServer, type Socket} from 'node:net'
 
 import {connectServer} from '../../src/client/connect.js'
+import {fastCallFor} from '../../src/proxy/fast-call.js'
 import {UpstreamPool, UpstreamUnavailableError} from '../../src/proxy/upstreams.js'
 import {type Everything, memoryTokenStore, startEverything} from './helpers.js'
 
@@ -34,6 +35,21 @@ describe('proxy upstream pool (server-everything)', function () {
     const again = await pool.call('everything__get-sum', {a: 20, b: 3})
     expect(JSON.stringify(again.content)).to.include('23')
     expect(pool.status()[0]).to.deep.include({name: 'everything', state: 'up'})
+  })
+
+  it('a Streamable HTTP session tells the headers it sends, and a call sent with them lands in that session', async () => {
+    const conn = await connectServer('everything', {headers: {'X-Trace': 'abc'}, url: e.url}, {interactive: false, tokenStore: memoryTokenStore()})
+    try {
+      expect(conn.http?.url.href).to.equal(e.url)
+      const headers = conn.http!.headers()
+      expect(headers['mcp-session-id']).to.be.a('string').and.not.equal('')
+      expect(headers['mcp-protocol-version']).to.match(/^\d{4}-\d{2}-\d{2}$/)
+      expect(headers['x-trace']).to.equal('abc')
+      const result = await fastCallFor(conn)!({arguments: {a: 2, b: 5}, name: 'get-sum'}, {timeoutMs: 10_000})
+      expect(JSON.stringify(result.content)).to.include('7')
+    } finally {
+      await conn.close()
+    }
   })
 
   it('answers at once, with the reason, when the upstream is gone', async () => {
