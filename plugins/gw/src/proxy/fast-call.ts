@@ -34,16 +34,16 @@ class StaleSocket extends Error {}
 /**
  * `tools/call` to a Streamable HTTP upstream over a keep-alive node:http agent, in the session
  * the SDK client opened (same URL, session id, protocol version and credentials: the headers of
- * its latest request, see `HttpSession`). Forwarding a call through the SDK client's fetch + web-streams + SSE stack
- * costs about four times the CPU of this path, and that cost decided whether the proxy could
- * keep up with its upstream (bench/gw-proxy.mjs). Everything else (initialize, tools/list,
+ * its latest request, see `HttpSession`). Forwarding a call through the SDK client's fetch +
+ * web-streams + SSE stack costs about four times the CPU of this path, and that cost decided
+ * whether the proxy could keep up with its upstream (bench/gw-proxy.mjs). Everything else (initialize, tools/list,
  * notifications, ping, reconnection) stays with the SDK client. Returns undefined when the
  * connection is not a Streamable HTTP one (stdio, legacy SSE): calls then use the SDK client.
  */
 export function fastCallFor(conn: UpstreamConnection): FastCall | undefined {
-  if (!conn.http) return undefined
-  const {url} = conn.http
   const session = conn.http
+  if (!session) return undefined
+  const {url} = session
   const https = url.protocol === 'https:'
   // Idle sockets are dropped before a typical server's 5 s keep-alive timeout would close them under us.
   const agentOptions = {keepAlive: true, maxSockets: 64, timeout: 4000}

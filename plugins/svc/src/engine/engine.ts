@@ -737,8 +737,8 @@ export class GitEngine implements Engine {
   }
 
   /**
-   * Asks fast-import for a checkpoint covering everything sent so far; several may be in flight
-   * (they complete in order), which is how a backlog drains in steps instead of all at once.
+   * Asks fast-import for a checkpoint covering everything sent so far. Only a caller that waits
+   * (flush, history, close) starts one while another is on its way; they complete in order.
    */
   private async checkpointNow(): Promise<void> {
     const target = this.sentSeq

@@ -211,7 +211,7 @@ export class CommitWriter {
  * glibc hands freed heap back to the kernel as soon as 128 KiB sit free at its top, and
  * fast-import frees zlib's state after every object: the heap shrinks and grows again with `brk`
  * twice per object, which cost as much system time as fast-import's own work. A higher trim
- * threshold keeps that memory mapped (docs/svc.md, "Write path").
+ * threshold keeps that memory mapped (docs/svc.md, "How writes and reads work").
  */
 function fastImportEnv(): NodeJS.ProcessEnv {
   const env = gitEnv()

@@ -1260,8 +1260,10 @@ async function transaction(sess: Session, name: string, args: Buffer[], sh: Shar
   return err(`ERR ${name.toUpperCase()} is not supported by svc`)
 }
 
-/** Runs one command; every failure becomes an error reply, never an exception. */
-/** Runs one command; the reply comes without a promise when the handler needed no I/O. */
+/**
+ * Runs one command; every failure becomes an error reply, never an exception. The reply comes
+ * without a promise when the handler needed no I/O.
+ */
 export function execute(sess: Session, args: Buffer[], sh: Shared): Promise<Reply> | Reply {
   if (args.length === 0) return null
   const name = s(args[0]).toLowerCase()
