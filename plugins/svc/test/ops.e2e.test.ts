@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {spawn} from 'node:child_process'
 import {readdirSync, readFileSync, utimesSync, writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
@@ -51,6 +52,9 @@ describe('toolkit svc dump and diagnose (built CLI)', function () {
     expect(checks.every((c) => c.status === 'ok')).to.equal(true)
 
     writeFileSync(join(dir, 'svc.lock'), JSON.stringify({host: hostname(), pid: 2 ** 22 + 4242}))
+    // The dead server's fast-import, still reading its pipe.
+    const orphan = spawn('git', ['-C', join(dir, 'repo'), 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'ignore']})
+    writeFileSync(join(dir, 'fast-import.pid'), String(orphan.pid))
     const lock = join(dir, 'repo', 'packed-refs.lock')
     writeFileSync(lock, '')
     utimesSync(lock, new Date(Date.now() - 300_000), new Date(Date.now() - 300_000))
@@ -59,11 +63,12 @@ describe('toolkit svc dump and diagnose (built CLI)', function () {
     gitOut(join(dir, 'repo'), ['remote', 'add', 'origin', 'https://example.invalid/db.git'])
     gitOut(join(dir, 'repo'), ['update-ref', 'refs/remotes/origin/main', commits[1]])
     r = await runCli(['svc', 'diagnose', '--data-dir', dir, '--format', 'json', '--no-fsck'])
+    orphan.stdin.end('done\n')
     expect(r.code, r.stderr).to.equal(0)
     checks = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as {check: string; message: string; status: string})
     const by = Object.fromEntries(checks.map((c) => [c.check, c]))
     expect(by['instance-lock']).to.include({status: 'warning'})
-    expect(by['instance-lock'].message).to.include('stale instance lock')
+    expect(by['instance-lock'].message).to.include('stale instance lock').and.include(`git fast-import it left (pid ${orphan.pid}) is still running`)
     expect(by['git-locks']).to.include({status: 'warning'})
     expect(by.index).to.include({status: 'warning'})
     expect(by.index.message).to.include('corrupt')

@@ -156,6 +156,17 @@ function isFastImport(pid: number): boolean {
   }
 }
 
+/** The pid of the `git fast-import` named in the data directory, when it is still running. */
+export function runningWriter(dataDir: string): number | undefined {
+  let pid: number
+  try {
+    pid = Number(readFileSync(join(dataDir, WRITER_PID_FILE), 'utf8').trim())
+  } catch {
+    return undefined
+  }
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isFastImport(pid) ? pid : undefined
+}
+
 /**
  * A process killed with SIGKILL leaves its `git fast-import` running until that has read the
  * rest of its pipe, and it may still update refs at a checkpoint it finds there. Waits for it to
@@ -163,14 +174,8 @@ function isFastImport(pid: number): boolean {
  * has not ended after `timeoutMs`. Returns the pid waited for, if any.
  */
 export async function waitForOrphanWriter(dataDir: string, timeoutMs = 30_000): Promise<number | undefined> {
-  const file = join(dataDir, WRITER_PID_FILE)
-  let pid: number
-  try {
-    pid = Number(readFileSync(file, 'utf8').trim())
-  } catch {
-    return undefined
-  }
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isFastImport(pid)) return undefined
+  const pid = runningWriter(dataDir)
+  if (pid === undefined) return undefined
   const until = Date.now() + timeoutMs
   while (isFastImport(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 25))
   if (isFastImport(pid)) {

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {parseTrailers} from '../engine/commit-message.js'
 import {git} from '../engine/git.js'
-import {findGitLocks, lockState, STALE_LOCK_MS} from '../engine/lock.js'
+import {findGitLocks, lockState, runningWriter, STALE_LOCK_MS} from '../engine/lock.js'
 import {BlobReader} from '../engine/reader.js'
 import {WriteAheadLog} from '../engine/wal.js'
 import {requireDataDir} from './data-dir.js'
@@ -40,12 +40,15 @@ export async function diagnose(options: {dataDir: string; fsck?: boolean}): Prom
   }
 
   const lock = lockState(dataDir)
+  // A git fast-import still running with no server alive was left by a server killed with SIGKILL.
+  const orphan = lock.alive ? undefined : runningWriter(dataDir)
+  const orphanNote = orphan ? `; the git fast-import it left (pid ${orphan}) is still running, and the next start waits for it to end` : ''
   checks.push(
     !lock.present
-      ? {check: 'instance-lock', message: 'no server holds this data directory', status: 'ok'}
+      ? {check: 'instance-lock', details: orphan ? {writer: orphan} : undefined, message: `no server holds this data directory${orphanNote}`, status: orphan ? 'warning' : 'ok'}
       : lock.alive
         ? {check: 'instance-lock', details: {host: lock.host, pid: lock.pid}, message: `a server holds this data directory (pid ${lock.pid}${lock.sameHost ? '' : ` on ${lock.host}`})`, status: 'ok'}
-        : {check: 'instance-lock', details: {pid: lock.pid}, message: `stale instance lock of pid ${lock.pid} (no such process); the next start takes it over`, status: 'warning'},
+        : {check: 'instance-lock', details: {pid: lock.pid, ...(orphan ? {writer: orphan} : {})}, message: `stale instance lock of pid ${lock.pid} (no such process); the next start takes it over${orphanNote}`, status: 'warning'},
   )
 
   const locks = findGitLocks(repo)
