@@ -137,6 +137,22 @@ describe('svc REST API', function () {
     expect((await call('GET', '/api/v1/documents/users:1')).status).to.equal(200)
   })
 
+  it('refuses a streamed body without Content-Length once it passes the limit, and keeps serving', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/documents/x:chunked`, {headers: {'content-type': 'application/json'}, method: 'PUT'}, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      // Chunked: the server learns the size only while reading.
+      req.write(`{"big": "${'y'.repeat(3000)}`)
+      req.end(`${'y'.repeat(3000)}"}`)
+    })
+    expect(status).to.equal(413)
+    expect((await call('GET', '/api/v1/documents/x:chunked')).status).to.equal(404)
+    expect((await call('GET', '/healthz')).status).to.equal(200)
+  })
+
   it('answers a malformed HTTP request with 400 and keeps serving', async () => {
     const net = await import('node:net')
     const reply = await new Promise<string>((resolve) => {

@@ -4,6 +4,8 @@ import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
+import {BodyTooLargeError, readBody} from '@toolkit/kit'
+
 import type {User} from './acl.js'
 import {type AggregatorContext, createAggregatingServer, toolHandlers} from './aggregator.js'
 import type {ProxyAuth} from './config.js'
@@ -65,40 +67,18 @@ class BodyError extends Error {
   }
 }
 
-function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'])
-    if (declared > limit) {
-      reject(new BodyError(413, -32600, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`))
-      return
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    let failed = false
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return
-      size += chunk.length
-      if (size > limit) {
-        failed = true
-        reject(new BodyError(413, -32600, `request body exceeds the limit of ${limit} bytes`))
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on('error', (error) => {
-      if (!failed) reject(error)
-      failed = true
-    })
-    req.on('end', () => {
-      if (failed) return
-      const text = Buffer.concat(chunks).toString('utf8')
-      try {
-        resolve(JSON.parse(text))
-      } catch (error) {
-        reject(new BodyError(400, -32700, `Parse error: ${(error as Error).message}`))
-      }
-    })
-  })
+async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  let body: Buffer
+  try {
+    body = await readBody(req, limit)
+  } catch (error) {
+    throw error instanceof BodyTooLargeError ? new BodyError(413, -32600, error.message) : error
+  }
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch (error) {
+    throw new BodyError(400, -32700, `Parse error: ${(error as Error).message}`)
+  }
 }
 
 type FastRequest = {id: number | string; method: 'tools/call'; params: {_meta?: Record<string, unknown>; arguments?: Record<string, unknown>; name: string}} | {id: number | string; method: 'tools/list'; params?: unknown}

@@ -2,6 +2,8 @@ import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {Socket} from 'node:net'
 
+import {BodyTooLargeError, readBody} from '@toolkit/kit'
+
 import type {GitEngine} from '../../engine/engine.js'
 import {isEngineError} from '../../engine/errors.js'
 import type {Doc, RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
@@ -67,41 +69,21 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   const json = (req: IncomingMessage, res: ServerResponse, started: bigint, route: string, status: number, value: unknown): void =>
     send(req, res, started, route, status, JSON.stringify(value))
 
-  const readBody = (req: IncomingMessage): Promise<unknown> =>
-    new Promise((resolve, reject) => {
-      const declared = Number(req.headers['content-length'] ?? 0)
-      if (declared > maxBody) {
-        reject(new HttpError(413, 'too_large', `request body of ${declared} bytes exceeds the limit of ${maxBody} bytes`))
-        return
-      }
-      const chunks: Buffer[] = []
-      let size = 0
-      let failed = false
-      req.on('data', (c: Buffer) => {
-        if (failed) return
-        size += c.length
-        if (size > maxBody) {
-          failed = true
-          reject(new HttpError(413, 'too_large', `request body exceeds the limit of ${maxBody} bytes`))
-          return
-        }
-        chunks.push(c)
-      })
-      req.on('error', reject)
-      req.on('end', () => {
-        if (failed) return
-        const text = Buffer.concat(chunks).toString('utf8')
-        if (text.trim() === '') {
-          reject(new HttpError(400, 'invalid_json', 'request body is empty; send a JSON document'))
-          return
-        }
-        try {
-          resolve(JSON.parse(text))
-        } catch (error) {
-          reject(new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`))
-        }
-      })
-    })
+  const readJsonBody = async (req: IncomingMessage): Promise<unknown> => {
+    let body: Buffer
+    try {
+      body = await readBody(req, maxBody)
+    } catch (error) {
+      throw error instanceof BodyTooLargeError ? new HttpError(413, 'too_large', error.message) : error
+    }
+    const text = body.toString('utf8')
+    if (text.trim() === '') throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON document')
+    try {
+      return JSON.parse(text)
+    } catch (error) {
+      throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`)
+    }
+  }
 
   const writeOptions = (req: IncomingMessage, q: Query, res: ServerResponse): WriteOptions => {
     const requestId = headerValue(req, 'x-request-id') ?? randomUUID()
@@ -227,7 +209,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
             json(req, res, started, '/api/v1/branches', 200, {branches: await engine.branches()})
             return
           }
-          const body = (await readBody(req)) as {from?: unknown; name?: unknown}
+          const body = (await readJsonBody(req)) as {from?: unknown; name?: unknown}
           if (typeof body !== 'object' || body === null || typeof body.name !== 'string') throw new HttpError(400, 'invalid_argument', 'send {"name": "<branch>", "from": "<branch>"}')
           if (body.from !== undefined && typeof body.from !== 'string') throw new HttpError(400, 'invalid_argument', '"from" must be a branch name')
           json(req, res, started, '/api/v1/branches', 201, await engine.createBranch(body.name, {from: body.from}))
@@ -254,7 +236,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   }
 
   const putDoc = async (req: IncomingMessage, res: ServerResponse, q: Query, started: bigint, pathId: string | undefined, route: string): Promise<void> => {
-    const body = await readBody(req)
+    const body = await readJsonBody(req)
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_document', 'a document must be a JSON object')
     const doc = body as Doc
     if (pathId !== undefined) {
