@@ -222,7 +222,8 @@ async function write(s: PgSession, branch: string, ops: BatchOp[]): Promise<void
     for (const op of ops) s.tx.overlay.set(`${branch}\0${op.op === 'put' ? op.doc.id : op.id}`, op.op === 'put' ? op.doc : null)
     return
   }
-  const opts = {branch, meta: {origin: 'pg', user: s.user}}
+  // The catalog lives in a reserved table: only its own writes are `system` ones.
+  const opts = {branch, meta: {origin: 'pg', user: s.user}, system: ops.some((op) => (op.op === 'put' ? op.doc.id : op.id).startsWith(`${SCHEMA_TABLE}:`))}
   try {
     if (ops.length === 1) {
       const op = ops[0]

@@ -39,6 +39,7 @@ const STATUS: Record<string, number> = {
   invalid_id: 400,
   locked: 503,
   not_found: 404,
+  reserved: 400,
   too_large: 413,
   unavailable: 503,
 }
