@@ -14,7 +14,37 @@ export const ANTHROPIC: ApiProviderSpec = {
   needsBaseUrl: false,
 }
 
-export const API_SPECS: readonly ApiProviderSpec[] = [ANTHROPIC]
+export const OPENAI: ApiProviderSpec = {
+  baseUrlVariable: 'OPENAI_BASE_URL',
+  defaultModel: 'gpt-5',
+  keyRequired: true,
+  keyVariable: 'OPENAI_API_KEY',
+  async makeClient({apiKey, baseUrl, model}) {
+    const {createResponsesClient} = await import('./openai.js')
+    return createResponsesClient({apiKey, baseUrl, keyVariable: 'OPENAI_API_KEY', model, vendor: 'openai'})
+  },
+  name: 'openai',
+  needsBaseUrl: false,
+}
+
+/**
+ * Any server that speaks OpenAI's Chat Completions. Its own variables, so an OpenAI key is
+ * never sent to another server by accident; a local server needs no key at all.
+ */
+export const OPENAI_COMPATIBLE: ApiProviderSpec = {
+  baseUrlVariable: 'OPENAI_COMPATIBLE_BASE_URL',
+  defaultModel: null,
+  keyRequired: false,
+  keyVariable: 'OPENAI_COMPATIBLE_API_KEY',
+  async makeClient({apiKey, baseUrl, model}) {
+    const {createChatClient} = await import('./openai.js')
+    return createChatClient({apiKey, baseUrl, keyVariable: 'OPENAI_COMPATIBLE_API_KEY', model, vendor: 'openai-compatible'})
+  },
+  name: 'openai-compatible',
+  needsBaseUrl: true,
+}
+
+export const API_SPECS: readonly ApiProviderSpec[] = [ANTHROPIC, OPENAI, OPENAI_COMPATIBLE]
 
 /** Where each vendor's API lives when no base URL is given (for `campaign providers --check`). */
 export const DEFAULT_URLS: Readonly<Record<string, string>> = {
