@@ -127,8 +127,8 @@ function why(f: Failure): string {
 
 /** The message a user reads when a model request finally fails. */
 function explain(client: ModelClient, f: Failure): string {
-  if (f.status === 401 || f.status === 403) {
-    const what = f.status === 401 ? 'rejected the credentials' : 'refused access'
+  if (f.status === 401 || f.status === 403 || /api key not valid|invalid api key|API_KEY_INVALID/i.test(f.message)) {
+    const what = f.status === 403 ? 'refused access' : 'rejected the credentials'
     return `${client.vendor} ${what} (${f.status})${client.keyVariable ? `: check ${client.keyVariable}` : ''}${f.status === 403 ? ` and that the key may use ${client.model}` : ''}`
   }
   if (f.status === 404) return `${client.vendor} answered 404: check the model name (${client.model}) and the base URL`

@@ -44,7 +44,20 @@ export const OPENAI_COMPATIBLE: ApiProviderSpec = {
   needsBaseUrl: true,
 }
 
-export const API_SPECS: readonly ApiProviderSpec[] = [ANTHROPIC, OPENAI, OPENAI_COMPATIBLE]
+export const GEMINI: ApiProviderSpec = {
+  baseUrlVariable: 'GOOGLE_GEMINI_BASE_URL',
+  defaultModel: 'gemini-2.5-pro',
+  keyRequired: true,
+  keyVariable: 'GEMINI_API_KEY',
+  async makeClient({apiKey, baseUrl, model}) {
+    const {createGeminiClient} = await import('./gemini.js')
+    return createGeminiClient({apiKey: apiKey ?? '', baseUrl, model})
+  },
+  name: 'gemini',
+  needsBaseUrl: false,
+}
+
+export const API_SPECS: readonly ApiProviderSpec[] = [ANTHROPIC, OPENAI, OPENAI_COMPATIBLE, GEMINI]
 
 /** Where each vendor's API lives when no base URL is given (for `campaign providers --check`). */
 export const DEFAULT_URLS: Readonly<Record<string, string>> = {
