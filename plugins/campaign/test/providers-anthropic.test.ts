@@ -141,4 +141,23 @@ describe('campaign generate --provider anthropic (the real SDK against a loopbac
       expect(readJson<{provider: string; status: string}>(join(out, 'run.json'))).to.include({provider: 'anthropic', status: 'success'})
     })
   })
+
+  it('--max-cost stops starting model requests once the reported cost reaches it; --resume finishes the run', async () => {
+    const runDir = await withFake({}, async (fake) => {
+      const r = await generate(fake, ['--max-cost', '0.05', '--parallel', '1'])
+      expect(r.code).to.equal(1)
+      const run = readJson<{status: string; totals: {cost_usd: number}}>(join(r.runDir, 'run.json'))
+      expect(run.status).to.equal('incomplete')
+      // The limit stops new requests; the one under way when it was crossed still counts.
+      const costs = ofType(r.events, 'usage').map((e) => e.cost_usd as number)
+      expect(costs.slice(0, -1).reduce((a, b) => a + b, 0)).to.be.lessThan(0.05)
+      expect(run.totals.cost_usd).to.be.at.least(0.05)
+      expect(ofType(r.events, 'mission_finished').some((e) => /--max-cost/.test(String(e.reason)))).to.equal(true)
+      return r.runDir
+    })
+    await withFake({}, async (fake) => {
+      const res = await runCli(['campaign', 'generate', '--resume', runDir, '--skip-url-check'], {env: {ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: fake.url}, timeoutMs: 120_000})
+      expect(res.code, res.stderr).to.equal(0)
+    })
+  })
 })

@@ -19,17 +19,19 @@ export interface DescribeOptions {
   baseUrl: null | string
   /** Also contact the endpoint (or run the CLI) to see that it answers. */
   check: boolean
+  /** The model configured for this provider, if any. */
+  model: null | string
 }
 
 /** An API provider's row: usable when its key is set (and, with --check, its endpoint answers). */
 export async function describeApi(spec: ApiProviderSpec, o: DescribeOptions): Promise<ProviderDescription> {
   const key = keyOf(spec) !== null
   const baseUrl = baseUrlOf(spec, o)
-  const row: ProviderDescription = {base_url: baseUrl, default_model: spec.defaultModel, detail: '', kind: 'api', name: spec.name, usable: true}
+  const row: ProviderDescription = {base_url: baseUrl, default_model: o.model ?? spec.defaultModel, detail: '', kind: 'api', name: spec.name, usable: true}
   const missing: string[] = []
   if (spec.keyRequired && !key) missing.push(`set ${spec.keyVariable}`)
   if (spec.needsBaseUrl && !baseUrl) missing.push(`give --base-url${spec.baseUrlVariable ? ` or set ${spec.baseUrlVariable}` : ''}`)
-  if (!spec.defaultModel) missing.push('give --model')
+  if (!row.default_model) missing.push('give --model')
   if (missing.length > 0) return {...row, detail: missing.join('; '), usable: false}
   row.detail = spec.keyRequired || key ? `${spec.keyVariable} is set` : 'no key needed'
   const target = baseUrl ?? DEFAULT_URLS[spec.name]

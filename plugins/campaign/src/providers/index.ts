@@ -36,7 +36,16 @@ export function createProvider(name: string, options: ProviderOptions): Provider
   return entry.create(options)
 }
 
-/** Every provider's row, in the table's order. */
-export function describeProviders(options: DescribeOptions): Promise<ProviderDescription[]> {
-  return Promise.all(Object.values(PROVIDERS).map((p) => p.describe(options)))
+/**
+ * Every provider's row, in the table's order. The configured provider (config, environment or
+ * flag) is marked `default`, and its configured model and base URL are the ones shown.
+ */
+export async function describeProviders(o: {baseUrl: null | string; check: boolean; model: null | string; provider: string}): Promise<Array<ProviderDescription & {default: boolean}>> {
+  return Promise.all(
+    Object.entries(PROVIDERS).map(async ([name, p]) => {
+      const chosen = name === o.provider
+      const row = await p.describe({baseUrl: chosen ? o.baseUrl : null, check: o.check, model: chosen ? o.model : null})
+      return {...row, default: chosen}
+    }),
+  )
 }
