@@ -7,10 +7,11 @@ import {createServer, type Socket} from 'node:net'
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {endConnections, listen} from '../listen.js'
 
-import {COMMANDS, CursorTable, execute, executeGet, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
+import {COMMANDS, execute, executeGet} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
+import {CursorTable, ExpiryQueue, KeyLocks, type Session, type Shared} from './shared.js'
 
-export {COMMANDS} from './commands.js'
+export {COMMANDS} from './dispatch.js'
 
 export interface RedisServerOptions {
   host: string
@@ -31,6 +32,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
   let nextId = 1
   const shared: Shared = {
     clients: () => sockets.size,
+    commands: COMMANDS,
     cursors: new CursorTable(),
     engine: ctx.engine,
     expiries: new ExpiryQueue(),
