@@ -6,13 +6,14 @@
 import {HASH_COMMANDS} from './hashes.js'
 import {KEY_COMMANDS} from './keys.js'
 import {LIST_COMMANDS} from './lists.js'
-import {err, OK, type Reply, status} from './resp.js'
+import {err, OK, type Reply, ReplyError, status} from './resp.js'
 import {SERVER_COMMANDS} from './server-commands.js'
 import {SET_COMMANDS} from './sets.js'
-import {type CommandSpec, engineError, s, type Session, type Shared} from './shared.js'
+import {type CommandSpec, engineError, s, type Session, type Shared, wopts} from './shared.js'
 import {SORTED_SET_COMMANDS} from './sorted-sets.js'
 import {STRING_COMMANDS} from './strings.js'
 import {SVC_COMMANDS} from './svc-commands.js'
+import {TxStore} from './tx-store.js'
 
 export {executeGet} from './strings.js'
 
@@ -24,9 +25,10 @@ export const COMMANDS: ReadonlyMap<string, CommandSpec> = new Map(
 const TX_COMMANDS = new Set(['multi', 'exec', 'discard', 'watch', 'unwatch'])
 
 /**
- * MULTI/EXEC/DISCARD: commands are queued and run in order at EXEC. svc runs them one after the
- * other without isolating them from other clients, and each write is its own commit (see
- * docs/svc-redis.md); WATCH is not supported.
+ * MULTI/EXEC/DISCARD: commands are queued and run in order at EXEC against a transaction (reads
+ * see the block's writes), whose writes become one Git commit. When any command of the block
+ * fails, EXEC answers EXECABORT naming it and nothing is written. The block is not isolated
+ * from other clients' writes; WATCH is not supported (see docs/svc-redis.md).
  */
 async function transaction(sess: Session, name: string, args: Buffer[], sh: Shared): Promise<Reply> {
   if (name === 'multi') {
@@ -44,11 +46,26 @@ async function transaction(sess: Session, name: string, args: Buffer[], sh: Shar
     if (!m) return err('ERR EXEC without MULTI')
     sess.multi = undefined
     if (m.dirty) return err('EXECABORT Transaction discarded because of previous errors.')
+    const store = new TxStore(sh.engine, sess.branch)
+    const inTx: Shared = {...sh, store}
     const out: Reply[] = []
-    for (const cmd of m.queue) out.push(await execute(sess, cmd, sh))
+    for (const [i, cmd] of m.queue.entries()) {
+      const reply = await execute(sess, cmd, inTx)
+      if (reply instanceof ReplyError) return aborted(i, cmd, reply.message)
+      out.push(reply)
+    }
+    try {
+      await store.commit(wopts(sess))
+    } catch (error) {
+      return err(`EXECABORT Transaction discarded: ${error instanceof Error ? error.message : String(error)}; nothing was written`)
+    }
     return out
   }
   return err(`ERR ${name.toUpperCase()} is not supported by svc`)
+}
+
+function aborted(index: number, cmd: Buffer[], message: string): ReplyError {
+  return err(`EXECABORT Transaction discarded: command ${index + 1} (${s(cmd[0]).toUpperCase().slice(0, 64)}) failed: ${message}; nothing was written`)
 }
 
 /**

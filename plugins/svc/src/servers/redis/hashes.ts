@@ -5,7 +5,7 @@ import {type Doc} from '../../engine/types.js'
 
 import {fieldText, hashFields, isHashField, typeOf} from './keyspace.js'
 import {err, map, OK, type Reply, ReplyError} from './resp.js'
-import {c, type CommandSpec, int, K1, load, NOT_INT, put, R, s, type Session, type Shared, W, withDoc, wopts, WRONGTYPE} from './shared.js'
+import {add64, c, type CommandSpec, int64, K1, load, NOT_INT, put, R, s, type Session, type Shared, W, withDoc, wopts, WRONGTYPE} from './shared.js'
 
 async function hset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   if ((a.length - 2) % 2 !== 0) return err(`ERR wrong number of arguments for '${s(a[0]).toLowerCase()}' command`)
@@ -97,25 +97,28 @@ async function hdel(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     }
     if (removed === 0) return 0
     // Redis deletes a hash whose last field is removed.
-    if (hashFields(next).length === 0) await sh.engine.delete(key, wopts(sess))
+    if (hashFields(next).length === 0) await sh.store.delete(key, wopts(sess))
     else await put(sh, sess, next)
     return removed
   })
 }
 
+/** HINCRBY: exact over the signed 64-bit range, as Redis. */
 async function hincrby(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
   const f = s(a[2])
-  const delta = int(a[3])
+  const delta = int64(a[3])
   if (delta === undefined) return NOT_INT
   if (!isHashField(f)) return err(`ERR hash field '${f}' is reserved by svc`)
   return withDoc(sess, sh, key, 'hash', async (doc) => {
     const cur = doc?.[f]
-    const n = cur === undefined ? 0 : typeof cur === 'number' ? cur : int(Buffer.from(fieldText(cur)))
-    if (n === undefined || !Number.isSafeInteger(n)) return err('ERR hash value is not an integer')
-    const next = n + delta
-    // Keep numbers numeric when the field already was (a SQL/REST document); Redis-made fields are strings.
-    await put(sh, sess, {...(doc ?? {id: key}), [f]: typeof cur === 'number' ? next : String(next)})
+    const n = cur === undefined ? 0n : typeof cur === 'number' ? (Number.isSafeInteger(cur) ? BigInt(cur) : undefined) : int64(fieldText(cur))
+    if (n === undefined) return err('ERR hash value is not an integer')
+    const next = add64(n, delta)
+    if (next === undefined) return err('ERR increment or decrement would overflow')
+    // A field that was a JSON number (written through SQL or REST) stays one while a double holds it exactly.
+    const numeric = typeof cur === 'number' && next >= BigInt(Number.MIN_SAFE_INTEGER) && next <= BigInt(Number.MAX_SAFE_INTEGER)
+    await put(sh, sess, {...(doc ?? {id: key}), [f]: numeric ? Number(next) : String(next)})
     return next
   })
 }

@@ -38,6 +38,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     expiries: new ExpiryQueue(),
     locks: new KeyLocks(),
     startedAt: Date.now(),
+    store: ctx.engine,
     version: VERSION,
   }
 

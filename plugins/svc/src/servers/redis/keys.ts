@@ -10,13 +10,13 @@ import {c, type CommandSpec, displayKey, int, K1, load, loadMany, NK, NOT_INT, p
 async function del(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const keys = [...new Set(a.slice(1).map(s))]
   if (keys.length === 1) {
-    const r = await sh.engine.delete(keys[0], wopts(sess))
+    const r = await sh.store.delete(keys[0], wopts(sess))
     return r.existed ? 1 : 0
   }
   const docs = await loadMany(sh, sess, keys)
   const present = keys.filter((_, i) => docs[i])
   if (present.length === 0) return 0
-  await sh.engine.batch(
+  await sh.store.batch(
     present.map((id) => ({id, op: 'delete'})),
     wopts(sess),
   )
@@ -49,7 +49,7 @@ async function listMatching(
   let seen = 0
   const now = Date.now()
   do {
-    const page = await sh.engine.list({branch: sess.branch, cursor: next, limit: Math.min(1000, budget - seen), prefix: enginePrefix})
+    const page = await sh.store.list({branch: sess.branch, cursor: next, limit: Math.min(1000, budget - seen), prefix: enginePrefix})
     for (const d of page.docs) {
       const key = displayKey(d.id)
       if (re.test(key) && !expired(d, now) && (!type || typeOf(d) === type)) keys.push(key)
@@ -92,7 +92,7 @@ async function scan(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
 }
 
 async function dbsize(sess: Session, _a: Buffer[], sh: Shared): Promise<Reply> {
-  return sh.engine.count({branch: sess.branch})
+  return sh.store.count({branch: sess.branch})
 }
 
 async function expireCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
@@ -105,7 +105,7 @@ async function expireCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
     const doc = await load(sh, sess, key)
     if (!doc) return 0
     if (at <= Date.now()) {
-      await sh.engine.delete(key, wopts(sess))
+      await sh.store.delete(key, wopts(sess))
       return 1
     }
     await put(sh, sess, {...doc, [EXPIRES_FIELD]: at})
@@ -145,7 +145,7 @@ async function rename(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     if (nx && target) return 0
     if (displayKey(doc.id) === to || doc.id === to) return nx ? 0 : OK
     // One commit: the old id deleted, the document stored under the new one.
-    await sh.engine.batch(
+    await sh.store.batch(
       [
         {id: doc.id, op: 'delete'},
         {doc: {...doc, id: to}, op: 'put'},

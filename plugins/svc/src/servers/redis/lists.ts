@@ -34,7 +34,7 @@ async function pop(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const n = Math.min(count ?? 1, items.length)
     const out = left ? items.splice(0, n) : items.splice(items.length - n, n).reverse()
     if (n > 0) {
-      if (items.length === 0) await sh.engine.delete(key, wopts(sess))
+      if (items.length === 0) await sh.store.delete(key, wopts(sess))
       else await put(sh, sess, collectionDoc(key, 'list', items, expiryOf(doc)))
     }
     if (count === undefined) return out[0] ?? null

@@ -26,7 +26,7 @@ async function srem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     let removed = 0
     for (const b of a.slice(2)) if (members.delete(s(b))) removed++
     if (removed === 0) return 0
-    if (members.size === 0) await sh.engine.delete(key, wopts(sess))
+    if (members.size === 0) await sh.store.delete(key, wopts(sess))
     else await put(sh, sess, collectionDoc(key, 'set', [...members], expiryOf(doc)))
     return removed
   })

@@ -20,14 +20,20 @@ export interface Session {
   resp3: boolean
 }
 
+/** The part of the engine that key commands use; a MULTI transaction provides the same. */
+export type KeyStore = Pick<Engine, 'batch' | 'count' | 'delete' | 'getRaw' | 'getRawIfCached' | 'list' | 'put'>
+
 export interface Shared {
   clients(): number
   /** The command table (COMMAND describes it). */
   commands: ReadonlyMap<string, CommandSpec>
   expiries: ExpiryQueue
   cursors: CursorTable
+  /** For commands that are not about keys (branches, search, history, stats). */
   engine: Engine
   locks: KeyLocks
+  /** What key commands read and write through: the engine, or inside EXEC its transaction. */
+  store: KeyStore
   startedAt: number
   version: string
 }
@@ -101,7 +107,7 @@ export class ExpiryQueue {
 
 /** Stores a document written by a Redis command, scheduling its expiry when it has a TTL. */
 export async function put(sh: Shared, sess: Session, doc: Doc): Promise<void> {
-  await sh.engine.put(doc, wopts(sess))
+  await sh.store.put(doc, wopts(sess))
   const at = doc[EXPIRES_FIELD]
   if (typeof at === 'number') sh.expiries.schedule(sess.branch, doc.id, at)
 }
@@ -140,6 +146,23 @@ export function int(b: Buffer): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined
 }
 
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/** A signed 64-bit integer written the way Redis accepts one (no sign `+`, no leading zeros), else undefined. */
+export function int64(b: Buffer | string): bigint | undefined {
+  const t = typeof b === 'string' ? b : s(b)
+  if (!/^(0|-?[1-9]\d{0,18})$/.test(t)) return undefined
+  const n = BigInt(t)
+  return n < INT64_MIN || n > INT64_MAX ? undefined : n
+}
+
+/** `a + b` when it stays in the signed 64-bit range, else undefined (Redis' overflow error). */
+export function add64(a: bigint, b: bigint): bigint | undefined {
+  const r = a + b
+  return r < INT64_MIN || r > INT64_MAX ? undefined : r
+}
+
 export function float(b: Buffer): number | undefined {
   const t = s(b).toLowerCase()
   if (t === 'inf' || t === '+inf') return Infinity
@@ -162,22 +185,22 @@ export function wopts(sess: Session) {
  * caller must use `load` (a read from Git, or an expired key to delete).
  */
 export function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
-  const doc = getParsedIfCached(sh.engine, key, {branch: sess.branch})
+  const doc = getParsedIfCached(sh.store, key, {branch: sess.branch})
   return doc && expired(doc) ? false : doc
 }
 
 /** Reads a key, treating an expired document as absent (and deleting it lazily). */
 export async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
-  const doc = await getParsed(sh.engine, key, {branch: sess.branch})
+  const doc = await getParsed(sh.store, key, {branch: sess.branch})
   if (doc && expired(doc)) {
-    await sh.engine.delete(key, wopts(sess)).catch(() => undefined)
+    await sh.store.delete(key, wopts(sess)).catch(() => undefined)
     return undefined
   }
   return doc
 }
 
 export async function loadMany(sh: Shared, sess: Session, keys: string[]): Promise<Array<Doc | undefined>> {
-  const docs = await getManyParsed(sh.engine, keys, {branch: sess.branch})
+  const docs = await getManyParsed(sh.store, keys, {branch: sess.branch})
   return docs.map((d) => (d && expired(d) ? undefined : d))
 }
 

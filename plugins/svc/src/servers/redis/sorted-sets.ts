@@ -92,7 +92,7 @@ async function zrem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     let removed = 0
     for (const b of a.slice(2)) if (scores.delete(s(b))) removed++
     if (removed === 0) return 0
-    if (scores.size === 0) await sh.engine.delete(key, wopts(sess))
+    if (scores.size === 0) await sh.store.delete(key, wopts(sess))
     else await put(sh, sess, zsetDoc(key, scores, expiryOf(doc)))
     return removed
   })

@@ -4,8 +4,8 @@
 import {type BatchOp, type Doc} from '../../engine/types.js'
 
 import {EXPIRES_FIELD, stringDoc, stringValue, typeOf} from './keyspace.js'
-import {err, OK, type Reply} from './resp.js'
-import {c, type CommandSpec, engineError, expiryOf, float, int, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
+import {err, OK, type Reply, ReplyError} from './resp.js'
+import {add64, c, type CommandSpec, engineError, expiryOf, float, int, int64, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
 
 async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
@@ -69,7 +69,7 @@ async function getdel(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     if (!doc) return null
     const t = typeOf(doc)
     if (t !== 'string' && t !== 'hash') return WRONGTYPE
-    await sh.engine.delete(key, wopts(sess))
+    await sh.store.delete(key, wopts(sess))
     return stringValue(doc)
   })
 }
@@ -97,7 +97,7 @@ async function mset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
       ops.push(op)
     } else ops[at] = op
   }
-  await sh.engine.batch(ops, wopts(sess))
+  await sh.store.batch(ops, wopts(sess))
   return OK
 }
 
@@ -111,22 +111,31 @@ async function msetnx(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   return 1
 }
 
-async function incrBy(sess: Session, key: string, delta: number, sh: Shared): Promise<Reply> {
+/** INCR, INCRBY, DECR, DECRBY: exact over the signed 64-bit range, as Redis. */
+async function incrBy(sess: Session, key: string, delta: bigint | undefined, sh: Shared): Promise<Reply> {
+  if (delta === undefined) return NOT_INT
   return sh.locks.with(key, async () => {
     const doc = await load(sh, sess, key)
-    let cur = 0
+    let cur = 0n
     if (doc) {
       if (typeOf(doc) !== 'string') return WRONGTYPE
-      const v = int(Buffer.from(String(doc.value)))
+      const v = int64(String(doc.value))
       if (v === undefined) return NOT_INT
       cur = v
     }
-    const next = cur + delta
-    if (!Number.isSafeInteger(next)) return err('ERR increment or decrement would overflow')
+    const next = add64(cur, delta)
+    if (next === undefined) return err('ERR increment or decrement would overflow')
     const exp = expiryOf(doc)
     await put(sh, sess, stringDoc(key, Buffer.from(String(next)), typeof exp === 'number' ? exp : undefined))
     return next
   })
+}
+
+/** DECRBY's delta negated; -(-2^63) does not fit, which Redis reports as its own error. */
+function negated(b: Buffer): bigint | ReplyError | undefined {
+  const d = int64(b)
+  if (d === undefined) return undefined
+  return d === -(2n ** 63n) ? err('ERR decrement would overflow') : -d
 }
 
 async function appendCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
@@ -185,14 +194,20 @@ async function getrange(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> 
 
 export const STRING_COMMANDS: Array<[string, CommandSpec]> = [
   ['append', c(3, W, K1, appendCmd)],
-  ['decr', c(2, W, K1, (se, a, sh) => incrBy(se, s(a[1]), -1, sh))],
-  ['decrby', c(3, W, K1, (se, a, sh) => (int(a[2]) === undefined ? NOT_INT : incrBy(se, s(a[1]), -(int(a[2]) as number), sh)))],
+  ['decr', c(2, W, K1, (se, a, sh) => incrBy(se, s(a[1]), -1n, sh))],
+  [
+    'decrby',
+    c(3, W, K1, (se, a, sh) => {
+      const d = negated(a[2])
+      return d instanceof ReplyError ? d : incrBy(se, s(a[1]), d, sh)
+    }),
+  ],
   ['get', c(2, R, K1, getCmd)],
   ['getdel', c(2, W, K1, getdel)],
   ['getrange', c(4, ['readonly'], K1, getrange)],
   ['getset', c(3, W, K1, getset)],
-  ['incr', c(2, W, K1, (se, a, sh) => incrBy(se, s(a[1]), 1, sh))],
-  ['incrby', c(3, W, K1, (se, a, sh) => (int(a[2]) === undefined ? NOT_INT : incrBy(se, s(a[1]), int(a[2]) as number, sh)))],
+  ['incr', c(2, W, K1, (se, a, sh) => incrBy(se, s(a[1]), 1n, sh))],
+  ['incrby', c(3, W, K1, (se, a, sh) => incrBy(se, s(a[1]), int64(a[2]), sh))],
   ['incrbyfloat', c(3, W, K1, incrByFloat)],
   ['mget', c(-2, R, [1, -1, 1], mget)],
   ['mset', c(-3, W, [1, -1, 2], mset)],
