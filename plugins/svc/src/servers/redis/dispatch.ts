@@ -46,16 +46,19 @@ async function transaction(sess: Session, name: string, args: Buffer[], sh: Shar
     if (!m) return err('ERR EXEC without MULTI')
     sess.multi = undefined
     if (m.dirty) return err('EXECABORT Transaction discarded because of previous errors.')
-    const store = new TxStore(sh.engine, sess.branch)
+    const store = new TxStore(sh.engine, wopts(sess))
     const inTx: Shared = {...sh, store}
     const out: Reply[] = []
     for (const [i, cmd] of m.queue.entries()) {
       const reply = await execute(sess, cmd, inTx)
-      if (reply instanceof ReplyError) return aborted(i, cmd, reply.message)
+      if (reply instanceof ReplyError) {
+        store.rollback()
+        return aborted(i, cmd, reply.message)
+      }
       out.push(reply)
     }
     try {
-      await store.commit(wopts(sess))
+      await store.commit()
     } catch (error) {
       return err(`EXECABORT Transaction discarded: ${error instanceof Error ? error.message : String(error)}; nothing was written`)
     }
