@@ -6,6 +6,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {createQueryEngine} from '../../query/index.js'
 import {endConnections, listen} from '../listen.js'
 
 import {scramVerifier} from './auth.js'
@@ -30,14 +31,13 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
   const connections = new Set<PgConnection>()
   const cfg: ConnectionConfig = {
     auth: options.auth ?? 'scram-sha-256',
-    engine: ctx.engine,
     logger: log,
     maxMessage: options.maxMessage ?? 64 * 1024 * 1024,
     password: options.password,
+    query: createQueryEngine(ctx.engine, {version: VERSION}),
     registry: new Map(),
     username: options.username,
     verifier: scramVerifier(options.password),
-    version: VERSION,
   }
   let nextPid = (process.pid % 1000) * 10_000 + 1
 

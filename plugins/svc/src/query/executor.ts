@@ -18,9 +18,9 @@ import type {
 
 import {randomUUID} from 'node:crypto'
 
-import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../../engine/types.js'
+import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../engine/types.js'
 
-import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
+import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
