@@ -179,6 +179,8 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
           return t === null ? null : !t
         }
         case '-': {
+          // A bigint literal beyond 2^53 stays exact digits (the normaliser lifts it as text).
+          if (typeof v === 'string' && /^\d{16,19}$/.test(v) && !Number.isSafeInteger(Number(v))) return `-${v}`
           return v === null ? null : -num(v)
         }
         case '+': {
@@ -297,6 +299,12 @@ export function flattenChain(e: Expr, op: 'AND' | 'OR'): Expr[] {
   return out
 }
 
+/** The values of an IN list: `IN ($1)` with a lifted list (parse.ts) parses as the bare parameter. */
+export function listValues(v: unknown): unknown[] {
+  if (v instanceof LiftedList) return v.values
+  return Array.isArray(v) ? v : [v]
+}
+
 /** A constant IN list's values, with sets for the common all-numbers and all-strings cases. */
 interface InLookup {
   items: unknown[]
@@ -309,12 +317,11 @@ const IN_FAST_MIN = 16
 const inLookups = new WeakMap<unknown[], Map<Expr, InLookup>>()
 
 function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
-  const constant = r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null')
+  const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
   let byExpr = constant ? inLookups.get(ctx.params) : undefined
   const hit = byExpr?.get(r)
   if (hit) return hit
-  const list = evaluate(r, row, ctx)
-  const items = Array.isArray(list) ? list : [list]
+  const items = listValues(evaluate(r, row, ctx))
   const lookup: InLookup = {items, sawNull: items.includes(null)}
   if (constant && items.length >= IN_FAST_MIN) {
     const present = items.filter((x) => x !== null)

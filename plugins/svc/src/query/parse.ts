@@ -108,12 +108,41 @@ async function parseText(text: string, limits: ParseLimits): Promise<Statement[]
 }
 
 // The worker runs plain CommonJS so it needs no TypeScript loader; the parser's path is resolved here.
+// The parser nests a chain of AND or OR one level per term; copying such a tree thousands of
+// levels deep to the main thread never finishes, so chains are rebuilt as balanced trees first
+// (same terms, same left-to-right order, depth log2(n)), without recursing along the chain.
 const WORKER_SOURCE = `
 const {parentPort, workerData} = require('node:worker_threads')
 const {parse} = require(workerData.parser)
+function chain(node, op) {
+  const leaves = []
+  const stack = [node]
+  while (stack.length > 0) {
+    const x = stack.pop()
+    if (x && x.type === 'binary' && x.op === op) stack.push(x.right, x.left)
+    else leaves.push(x)
+  }
+  return leaves
+}
+function balanced(leaves, op, lo, hi) {
+  if (hi - lo === 1) return leaves[lo]
+  const mid = (lo + hi) >> 1
+  return {type: 'binary', op, left: balanced(leaves, op, lo, mid), right: balanced(leaves, op, mid, hi)}
+}
+function shape(x) {
+  if (Array.isArray(x)) return x.map(shape)
+  if (!x || typeof x !== 'object') return x
+  if (x.type === 'binary' && (x.op === 'OR' || x.op === 'AND')) {
+    const leaves = chain(x, x.op).map(shape)
+    return balanced(leaves, x.op, 0, leaves.length)
+  }
+  const out = {}
+  for (const k of Object.keys(x)) out[k] = shape(x[k])
+  return out
+}
 parentPort.on('message', ({id, text}) => {
   try {
-    parentPort.postMessage({id, statements: parse(text, {locationTracking: false})})
+    parentPort.postMessage({id, statements: shape(parse(text, {locationTracking: false}))})
   } catch (error) {
     parentPort.postMessage({id, error: error instanceof Error ? error.message : String(error)})
   }

@@ -135,7 +135,8 @@ export function coerce(v: unknown, oid: number): unknown {
   if (v === null || v === undefined) return null
   if (INT_OIDS.has(oid)) {
     if (typeof v === 'number' && Number.isInteger(v)) return checkRange(v, oid)
-    if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return checkRange(Number(v), oid)
+    if (typeof v === 'bigint') return checkRange(v, oid)
+    if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return checkRange(v.trim(), oid)
     if (typeof v === 'boolean' && oid === OID.int4) return v ? 1 : 0
     throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${display(v)}"`)
   }
@@ -168,10 +169,27 @@ export function coerce(v: unknown, oid: number): unknown {
   return String(v)
 }
 
-function checkRange(n: number, oid: number): number {
-  const lim = oid === OID.int2 ? 32_767 : oid === OID.int4 ? 2_147_483_647 : Number.MAX_SAFE_INTEGER
-  if (n > lim || n < -lim - 1) throw new SqlError('22003', `value "${n}" is out of range for type ${typeName(oid)}`)
-  return n
+const INT_MAX: Record<number, bigint> = {[OID.int2]: 32_767n, [OID.int4]: 2_147_483_647n, [OID.int8]: 9_223_372_036_854_775_807n}
+
+/**
+ * An integer of the column's range. bigint takes the whole signed 64-bit range: values a double
+ * cannot hold exactly stay a decimal string (so they are stored and returned digit for digit).
+ */
+function checkRange(n: bigint | number | string, oid: number): number | string {
+  const lim = INT_MAX[oid] ?? INT_MAX[OID.int8]
+  if (typeof n === 'number') {
+    if (n > Number(lim) || n < -Number(lim) - 1) throw new SqlError('22003', `value "${n}" is out of range for type ${typeName(oid)}`)
+    return n
+  }
+  let b: bigint
+  try {
+    b = typeof n === 'bigint' ? n : BigInt(typeof n === 'string' ? n.replace(/^\+/, '') : n)
+  } catch {
+    throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${String(n)}"`)
+  }
+  if (b > lim || b < -lim - 1n) throw new SqlError('22003', `value "${String(n)}" is out of range for type ${typeName(oid)}`)
+  const asNumber = Number(b)
+  return Number.isSafeInteger(asNumber) ? asNumber : b.toString()
 }
 
 function display(v: unknown): string {

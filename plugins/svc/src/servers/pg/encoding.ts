@@ -36,7 +36,7 @@ export function toBinary(v: unknown, oid: number): Buffer | null {
     }
     case OID.int8: {
       const b = Buffer.alloc(8)
-      b.writeBigInt64BE(BigInt(Math.trunc(Number(v))))
+      b.writeBigInt64BE(typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : BigInt(Math.trunc(Number(v))))
       return b
     }
     case OID.float4: {
@@ -73,7 +73,9 @@ export function decodeParam(raw: Buffer | null, oid: number, format: number): un
         return raw.readInt32BE(0)
       }
       case OID.int8: {
-        return Number(raw.readBigInt64BE(0))
+        const b = raw.readBigInt64BE(0)
+        // Beyond 2^53 a double would round: keep the exact digits.
+        return Number.isSafeInteger(Number(b)) ? Number(b) : b.toString()
       }
       case OID.float4: {
         return raw.readFloatBE(0)
