@@ -10,6 +10,7 @@ import type {Doc, RunningServer, ServerContext, WriteOptions} from '../../engine
 import type {Health} from '../health.js'
 import type {ServerMetrics} from '../metrics.js'
 import {listen} from '../listen.js'
+import {opsRoute} from './ops-routes.js'
 
 export interface RestServerOptions {
   health: Health
@@ -229,8 +230,11 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         return
       }
 
-      default:
+      default: {
+        const reply = resource === undefined || a !== undefined ? undefined : await opsRoute(engine, req, resource)
+        if (reply) return json(req, res, started, `/api/v1/${resource}`, reply.status, reply.body)
         break
+      }
     }
     throw new HttpError(404, 'not_found', `no route ${method} ${path} (see docs/svc-rest.md)`)
   }
