@@ -469,6 +469,25 @@ export class GitEngine implements Engine {
   }
 
   /**
+   * Repacks every object into one pack (ops `compact`), in the slot of the background repack so
+   * the two never overlap; fast-import is restarted first so its .keep files do not hold packs back.
+   */
+  async compact(): Promise<void> {
+    this.checkOpen()
+    await this.flushInternal()
+    await this.repacking
+    this.checkpointsSinceRepack = 0
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-q', '--no-write-bitmap-index']))
+    this.repacking = run.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.repacking = undefined
+    })
+    await run
+  }
+
+  /**
    * Makes a new branch of a commit already in the repository (snapshot import on a running
    * server): sets the ref, loads its documents and indexes them in the background. Only new
    * branches: fast-import holds no state for them, so it cannot move the ref back.

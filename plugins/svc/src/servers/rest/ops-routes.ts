@@ -6,6 +6,7 @@ import {pipeline} from 'node:stream/promises'
 import type {GitEngine} from '../../engine/engine.js'
 import {EngineError} from '../../engine/errors.js'
 import {backupDataDir} from '../../ops/backup.js'
+import {compactEngine} from '../../ops/compact.js'
 import type {BackupFormat} from '../../ops/manifest.js'
 import {ownServerLink, TOKEN_HEADER, tokenMatches} from '../../ops/server-link.js'
 import {exportSnapshotFrom, importSnapshotLive} from '../../ops/snapshot.js'
@@ -62,7 +63,23 @@ export function opsRoutes({engine: e}: RestContext): Route[] {
     return {json: await importSnapshotLive(engine, {input: body.input, verify: body.verify === true})}
   }
 
+  // The CLI's compact and remove-branch reach a running server here (with the ops token).
+  const compact = async (r: RestRequest): Promise<RestReply> => {
+    if (!trusted(r)) throw new HttpError(403, 'forbidden', 'compaction is started by toolkit svc compact on the server machine')
+    return {json: await compactEngine(engine)}
+  }
+
+  const removeBranch = async (r: RestRequest): Promise<RestReply> => {
+    const body = (await r.json()) as {name?: unknown}
+    if (typeof body?.name !== 'string') throw new HttpError(400, 'invalid_argument', 'send {"name": "<branch>"}')
+    const head = (await engine.branches()).find((b) => b.name === body.name)?.head ?? null
+    await engine.removeBranch(body.name)
+    return {json: {dataDir: engine.dataDir, head, name: body.name, removed: true}}
+  }
+
   return [
+    {handler: compact, methods: ['POST'], path: '/api/v1/compact'},
+    {handler: removeBranch, methods: ['POST'], path: '/api/v1/remove-branch'},
     {handler: backup, methods: ['POST'], path: '/api/v1/backup'},
     {handler: exportSnapshot, methods: ['POST'], path: '/api/v1/export'},
     {handler: restore, methods: ['POST'], path: '/api/v1/restore'},
