@@ -530,6 +530,44 @@ export class GitEngine implements Engine {
     this.log.info('branch removed', {branch: name})
   }
 
+  /**
+   * Repacks every object into one pack (ops `compact`), in the slot of the background repack so
+   * the two never overlap; fast-import is restarted first so its .keep files do not hold packs back.
+   */
+  async compact(): Promise<void> {
+    this.checkOpen()
+    await this.flushInternal()
+    await this.repacking
+    this.checkpointsSinceRepack = 0
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-q', '--no-write-bitmap-index']))
+    this.repacking = run.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.repacking = undefined
+    })
+    await run
+  }
+
+  /**
+   * Makes a new branch of a commit already in the repository (snapshot import on a running
+   * server): sets the ref, loads its documents and indexes them in the background. Only new
+   * branches: fast-import holds no state for them, so it cannot move the ref back.
+   */
+  async adoptBranch(name: string, commit: string): Promise<Branch> {
+    this.checkOpen()
+    validateBranch(name)
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    const state: BranchState = {docs: new Map(), exists: true, name, tables: new Map()}
+    await this.loadTree(state, this.checkCommit(commit))
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
+    this.branchesState.set(name, state)
+    this.index?.addBranch(name)
+    this.log.info('branch adopted', {branch: name, commit, documents: state.docs.size})
+    return {head: commit, name}
+  }
+
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
     const b = this.branch(options.branch)
     if (!this.index) throw new EngineError('unavailable', 'full-text search is disabled')
