@@ -1,10 +1,14 @@
 import {closest, UsageError} from '@toolkit/kit'
 
+import {createClaudeProvider} from './agent-cli/claude.js'
+import {createCodexProvider} from './agent-cli/codex.js'
 import {createLocalProvider} from './local/provider.js'
 import type {Provider, ProviderFactory, ProviderOptions} from './provider.js'
 
 /** Providers by name. API and agent-CLI providers register here as they are added. */
 const PROVIDERS: Record<string, ProviderFactory> = {
+  claude: createClaudeProvider,
+  codex: createCodexProvider,
   local: createLocalProvider,
 }
 
