@@ -86,7 +86,7 @@ describe('agent-cli: the mission MCP server', function () {
     const client = await connect(server.token)
     const res = await client.callTool({arguments: {name: 'x'}, name: 'upsert_ad_group'})
     expect(res.isError).to.equal(true)
-    expect((res.content as Array<{text: string}>)[0].text).to.equal('headline 3 is 34 characters; the limit is 30')
+    expect((res.content as Array<{text: string}>)[0].text).to.equal('Error: headline 3 is 34 characters; the limit is 30')
     await client.close()
   })
 

@@ -55,10 +55,11 @@ export async function startMissionMcpServer(mission: MissionTools): Promise<Miss
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const result = await mission.call(request.params.name, request.params.arguments ?? {})
       // A refused call is a tool result with isError, not a protocol error: the model reads the
-      // reason and fixes its call, as it does with an API provider.
+      // reason and fixes its call, as it does with an API provider. The text says it too, for
+      // clients that pass the text on without the flag (codex).
       return result.ok
         ? {content: [{text: JSON.stringify(result.result ?? null), type: 'text' as const}]}
-        : {content: [{text: result.error, type: 'text' as const}], isError: true}
+        : {content: [{text: `Error: ${result.error}`, type: 'text' as const}], isError: true}
     })
     return server
   }
