@@ -3,6 +3,7 @@ import type {TokenEntry, TokenStore} from '@toolkit/kit'
 import {AuthError, RegistrationUnavailable} from './errors.js'
 import {type TokenPrompt, tokenQuestion} from './manual-prompt.js'
 import {type Challenge, type FlowContext, refreshStoredToken, runOAuthFlow} from './oauth/flow.js'
+import {maskUrl} from './url-mask.js'
 
 /** A token is treated as expired this many seconds early, so it does not lapse mid-call. */
 export const EXPIRY_SKEW_S = 30
@@ -37,7 +38,12 @@ export function authorizationHeader(t: TokenEntry): string {
 export class CredentialChain {
   private refreshed = false
 
-  constructor(private readonly url: string, private readonly o: ChainOptions) {}
+  /** The server's entry in the store: its URL as written in servers.json. */
+  private readonly key: string
+
+  constructor(private readonly url: string, private readonly o: ChainOptions) {
+    this.key = o.storeKey ?? url
+  }
 
   private get store(): TokenStore {
     return this.o.store
@@ -45,7 +51,7 @@ export class CredentialChain {
 
   /** Saved token present → used; expired → refreshed; refresh fails → OAuth flow again. */
   async initial(): Promise<Credential> {
-    const {token} = await this.store.get(this.url)
+    const {token} = await this.store.get(this.key)
     if (!token?.access_token) return {source: 'none'}
     if (!isExpired(token, this.o.now?.())) return {source: 'store', token}
     if (token.refresh_token) {
@@ -93,7 +99,7 @@ export class CredentialChain {
     const newer = (current: TokenEntry | undefined, than: TokenEntry): TokenEntry | undefined =>
       current?.access_token && current.access_token !== than.access_token && !isExpired(current, now()) ? current : undefined
     const refreshOnce = async (): Promise<TokenEntry | undefined> => {
-      const {token: current} = await this.store.get(this.url)
+      const {token: current} = await this.store.get(this.key)
       const taken = newer(current, token)
       if (taken) return taken
       // The stored refresh token is the newest one anybody holds (it may have rotated since we read ours).
@@ -103,7 +109,7 @@ export class CredentialChain {
         this.o.log(`refreshed the access token for ${this.o.serverName}`)
         return fresh
       } catch (error) {
-        const {token: after} = await this.store.get(this.url)
+        const {token: after} = await this.store.get(this.key)
         const other = newer(after, base)
         if (other) return other
         this.o.log(`token refresh for ${this.o.serverName} failed (${(error as Error).message}); signing in again`)
@@ -112,10 +118,10 @@ export class CredentialChain {
       }
     }
     try {
-      return this.store.exclusive ? await this.store.exclusive(this.url, refreshOnce) : await refreshOnce()
+      return this.store.exclusive ? await this.store.exclusive(this.key, refreshOnce) : await refreshOnce()
     } catch (error) {
       // Waiting for another holder ran out: its result may have landed meanwhile.
-      const taken = newer((await this.store.get(this.url)).token, token)
+      const taken = newer((await this.store.get(this.key)).token, token)
       if (taken) return taken
       throw error
     }
@@ -124,8 +130,8 @@ export class CredentialChain {
   /** Forgets `token` unless another process has already replaced it with a newer one. */
   private async dropToken(token: TokenEntry): Promise<void> {
     await this.store.update((data) => {
-      const current = data.tokens[this.url]
-      if (current && current.access_token === token.access_token && current.refresh_token === token.refresh_token) delete data.tokens[this.url]
+      const current = data.tokens[this.key]
+      if (current && current.access_token === token.access_token && current.refresh_token === token.refresh_token) delete data.tokens[this.key]
     })
   }
 
@@ -147,10 +153,10 @@ export class CredentialChain {
   }
 
   async manual(reason: string): Promise<TokenEntry> {
-    const answer = (await this.o.prompt(tokenQuestion(this.o.serverName, this.url, reason))).trim()
+    const answer = (await this.o.prompt(tokenQuestion(this.o.serverName, maskUrl(this.key), reason))).trim()
     if (!answer) throw new AuthError(`${this.o.serverName}: no token entered`, 'auth_cancelled')
     const token: TokenEntry = {access_token: answer, token_type: 'Bearer'}
-    await this.store.setToken(this.url, token)
+    await this.store.setToken(this.key, token)
     return token
   }
 }
