@@ -13,6 +13,7 @@ import {DEFAULT_BRANCH, docPath, idFromPath, isCanonicalId, parseId, tableOf, va
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter, WRITER_PID_FILE} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
+import {beginTransaction} from './transaction.js'
 import {lowerBound} from './sorted.js'
 import {CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
@@ -35,6 +36,7 @@ import type {
   Logger,
   SearchOptions,
   SearchResult,
+  Transaction,
   Version,
   WriteOptions,
   WriteResult,
@@ -186,6 +188,10 @@ export class GitEngine implements Engine {
     })
     const seq = await this.write(branch.name, walOps, options)
     return walOps.map((o) => ({branch: branch.name, id: o.id, seq}))
+  }
+
+  begin(options: WriteOptions = {}): Transaction {
+    return beginTransaction(this, options)
   }
 
   async branches(): Promise<Branch[]> {
