@@ -18,7 +18,7 @@ export interface ServerConfig {
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
-  postgresql: {enabled: boolean; host: string; password: string; port: number; username: string}
+  postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; port: number}
   rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
@@ -75,7 +75,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
 }
 const SERVERS: Record<string, Record<string, string>> = {
-  postgresql: {enabled: 'bool', host: 'string', password: 'string', port: 'port', username: 'string'},
+  postgresql: {enabled: 'bool', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', host: 'string', port: 'port'},
   rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port'},
 }
@@ -201,7 +201,7 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
         if (servers[name] === undefined) continue
         const s = section(servers[name], SERVERS[name], `:servers :${name}`, file, warnings)
         const target = cfg[name] as Record<string, unknown>
-        for (const [k, v] of Object.entries(s)) target[k === 'max-body-bytes' ? 'maxBodyBytes' : k] = v
+        for (const [k, v] of Object.entries(s)) target[k.replaceAll(/-(\w)/g, (_, ch: string) => ch.toUpperCase())] = v
       }
     }
   } else if (flags.config !== undefined) {

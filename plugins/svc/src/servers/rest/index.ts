@@ -1,6 +1,8 @@
 import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 
+import {Connections} from '@toolkit/kit'
+
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
 import type {Health} from '../health.js'
@@ -132,34 +134,16 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}')
     else socket.destroy()
   })
-  const sockets = trackSockets(server, ctx)
+  const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('rest'), opened: () => ctx.metrics.connectionOpened('rest')})
   const port = await listen(server, options.host, options.port, 'REST')
   log.info('REST server listening', {host: options.host, port})
   return {
     async close() {
       draining = true
-      server.close()
-      server.closeIdleConnections()
-      const until = Date.now() + 10_000
-      while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-      server.closeAllConnections()
-      for (const s of sockets) s.destroy()
+      await connections.shutdown({busy: () => inFlight > 0, graceMs: 0})
     },
     port,
   }
-}
-
-function trackSockets(server: ReturnType<typeof createServer>, ctx: ServerContext): Set<import('node:net').Socket> {
-  const sockets = new Set<import('node:net').Socket>()
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    ctx.metrics.connectionOpened('rest')
-    socket.on('close', () => {
-      sockets.delete(socket)
-      ctx.metrics.connectionClosed('rest')
-    })
-  })
-  return sockets
 }
 
 function errorReply(error: unknown): {code: string; headers: Record<string, string>; message: string; status: number} {
