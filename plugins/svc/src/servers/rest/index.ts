@@ -11,6 +11,7 @@ import {listen} from '../listen.js'
 
 import {branchRoutes} from './branches.js'
 import {documentRoutes} from './documents.js'
+import {opsRoutes} from './ops-routes.js'
 import {DEFAULT_MAX_DEPTH, readJsonBody} from './json-body.js'
 import {HttpError, type RestContext, type RestReply, type RestRequest, type Route, Router} from './router.js'
 import {searchRoutes} from './search.js'
@@ -30,7 +31,7 @@ export interface RestServerOptions {
 }
 
 /** Every route set of the API; a new one is one entry here (see router.ts). */
-const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes]
+const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes, opsRoutes]
 
 const STATUS: Record<string, number> = {
   branch_exists: 409,
