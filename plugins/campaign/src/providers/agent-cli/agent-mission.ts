@@ -19,7 +19,7 @@ export interface AgentMission {
   cli: string
   /** The arguments and environment, given the mission's MCP server and a private scratch folder. */
   launch(server: MissionMcpServer, scratch: string): AgentLaunch
-  /** One JSON line of the CLI's stream; returns a failure reason when the line reports one. */
+  /** One JSON line of the CLI's stream; returns a failure reason when the line reports one, which also stops the CLI. */
   onEvent(event: Record<string, unknown>): null | string | void
   path: string
   /** Parent of the scratch folder (codex warns about a home under /tmp). */
@@ -46,6 +46,7 @@ export async function runAgentMission(session: MissionSession, agent: AgentMissi
   const scratch = mkdtempSync(join(base, `toolkit-${agent.cli}-`))
   let failure: null | string = null
   let exit: CliExit
+  const stop = new AbortController()
   try {
     const launch = agent.launch(server, scratch)
     const work = join(scratch, 'work')
@@ -56,11 +57,13 @@ export async function runAgentMission(session: MissionSession, agent: AgentMissi
       env: launch.env,
       onEvent(event) {
         const reason = agent.onEvent(event)
-        if (typeof reason === 'string') failure ??= redact(reason, [server.token, ...launch.secrets])
+        if (typeof reason !== 'string' || failure !== null) return
+        failure = redact(reason, [server.token, ...launch.secrets])
+        stop.abort()
       },
       path: agent.path,
       secrets: [server.token, ...launch.secrets],
-      signal: session.signal,
+      signal: AbortSignal.any([session.signal, stop.signal]),
       timeoutMs: agentTimeoutMs(),
       transcriptFile: session.transcriptFile('.cli.jsonl'),
     })

@@ -112,6 +112,15 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
             }
             return
           }
+          if (event.type === 'system' && event.subtype === 'api_retry') {
+            // Claude Code retries even a refused key ten times over minutes: a 401/403 will not
+            // get better, so the mission fails now; other errors are worth the wait, said aloud.
+            const status = typeof event.error_status === 'number' ? event.error_status : null
+            if (status === 401 || status === 403) return `the API refused the credentials (${status} ${String(event.error ?? '')}); check ${auth.mode === 'env' ? auth.variable : 'the claude login'}`
+            const delay = typeof event.retry_delay_ms === 'number' ? ` in ${Math.round(event.retry_delay_ms / 1000)} s` : ''
+            session.text(`claude: API error ${status ?? String(event.error ?? '')}, retry ${String(event.attempt)} of ${String(event.max_retries)}${delay}`)
+            return
+          }
           if (event.type === 'result') {
             const u = (event.usage ?? {}) as Record<string, unknown>
             const n = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : 0)
