@@ -40,6 +40,8 @@ export function agentTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
  * end, and everything closed and removed afterwards, whatever happened.
  */
 export async function runAgentMission(session: MissionSession, agent: AgentMission): Promise<void> {
+  // A CLI runs a whole mission on its own; --max-cost can only keep the next one from starting.
+  if (!session.budgetLeft()) throw new Error('the run reached --max-cost before this mission started')
   const server = await startMissionMcpServer(session)
   const base = agent.scratchBase ?? tmpdir()
   mkdirSync(base, {recursive: true})
