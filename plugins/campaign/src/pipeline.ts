@@ -23,6 +23,9 @@ export interface RunOptions {
   /** API providers: the endpoint; null for the vendor's default or its variable. */
   baseUrl?: null | string
   maxAttempts?: number
+  /** Image provider for the images step: `offline` (default), `openai`, `gemini`; and its model. */
+  images?: string
+  imagesModel?: null | string
   /** Stop starting model requests once the run's reported cost reaches this many dollars. */
   maxCostUsd?: null | number
   maxTurns?: number
@@ -75,6 +78,8 @@ export async function generate(opts: GenerateOptions, listeners: EventListener[]
     if (meta === null) throw new InputError(`the logo is not a picture sharp can read: ${parsed.brand.logo}`, {file: businessFile, line: lineOfPath(source, ['brand', 'logo'])})
   }
   const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {baseUrl: opts.baseUrl ?? null, maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
+  const {imageGenerator} = await import('./providers/images/index.js')
+  imageGenerator(imageOptions(opts))
 
   const {runDir, runId} = createRunDir(resolve(opts.out))
   const inputDir = join(runDir, 'input')
@@ -115,6 +120,11 @@ export async function exportRun(runDir: string, opts: RunOptions, listeners: Eve
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
   return execute({entry: 'steps', model: previous?.model ?? null, opts, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+}
+
+function imageOptions(opts: RunOptions) {
+  // The image endpoint is the vendor's own (or its variable): --base-url belongs to the text provider.
+  return {baseUrl: null, model: opts.imagesModel ?? null, name: opts.images ?? 'offline'}
 }
 
 function readRunJson(runDir: string): null | RunJson {
@@ -160,7 +170,9 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
 
     const plans = planPictures(ws)
     events.emit({detail: {pictures: plans.length, sizes: Object.fromEntries(Object.entries(PICTURE_SIZES).map(([k, v]) => [k, `${v.width}x${v.height}`])), planned: plans.map((p) => p.path)}, name: 'images', type: 'step'})
-    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}))
+    const makeGenerator = plans.length > 0 ? (await import('./providers/images/index.js')).imageGenerator(imageOptions(x.opts)) : null
+    const generator = makeGenerator ? await makeGenerator() : undefined
+    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}), generator)
     if (plans.length > 0) save()
     for (const p of plans) if (!pictures.failed.some((f) => f.path === p.path)) events.emit({path: p.path, type: 'artifact_written'})
 
