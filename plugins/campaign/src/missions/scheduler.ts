@@ -7,6 +7,7 @@ import {callTool} from '../tools/call.js'
 import {type MissionKind, toolsFor, toolSpecs} from '../tools/registry.js'
 import type {ToolContext} from '../tools/tool.js'
 import type {MissionState, Workspace} from '../types.js'
+import {isPermanent} from './failure.js'
 import {missionPrompt} from './prompts.js'
 
 export interface SchedulerOptions {
@@ -66,6 +67,7 @@ async function runMission(o: SchedulerOptions, mission: string, budget: {spent: 
   const tools = toolsFor(kind)
   mkdirSync(join(o.runDir, 'transcripts'), {recursive: true})
   let reason: null | string = null
+  let permanent = false
   for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
     if (o.signal.aborted || !left()) return
     const state = o.ws.missions[mission]
@@ -114,11 +116,12 @@ async function runMission(o: SchedulerOptions, mission: string, budget: {spent: 
       reason = ctx.finished ? null : 'the provider ended the mission without calling finish'
     } catch (error) {
       reason = o.signal.aborted ? 'interrupted' : (error as Error).message || String(error)
+      permanent = !o.signal.aborted && isPermanent(error)
     }
     const current = o.ws.missions[mission]
-    current.status = reason === null ? 'finished' : {failed: {reason}}
+    current.status = reason === null ? 'finished' : {failed: permanent ? {reason, retry: false} : {reason}}
     o.save()
     o.events.emit({mission, ok: reason === null, reason, type: 'mission_finished'})
-    if (reason === null) return
+    if (reason === null || permanent) return
   }
 }
