@@ -27,6 +27,10 @@ export interface BranchOption {
 
 export interface WriteOptions extends BranchOption {
   meta?: WriteMeta
+  /** put keeps the document's current expiry instead of clearing it (Redis KEEPTTL, HSET...). */
+  keepExpiry?: boolean
+  /** Internal writes (catalog, index definitions) may use reserved tables; user writes may not. */
+  system?: boolean
 }
 
 export interface WriteResult {
@@ -36,7 +40,10 @@ export interface WriteResult {
   seq: number
 }
 
-export type BatchOp = {doc: Doc; op: 'put'} | {id: string; op: 'delete'}
+export type BatchOp =
+  | {at: null | number; id: string; op: 'expire'}
+  | {doc: Doc; keepExpiry?: boolean; op: 'put'}
+  | {id: string; op: 'delete'}
 
 export interface ListOptions extends BranchOption {
   cursor?: string
@@ -49,6 +56,8 @@ export interface ListOptions extends BranchOption {
 export interface ListResult {
   docs: Doc[]
   nextCursor?: string
+  /** Documents of the page left out because their stored object is missing (damage; see /health). */
+  skipped?: Array<{id: string; object: string}>
 }
 
 export interface SearchOptions extends BranchOption {
@@ -65,6 +74,8 @@ export interface SearchHit {
 
 export interface SearchResult {
   hits: SearchHit[]
+  /** Hits left out because their stored object is missing from the repository (damage; see /health). */
+  skipped?: Array<{id: string; object: string}>
   total: number
 }
 
@@ -154,6 +165,8 @@ export interface Engine {
   getRawIfCached(id: string, options?: BranchOption): Buffer | false | undefined
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>
   list(options?: ListOptions): Promise<ListResult>
+  /** Ids of a listing page in order, without reading the documents (adapters that pass bytes through). */
+  listIds(options?: ListOptions): {ids: string[]; nextCursor?: string}
   put(doc: Doc, options?: WriteOptions): Promise<WriteResult>
   removeBranch(name: string): Promise<void>
   search(query: string, options?: SearchOptions): Promise<SearchResult>
@@ -166,6 +179,26 @@ export interface Engine {
   /** Ids of `table` whose `field` equals `value` (PostgreSQL's `=`), or undefined without an index on it. */
   findIds(table: string, field: string, value: Json, options?: BranchOption): Promise<string[] | undefined>
   indexes(options?: BranchOption & {table?: string}): Promise<IndexInfo[]>
+  /** Sets (epoch ms) or clears (null) a document's expiry; resolves false when it does not exist. */
+  expire(id: string, at: null | number, options?: WriteOptions): Promise<boolean>
+  /** Epoch ms of the expiry, null when the document has none, undefined when it does not exist. */
+  expiresAt(id: string, options?: BranchOption): Promise<null | number | undefined>
+  /** A transaction: reads see its own writes; commit applies them all as exactly one Git commit. */
+  begin(options?: WriteOptions): Transaction
+}
+
+export interface Transaction {
+  readonly branch: string
+  get(id: string): Promise<Doc | undefined>
+  getMany(ids: string[]): Promise<Array<Doc | undefined>>
+  /** The engine's list merged with this transaction's writes. */
+  list(options?: Omit<ListOptions, 'branch'>): Promise<ListResult>
+  put(doc: Doc, options?: {keepExpiry?: boolean}): void
+  delete(id: string): void
+  expire(id: string, at: null | number): void
+  /** One commit (none when nothing was written); if any write is refused nothing is committed. */
+  commit(): Promise<WriteResult[]>
+  rollback(): void
 }
 
 /** Structured logger; `namespace` values such as `svc.index.fulltext` mark the source. */
