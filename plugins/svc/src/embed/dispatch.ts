@@ -109,8 +109,8 @@ export interface Request {
 export type RequestKind = 'exclusive' | 'read' | 'write'
 
 const WRITES = new Set(['create_branch', 'delete', 'put', 'remove_branch'])
-/** Added operations are exclusive unless named here: backups and restores see every earlier write and hold later ones. */
-const EXTRA_READS = new Set(['query'])
+/** Added operations are exclusive unless named here: SQL (which may write), backups and restores see every earlier request's effect and hold later ones. */
+const EXTRA_READS = new Set(['export_to_directory'])
 
 export function kindOf(op: string): RequestKind {
   if (WRITES.has(op)) return 'write'

@@ -1,7 +1,7 @@
 import {openEngine} from '../engine/index.js'
 import {EngineError, isEngineError} from '../engine/errors.js'
 import {createLogger, type LogLevel} from '../engine/logger.js'
-import type {ExtraOperations} from './dispatch.js'
+import {extraOperations} from './extra.js'
 import {PROTOCOL_VERSION, serveLines} from './stdio.js'
 
 export interface EmbedOptions {
@@ -26,7 +26,7 @@ export async function runEmbedded(options: EmbedOptions): Promise<void> {
     out.write(JSON.stringify({error: {code: e.code, message}, ready: false}) + '\n')
     throw new EngineError(e.code, message)
   }
-  const extra: ExtraOperations = {}
+  const extra = extraOperations(engine, options.version)
   out.write(JSON.stringify({dataDir: options.dataDir, pid: process.pid, protocol: PROTOCOL_VERSION, ready: true, version: options.version}) + '\n')
   const stop = (): void => {
     process.stdin.destroy()
