@@ -109,12 +109,11 @@ export interface Request {
 export type RequestKind = 'exclusive' | 'read' | 'write'
 
 const WRITES = new Set(['create_branch', 'delete', 'put', 'remove_branch'])
-/** Added operations are exclusive unless named here: SQL (which may write), backups and restores see every earlier request's effect and hold later ones. */
-const EXTRA_READS = new Set(['export_to_directory'])
 
+/** Added operations (SQL, which may write; backups; restores) are exclusive: they see every earlier request's effect and hold later ones. */
 export function kindOf(op: string): RequestKind {
   if (WRITES.has(op)) return 'write'
-  if (Object.hasOwn(OPERATIONS, op) || EXTRA_READS.has(op)) return 'read'
+  if (Object.hasOwn(OPERATIONS, op)) return 'read'
   return 'exclusive'
 }
 
