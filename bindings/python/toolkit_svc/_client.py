@@ -82,8 +82,9 @@ class _Operations:
         """A full (tar.gz or bundle) or incremental (bundle with base_commit) backup; returns its manifest."""
         return self._call("create_backup", _drop_none({"output": output, "format": format, "base_commit": base_commit}))
 
-    def restore_backup(self, input: str, *, format: Optional[str] = None) -> Any:
-        return self._call("restore_backup", _drop_none({"input": input, "format": format}))
+    def restore_backup(self, input: str, *, data_dir: str, format: Optional[str] = None, force: bool = False) -> Any:
+        """Restores a backup into `data_dir` (never the open one); open it afterwards."""
+        return self._call("restore_backup", _drop_none({"input": input, "data_dir": data_dir, "format": format, "force": force or None}))
 
     def export_snapshot(self, output: str, refs: Optional[List[str]] = None) -> Any:
         return self._call("export_snapshot", _drop_none({"output": output, "refs": refs}))

@@ -41,7 +41,7 @@ ROUTES: Dict[str, Callable[[Dict[str, Any]], Route]] = {
 }
 
 # REST wraps some answers; the embedded protocol gives the engine's value itself.
-UNWRAP = {"branches": "branches"}
+UNWRAP = {"branches": "branches", "diff": "changes"}
 
 
 class RemoteTransport(Transport):
@@ -75,7 +75,8 @@ class RemoteTransport(Transport):
                 err = json.loads(e.read()).get("error", {})
             except ValueError:
                 err = {}
-            code = err.get("code", "internal")
+            # SQL errors carry PostgreSQL's SQLSTATE, as they do embedded.
+            code = err.get("sqlstate") or err.get("code", "internal")
             if e.code == 404 and code == "not_found" and op in ("get", "get_as_of"):
                 return None
             if e.code == 404 and code == "not_found" and op == "delete":

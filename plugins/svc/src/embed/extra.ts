@@ -26,7 +26,7 @@ export function extraOperations(engine: GitEngine, version: string): ExtraOperat
       const session = q.session({user: 'embed'})
       return {
         async run(query: string, params: unknown[], branch?: string) {
-          if (branch !== undefined) session.settings.set('search_path', branch === 'main' ? 'public' : branch)
+          if (branch !== undefined) session.settings.set('search_path', branch === 'main' ? 'public' : `"${branch.replaceAll('"', '""')}"`)
           const outcome = await q.execute(query, params, session)
           if (outcome.error) throw outcome.error
           // The last statement's answer, as a driver would return it.

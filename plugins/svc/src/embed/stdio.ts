@@ -1,6 +1,7 @@
 import type {Readable, Writable} from 'node:stream'
 
 import type {Engine} from '../engine/types.js'
+import {jsonValue} from '../query/json-value.js'
 import {answer, errorReply, type ExtraOperations, kindOf, parseRequest} from './dispatch.js'
 import {RequestOrder} from './order.js'
 
@@ -25,7 +26,7 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
   let waitingForDrain: Promise<void> | undefined
 
   const send = (reply: unknown): void => {
-    if (!output.write(JSON.stringify(reply, jsonSafe) + '\n') && !waitingForDrain) {
+    if (!output.write(JSON.stringify(reply, jsonValue) + '\n') && !waitingForDrain) {
       // Stop reading until the client has taken our answers, so a client that never reads cannot grow our buffers.
       input.pause()
       waitingForDrain = new Promise((resolve) =>
@@ -81,10 +82,4 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
   }
   if (pendingBytes > 0) handle(Buffer.concat(pending).toString('utf8'))
   await order.idle()
-}
-
-/** SQL int8 values arrive as bigint: a number when exact, else their decimal text. */
-function jsonSafe(_key: string, value: unknown): unknown {
-  if (typeof value !== 'bigint') return value
-  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString()
 }
