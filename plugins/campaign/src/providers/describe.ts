@@ -53,3 +53,4 @@ async function reachable(url: string): Promise<null | string> {
     return cause ?? (error as Error).message
   }
 }
+
