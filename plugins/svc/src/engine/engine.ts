@@ -558,7 +558,7 @@ export class GitEngine implements Engine {
     this.checkOpen()
     validateBranch(name)
     if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
-    const state: BranchState = {docs: new Map(), exists: true, name, tables: new Map()}
+    const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
     await this.loadTree(state, this.checkCommit(commit))
     if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
     await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
