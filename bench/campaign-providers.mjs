@@ -27,13 +27,14 @@ const LATENCY = arg('latency', 200)
 const {startAnthropic} = await tsImport('../plugins/campaign/test/fakes/anthropic.ts', import.meta.url)
 const work = mkdtempSync(join(tmpdir(), 'bench-campaign-providers-'))
 
-function run(args, env) {
+// Exit 3 (invalid) still ran every mission: the synthetic account's copy is not what is measured.
+function run(args, env, ok = [0]) {
   return new Promise((resolve, reject) => {
     const t = performance.now()
     const child = spawn(process.execPath, [runJs, ...args], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
-    child.on('close', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`toolkit ${args.join(' ')} exited ${code}: ${stderr}`))))
+    child.on('close', (code) => (ok.includes(code) ? resolve(performance.now() - t) : reject(new Error(`toolkit ${args.join(' ')} exited ${code}: ${stderr}`))))
   })
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -55,6 +56,7 @@ try {
 }
 const requests = fast.requests.length / RUNS
 const ratio1 = median(times.anthropic) / median(times.local)
+console.log(`1. example, zero latency (${Math.round(requests)} model requests a run): local ${s(median(times.local))}, anthropic ${s(median(times.anthropic))} -> ${ratio1.toFixed(2)}x the offline planner (target <= 1.5x) ${ratio1 <= 1.5 ? 'OK' : 'MISSED'}`)
 
 // 2. 200 ms per response, a 40-campaign account: 39 categories (one Search campaign each) and Brand.
 const categories = Array.from({length: 39}, (_, i) => `Range ${String.fromCharCode(65 + (i % 26))}${i >= 26 ? 'x' : ''}`)
@@ -91,7 +93,7 @@ const par = {1: [], 8: []}
 try {
   for (let i = 0; i < Math.max(1, RUNS - 1); i++) {
     for (const p of [1, 8]) {
-      par[p].push(await run(['campaign', 'generate', join(work, 'business.toml'), '--out', join(work, `p${p}`), '--skip-url-check', '--provider', 'anthropic', '--parallel', String(p)], {ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: slow.url}))
+      par[p].push(await run(['campaign', 'generate', join(work, 'business.toml'), '--out', join(work, `p${p}`), '--skip-url-check', '--provider', 'anthropic', '--parallel', String(p)], {ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: slow.url}, [0, 3]))
     }
   }
 } finally {
@@ -101,5 +103,4 @@ const ratio2 = median(par[1]) / median(par[8])
 rmSync(work, {force: true, recursive: true})
 
 console.log(`load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
-console.log(`1. example, zero latency (${Math.round(requests)} model requests a run): local ${s(median(times.local))}, anthropic ${s(median(times.anthropic))} -> ${ratio1.toFixed(2)}x the offline planner (target <= 1.5x) ${ratio1 <= 1.5 ? 'OK' : 'MISSED'}`)
 console.log(`2. 40 campaigns, ${LATENCY} ms a response: --parallel 1 ${s(median(par[1]))}, --parallel 8 ${s(median(par[8]))} -> ${ratio2.toFixed(2)}x faster (target >= 5x) ${ratio2 >= 5 ? 'OK' : 'MISSED'}`)
