@@ -121,8 +121,13 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   const cheapestCategory = Math.min(...categories.map(([, items]) => need(items, items.length === 0 ? 'service' : undefined)))
   // Image campaigns come after Search: each needs its own 10 clicks, and Search must keep enough.
   const image: {share: number; type: CampaignType}[] = []
+  const photos = products.some((p) => p.image !== null && !/^https?:/i.test(p.image))
   for (const [type, share] of [['performance_max', 0.25], ['demand_gen', 0.15]] as const) {
     if (!info.formats.includes(type)) continue
+    if (!photos) {
+      notes.push(`no ${type === 'performance_max' ? 'Performance Max' : 'Demand Gen'} campaign: no product has a photo to make its pictures from`)
+      continue
+    }
     const cents = Math.round(daily * share)
     const left = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0) - cents
     if (cents >= need(all, all.length === 0 ? 'service' : undefined) && (!search || left >= cheapestCategory)) image.push({share, type})
