@@ -104,26 +104,43 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     expect(existsSync(join(runDir, 'google-ads', 'editor', 'image-campaigns.csv'))).to.equal(true)
   })
 
-  it('Ctrl-C ends the run as incomplete (exit 1) with run.json, report.md and run_finished written', async () => {
+  it('Ctrl-C ends the run as incomplete (exit 1), counts every unfinished mission, and --resume completes it', async () => {
     const out = tempDir()
-    const child = spawn(process.execPath, [runJs, 'campaign', 'generate', join(copyExample(), 'business.toml'), '--out', out, '--skip-url-check'], {
+    const child = spawn(process.execPath, [runJs, 'campaign', 'generate', join(copyExample(), 'business.toml'), '--out', out, '--skip-url-check', '--parallel', '1'], {
       env: {...process.env, HOME: tempDir(), NO_COLOR: '1', TOOLKIT_CAMPAIGN_LOCAL_DELAY_MS: '40'},
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
     const exited = new Promise<null | number>((resolve) => child.on('exit', (code) => resolve(code)))
-    for (let i = 0; i < 1000; i++) {
+    // Wait until the plan is done and the first campaign mission runs: the others are still pending.
+    for (let i = 0; i < 1500; i++) {
       await sleep(10)
       const dirs = existsSync(out) ? readdirSync(out) : []
-      if (dirs.length > 0 && existsSync(join(out, dirs[0], 'events.ndjson')) && readFileSync(join(out, dirs[0], 'events.ndjson'), 'utf8').includes('"mission_started"')) break
+      if (dirs.length > 0 && existsSync(join(out, dirs[0], 'events.ndjson')) && readFileSync(join(out, dirs[0], 'events.ndjson'), 'utf8').includes('"mission":"campaign:')) break
     }
     child.kill('SIGINT')
     expect(await exited).to.equal(1)
     const runDir = runDirIn(out)
-    expect(readJson(join(runDir, 'run.json'))).to.deep.include({exit_code: 1, status: 'incomplete'})
-    expect(readFileSync(join(runDir, 'report.md'), 'utf8')).to.contain('**Status: INCOMPLETE** (exit 1)')
+    const ws = readJson<{missions: Record<string, {status: unknown}>}>(join(runDir, 'workspace.json'))
+    const all = Object.keys(ws.missions).length
+    const unfinished = Object.values(ws.missions).filter((m) => m.status !== 'finished')
+    expect(unfinished.filter((m) => m.status === 'pending').length, 'pending missions').to.be.greaterThan(0)
+    const run = readJson<{totals: {failed_missions: number; missions: number}}>(join(runDir, 'run.json'))
+    expect(run).to.deep.include({exit_code: 1, status: 'incomplete'})
+    expect(run.totals).to.deep.include({failed_missions: unfinished.length, missions: all})
+    expect(stderr).to.contain(`run incomplete: ${unfinished.length} of ${all} missions did not finish`)
+    const report = readFileSync(join(runDir, 'report.md'), 'utf8')
+    expect(report).to.contain('**Status: INCOMPLETE** (exit 1)')
+    expect(report).to.contain('pending (did not finish; --resume runs it)')
     const events = readEvents(runDir)
     expect(events.at(-1)?.event).to.deep.include({exit_code: 1, ok: false, type: 'run_finished'})
     expect(events.some((e) => e.event.type === 'mission_finished' && e.event.reason === 'interrupted')).to.equal(true)
+
+    // The cause (the interruption) is gone: --resume completes the same run.
+    const res = await runCli(['campaign', 'generate', '--resume', runDir, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    expect(readJson(join(runDir, 'run.json'))).to.deep.include({exit_code: 0, status: 'success'})
   })
 
   it('a reader that closes stdout early (| head) does not cut the run short', async () => {
