@@ -15,7 +15,7 @@ async function planExample(name: string, dir = join(repoRoot, 'examples', name))
   const res = await runCli(['campaign', 'generate', join(dir, 'business.toml'), '--out', out, '--skip-url-check'])
   expect(res.code, res.stderr).to.equal(0)
   const runDir = runDirIn(out)
-  const validation = readEvents(runDir).find((e) => e.event.type === 'validation')?.event as {errors: unknown[]; warnings: unknown[]}
+  const validation = readEvents(runDir).find((e) => e.event.type === 'validation')?.event as unknown as {errors: unknown[]; warnings: unknown[]}
   expect(validation.errors).to.deep.equal([])
   expect(validation.warnings).to.deep.equal([])
   expect(readJson(join(runDir, 'run.json'))).to.deep.include({exit_code: 0, status: 'success'})
