@@ -20,7 +20,11 @@ import type {Issue, RunStatus, Totals, Workspace} from './types.js'
 export const DEFAULT_PROVIDER = 'local'
 
 export interface RunOptions {
+  /** API providers: the endpoint; null for the vendor's default or its variable. */
+  baseUrl?: null | string
   maxAttempts?: number
+  /** Stop starting model requests once the run's reported cost reaches this many dollars. */
+  maxCostUsd?: null | number
   maxTurns?: number
   model?: null | string
   parallel?: number
@@ -52,7 +56,7 @@ export async function generate(opts: GenerateOptions, listeners: EventListener[]
   const {createProvider} = await import('./providers/index.js')
   const inputs = await readInputs(opts.businessFile)
   const {parsed} = inputs
-  const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
+  const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {baseUrl: opts.baseUrl ?? null, maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
 
   const {runDir, runId} = createRunDir(resolve(opts.out))
   const release = lockRunDir(runDir, 'generate')
@@ -146,9 +150,9 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     if (x.entry === 'missions') {
       const {createProvider} = await import('./providers/index.js')
       const {runMissions} = await import('./missions/scheduler.js')
-      const provider = createProvider(x.providerName, {maxTurns: x.opts.maxTurns ?? 200, model: x.model})
+      const provider = createProvider(x.providerName, {baseUrl: x.opts.baseUrl ?? null, maxTurns: x.opts.maxTurns ?? 200, model: x.model})
       save()
-      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
+      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
     }
     const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
 

@@ -9,7 +9,8 @@ import {EngineError} from './errors.js'
 import {FieldIndex, type IndexDefinition} from './field-index.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
 import {git, gitStream} from './git.js'
-import {DEFAULT_BRANCH, docPath, idFromPath, isCanonicalId, parseId, tableOf, validateBranch} from './ids.js'
+import {classifyPath, DEFAULT_BRANCH, docPath, expiryPath, idFromBody, isCanonicalId, isReservedTable, MAX_FILE_NAME, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
+import {ExpiryQueue} from './expiry.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter, WRITER_PID_FILE} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
@@ -63,6 +64,8 @@ export interface EngineOptions {
   /** Interval of index saves while it changes (default 5 minutes). */
   indexSaveIntervalMs?: number
   logger?: Logger
+  /** The clock of expiries and commit times (epoch ms); tests inject one. */
+  now?: () => number
   /** Largest document accepted, in bytes of JSON (default 1 MiB). */
   maxDocumentBytes?: number
   /** Back-pressure bound: writes wait while this many acknowledged writes are not yet in Git (default 10000). */
@@ -74,6 +77,10 @@ export interface EngineOptions {
 interface DocEntry {
   /** Body of a write not yet in Git (read-your-writes). */
   body?: Buffer
+  /** Epoch ms after which the document is gone (swept by the engine with origin `expiry`). */
+  expiresAt?: number
+  /** Tree path, only when it is not docPath(id) (a name written before long keys were hashed). */
+  path?: string
   seq: number
   sha: string
 }
@@ -81,6 +88,8 @@ interface DocEntry {
 interface BranchState {
   docs: Map<string, DocEntry>
   exists: boolean
+  /** Ids whose entry has an expiry (entries are replaced, never mutated: branches share them). */
+  expiring: Set<string>
   /** Secondary field indexes by name. */
   indexes?: Map<string, FieldIndex & {failed?: string}>
   name: string
@@ -134,6 +143,12 @@ export class GitEngine implements Engine {
   private failure: EngineError | undefined
   private checkpointedSeq = 0
   private closed = false
+  private expiries = new ExpiryQueue()
+  private sweepAt = 0
+  private sweepNotBefore = 0
+  private sweepTimer: NodeJS.Timeout | undefined
+  private sweeping: Promise<void> | undefined
+  private readonly now: () => number
   private firstUncheckpointedAt = 0
   private index: FullTextIndex | undefined
   private lock!: InstanceLock
@@ -153,6 +168,7 @@ export class GitEngine implements Engine {
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
+    this.now = options.now ?? Date.now
   }
 
   static async open(dataDir: string, options: EngineOptions = {}): Promise<GitEngine> {
@@ -180,10 +196,11 @@ export class GitEngine implements Engine {
     const branch = this.branch(options.branch)
     const walOps: WalOp[] = ops.map((o) => {
       if (o.op === 'put') {
-        const {body, id} = this.prepare(o.doc)
-        return {body: body.toString('utf8'), id, op: 'put'}
+        const {body, id} = this.prepare(o.doc, options)
+        return {body: body.toString('utf8'), id, op: 'put', ...(o.keepExpiry || options.keepExpiry ? {keepExpiry: true} : {})}
       }
-      if (o.op === 'delete') return {id: parseId(o.id).id, op: 'delete'}
+      if (o.op === 'delete') return {id: this.writable(o.id, options).id, op: 'delete'}
+      if (o.op === 'expire') return {at: checkExpiry(o.at), id: this.writable(o.id, options).id, op: 'expire'}
       throw new EngineError('invalid_argument', `unknown batch operation ${JSON.stringify((o as {op?: unknown}).op)}`)
     })
     const seq = await this.write(branch.name, walOps, options)
@@ -191,7 +208,9 @@ export class GitEngine implements Engine {
   }
 
   begin(options: WriteOptions = {}): Transaction {
-    return beginTransaction(this, options)
+    // An unknown branch fails here, not at commit.
+    const b = this.branch(options.branch)
+    return beginTransaction(this, {...options, branch: b.name}, this.now)
   }
 
   async branches(): Promise<Branch[]> {
@@ -207,6 +226,7 @@ export class GitEngine implements Engine {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.checkpointTimer)
+    clearTimeout(this.sweepTimer)
     await this.wal.close()
     try {
       await this.flushInternal()
@@ -221,8 +241,20 @@ export class GitEngine implements Engine {
 
   async count(options: BranchOption & {table?: string} = {}): Promise<number> {
     const b = this.branch(options.branch)
-    if (options.table !== undefined) return b.tables.get(options.table)?.ids.size ?? 0
-    return b.docs.size
+    const total = options.table === undefined ? b.docs.size : (b.tables.get(options.table)?.ids.size ?? 0)
+    return total - this.expiredCount(b, options.table)
+  }
+
+  /** Documents of the branch (of `table`) that have expired and are not swept yet. */
+  private expiredCount(b: BranchState, table?: string): number {
+    if (b.expiring.size === 0) return 0
+    const now = this.now()
+    let n = 0
+    for (const id of b.expiring) {
+      const at = b.docs.get(id)?.expiresAt
+      if (at !== undefined && at <= now && (table === undefined || tableOf(id) === table)) n++
+    }
+    return n
   }
 
   async createBranch(name: string, options: {from?: string} = {}): Promise<Branch> {
@@ -234,9 +266,11 @@ export class GitEngine implements Engine {
       throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
     }
     this.writer.createBranch(name, from.name)
-    const state: BranchState = {docs: new Map(from.docs), exists: true, name, tables: new Map()}
+    const state: BranchState = {docs: new Map(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
     for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
     this.branchesState.set(name, state)
+    for (const id of state.expiring) this.expiries.push({at: state.docs.get(id)!.expiresAt!, branch: name, id})
+    this.scheduleSweep()
     for (const idx of from.indexes?.values() ?? []) this.addIndex(state, idx.def)
     if (from.indexes?.size) this.saveIndexDefinitions()
     await this.forceCheckpoint()
@@ -287,7 +321,8 @@ export class GitEngine implements Engine {
     if (!idx) return undefined
     await idx.ready
     if (idx.failed) return undefined
-    return idx.find(value)
+    const ids = idx.find(value)
+    return b.expiring.size === 0 ? ids : ids.filter((id) => this.visible(b.docs.get(id)))
   }
 
   async indexes(options: BranchOption & {table?: string} = {}): Promise<IndexInfo[]> {
@@ -299,9 +334,9 @@ export class GitEngine implements Engine {
   }
 
   async delete(id: string, options: WriteOptions = {}): Promise<WriteResult & {existed: boolean}> {
-    const p = parseId(id)
+    const p = this.writable(id, options)
     const branch = this.branch(options.branch)
-    const existed = branch.docs.has(p.id)
+    const existed = this.visible(branch.docs.get(p.id))
     if (!existed) return {branch: branch.name, existed, id: p.id, seq: 0}
     const seq = await this.write(branch.name, [{id: p.id, op: 'delete'}], options)
     return {branch: branch.name, existed, id: p.id, seq}
@@ -381,9 +416,34 @@ export class GitEngine implements Engine {
     const docs = this.branch(options.branch).docs
     // Only valid canonical ids are ever stored, so a hit on the id as given needs no parsing,
     // and neither does a miss on an id that is already canonical.
-    const hit = docs.get(id)
-    if (hit !== undefined || isCanonicalId(id)) return hit
-    return docs.get(parseId(id).id)
+    const hit = docs.get(id) ?? (isCanonicalId(id) ? undefined : docs.get(parseId(id).id))
+    return hit !== undefined && hit.expiresAt !== undefined && hit.expiresAt <= this.now() ? undefined : hit
+  }
+
+  /** An entry that exists and has not expired. */
+  private visible(e: DocEntry | undefined): e is DocEntry {
+    return e !== undefined && (e.expiresAt === undefined || e.expiresAt > this.now())
+  }
+
+  /** The parsed id of a write, refusing svc's own tables to writes that are not `system`. */
+  private writable(id: unknown, options: WriteOptions): ParsedId {
+    const p = parseId(id)
+    if (!options.system && isReservedTable(p.table)) throw new EngineError('reserved', `table "${p.table}" is reserved for svc's own data`)
+    return p
+  }
+
+  async expire(id: string, at: null | number, options: WriteOptions = {}): Promise<boolean> {
+    const p = this.writable(id, options)
+    const when = checkExpiry(at)
+    const branch = this.branch(options.branch)
+    if (!this.visible(branch.docs.get(p.id))) return false
+    await this.write(branch.name, [{at: when, id: p.id, op: 'expire'}], options)
+    return true
+  }
+
+  async expiresAt(id: string, options: BranchOption = {}): Promise<null | number | undefined> {
+    const e = this.entry(id, options)
+    return e === undefined ? undefined : (e.expiresAt ?? null)
   }
 
   async history(id: string, options: HistoryOptions = {}): Promise<HistoryResult> {
@@ -429,6 +489,7 @@ export class GitEngine implements Engine {
     if (table !== undefined && !prefix.startsWith(`${table}:`)) prefix = `${table}:${prefix}`
     const tables = table === undefined ? [...b.tables.keys()].sort() : [table]
     const out: string[] = []
+    const now = b.expiring.size > 0 ? this.now() : 0
     for (const t of tables) {
       const entry = b.tables.get(t)
       if (!entry) continue
@@ -438,6 +499,7 @@ export class GitEngine implements Engine {
       if (options.cursor !== undefined && sorted[i] === options.cursor) i++
       for (; i < sorted.length && out.length <= limit; i++) {
         if (!sorted[i].startsWith(prefix)) break
+        if (now !== 0 && b.expiring.has(sorted[i]) && b.docs.get(sorted[i])!.expiresAt! <= now) continue
         out.push(sorted[i])
       }
       if (out.length > limit) break
@@ -446,9 +508,9 @@ export class GitEngine implements Engine {
   }
 
   async put(doc: Doc, options: WriteOptions = {}): Promise<WriteResult> {
-    const {body, id} = this.prepare(doc)
+    const {body, id} = this.prepare(doc, options)
     const branch = this.branch(options.branch)
-    const seq = await this.write(branch.name, [{body: body.toString('utf8'), id, op: 'put'}], options)
+    const seq = await this.write(branch.name, [{body: body.toString('utf8'), id, op: 'put', ...(options.keepExpiry ? {keepExpiry: true} : {})}], options)
     return {branch: branch.name, id, seq}
   }
 
@@ -468,6 +530,44 @@ export class GitEngine implements Engine {
     this.log.info('branch removed', {branch: name})
   }
 
+  /**
+   * Repacks every object into one pack (ops `compact`), in the slot of the background repack so
+   * the two never overlap; fast-import is restarted first so its .keep files do not hold packs back.
+   */
+  async compact(): Promise<void> {
+    this.checkOpen()
+    await this.flushInternal()
+    await this.repacking
+    this.checkpointsSinceRepack = 0
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-q', '--no-write-bitmap-index']))
+    this.repacking = run.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.repacking = undefined
+    })
+    await run
+  }
+
+  /**
+   * Makes a new branch of a commit already in the repository (snapshot import on a running
+   * server): sets the ref, loads its documents and indexes them in the background. Only new
+   * branches: fast-import holds no state for them, so it cannot move the ref back.
+   */
+  async adoptBranch(name: string, commit: string): Promise<Branch> {
+    this.checkOpen()
+    validateBranch(name)
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
+    await this.loadTree(state, this.checkCommit(commit))
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
+    this.branchesState.set(name, state)
+    this.index?.addBranch(name)
+    this.log.info('branch adopted', {branch: name, commit, documents: state.docs.size})
+    return {head: commit, name}
+  }
+
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
     const b = this.branch(options.branch)
     if (!this.index) throw new EngineError('unavailable', 'full-text search is disabled')
@@ -477,13 +577,13 @@ export class GitEngine implements Engine {
     const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
     const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name})))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total}
+    return {hits, total: total - (ids.length - hits.length)}
   }
 
   stats(): EngineStats {
     const main = this.branchesState.get(DEFAULT_BRANCH)
     return {
-      documents: main?.docs.size ?? 0,
+      documents: main ? main.docs.size - this.expiredCount(main) : 0,
       indexDocuments: this.index?.count(DEFAULT_BRANCH) ?? 0,
       pendingEntries: this.pendingQueue.length,
     }
@@ -491,7 +591,7 @@ export class GitEngine implements Engine {
 
   async tables(options: BranchOption = {}): Promise<string[]> {
     const b = this.branch(options.branch)
-    return [...b.tables.entries()].filter(([, v]) => v.ids.size > 0).map(([t]) => t).sort()
+    return [...b.tables.entries()].filter(([t, v]) => v.ids.size > this.expiredCount(b, t)).map(([t]) => t).sort()
   }
 
   // ---- internals ------------------------------------------------------------------------
@@ -506,7 +606,8 @@ export class GitEngine implements Engine {
     const ids: string[] = []
     for (const op of entry.ops) {
       const p = parseId(op.id)
-      const path = docPath(p)
+      const old = b.docs.get(p.id)
+      const path = old?.path ?? docPath(p)
       const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
       if (op.op === 'put') {
         const body = Buffer.from(op.body ?? '')
@@ -515,15 +616,28 @@ export class GitEngine implements Engine {
           t.ids.add(p.id)
           t.sorted = undefined
         }
-        b.docs.set(p.id, {body, seq: entry.seq, sha})
+        // An expiry already past when the put was accepted is not kept: that document was gone.
+        const keep = op.keepExpiry && old?.expiresAt !== undefined && old.expiresAt > entry.time ? old.expiresAt : undefined
+        if (old?.expiresAt !== undefined && keep === undefined) files.push({path: expiryPath(path, old.expiresAt)})
+        this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {})})
         if (b.indexes) this.indexWrite(b, p.table, p.id, body)
         files.push({content: body, path})
         this.index?.onWrite(b.name, p.id, body, sha)
+      } else if (op.op === 'expire') {
+        if (!old) continue
+        if (old.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
+        const {expiresAt: _was, ...rest} = old
+        this.setEntry(b, p.id, op.at === null || op.at === undefined ? rest : {...rest, expiresAt: op.at})
+        if (op.at !== null && op.at !== undefined) files.push({content: Buffer.from(`${new Date(op.at).toISOString()}\n`), path: expiryPath(path, op.at)})
       } else {
+        // The sweeper's delete is void when the document was rewritten or given another expiry since.
+        if (op.ifExpiredAt !== undefined && old?.expiresAt !== op.ifExpiredAt) continue
         if (b.docs.delete(p.id)) {
           t.ids.delete(p.id)
           t.sorted = undefined
         }
+        b.expiring.delete(p.id)
+        if (old?.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
         if (b.indexes) this.indexWrite(b, p.table, p.id, undefined)
         files.push({path})
         this.index?.onWrite(b.name, p.id, undefined, undefined)
@@ -542,6 +656,81 @@ export class GitEngine implements Engine {
     if (this.checkpointsInFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
     } else if (!replay) this.scheduleCheckpoint()
+  }
+
+  /** Replaces an entry, keeping the expiry bookkeeping in step. */
+  private setEntry(b: BranchState, id: string, e: DocEntry): void {
+    b.docs.set(id, e)
+    if (e.expiresAt === undefined) b.expiring.delete(id)
+    else {
+      b.expiring.add(id)
+      this.expiries.push({at: e.expiresAt, branch: b.name, id})
+      if (this.sweepAt === 0 || e.expiresAt < this.sweepAt) this.scheduleSweep()
+    }
+  }
+
+  /** Arms the timer for the earliest pending expiry. */
+  private scheduleSweep(): void {
+    if (this.closed) return
+    const next = this.expiries.peek()
+    clearTimeout(this.sweepTimer)
+    this.sweepTimer = undefined
+    this.sweepAt = 0
+    if (!next || this.sweeping) return
+    this.sweepAt = next.at
+    // setTimeout's longest delay is 2^31-1 ms; a later expiry re-arms the timer when it fires.
+    const delay = Math.min(Math.max(0, next.at - this.now(), this.sweepNotBefore - this.now()), 2_147_000_000)
+    this.sweepTimer = setTimeout(() => void this.sweep(), delay)
+    this.sweepTimer.unref()
+  }
+
+  /** Removes the documents whose expiry has passed now, without waiting for the sweep timer. */
+  async sweepExpired(): Promise<void> {
+    await this.sweeping
+    await this.sweep()
+  }
+
+  /**
+   * Deletes every document whose expiry has passed: one commit per branch, origin `expiry`.
+   * Reads hide an expired document already; this makes its removal part of the history.
+   */
+  private sweep(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.sweeping ??= this.sweepOnce().finally(() => {
+      this.sweeping = undefined
+      this.scheduleSweep()
+    })
+    return this.sweeping
+  }
+
+  private async sweepOnce(): Promise<void> {
+    clearTimeout(this.sweepTimer)
+    this.sweepTimer = undefined
+    this.sweepAt = 0
+    const now = this.now()
+    const byBranch = new Map<string, WalOp[]>()
+    const taken: Array<{at: number; branch: string; id: string}> = []
+    for (let top = this.expiries.peek(); top && top.at <= now; top = this.expiries.peek()) {
+      this.expiries.pop()
+      const e = this.branchesState.get(top.branch)?.docs.get(top.id)
+      if (e?.expiresAt !== top.at) continue
+      taken.push(top)
+      const ops = byBranch.get(top.branch) ?? byBranch.set(top.branch, []).get(top.branch)!
+      ops.push({id: top.id, ifExpiredAt: top.at, op: 'delete'})
+    }
+    try {
+      for (const [branch, ops] of byBranch) {
+        // Bounded batches keep one sweep commit small however many keys expire at once.
+        for (let i = 0; i < ops.length; i += 1000) await this.write(branch, ops.slice(i, i + 1000), {meta: {origin: 'expiry'}})
+      }
+      if (taken.length > 0) this.log.debug('expired documents removed', {documents: taken.length})
+    } catch (error) {
+      if (this.closed) return
+      // Reads keep hiding them; the next sweep tries again (the writer may be restarting).
+      for (const t of taken) this.expiries.push(t)
+      this.sweepNotBefore = this.now() + 1000
+      this.log.warn('expiry sweep failed; retrying in a second', {error: (error as Error).message})
+    }
   }
 
   private addIndex(b: BranchState, def: IndexDefinition): FieldIndex & {failed?: string} {
@@ -698,11 +887,11 @@ export class GitEngine implements Engine {
     return done
   }
 
-  private prepare(doc: Doc): {body: Buffer; id: string} {
+  private prepare(doc: Doc, options: WriteOptions): {body: Buffer; id: string} {
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
       throw new EngineError('invalid_document', 'a document must be a JSON object')
     }
-    const {id} = parseId(doc.id)
+    const {id} = this.writable(doc.id, options)
     // The canonical id goes first so every stored file starts with it.
     const {id: _ignored, ...fields} = doc
     const body = serialize({id, ...fields} as Doc)
@@ -843,10 +1032,10 @@ export class GitEngine implements Engine {
       for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
       this.reader = new BlobReader(this.repo)
       const heads = await this.refHeads()
-      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, {docs: new Map(), exists: false, name: DEFAULT_BRANCH, tables: new Map()})
+      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, {docs: new Map(), exists: false, expiring: new Set(), name: DEFAULT_BRANCH, tables: new Map()})
       const headSeq = new Map<string, number>()
       for (const [name, sha] of heads) {
-        const state: BranchState = {docs: new Map(), exists: true, name, tables: new Map()}
+        const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
         await this.loadTree(state, sha)
         this.branchesState.set(name, state)
         const commit = await this.reader.read(sha)
@@ -892,6 +1081,8 @@ export class GitEngine implements Engine {
         await this.wal.release(this.seq)
       }
       this.sentSeq = Math.max(this.sentSeq, this.seq)
+      // Documents that expired while the server was down are removed now (reads already hide them).
+      this.scheduleSweep()
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
     } catch (error) {
       await this.reader?.close().catch(() => {})
@@ -903,21 +1094,55 @@ export class GitEngine implements Engine {
 
   private async loadTree(state: BranchState, commit: string): Promise<void> {
     let rest = ''
+    const hashed: Array<{path: string; sha: string}> = []
+    const markers: Array<{at: number; docPath: string}> = []
+    const add = (id: string, e: DocEntry): void => {
+      state.docs.set(id, e)
+      const table = tableOf(id)
+      const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
+      t.ids.add(id)
+    }
     await gitStream(this.repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
       const parts = (rest + chunk.toString('utf8')).split('\0')
       rest = parts.pop() ?? ''
       for (const line of parts) {
         // <mode> SP <type> SP <sha> TAB <path>
         const tab = line.indexOf('\t')
-        const id = idFromPath(line.slice(tab + 1))
-        if (id === undefined) continue
+        const path = line.slice(tab + 1)
+        const kind = classifyPath(path)
+        if (kind === undefined) continue
         const sha = line.slice(tab - 40, tab)
-        state.docs.set(id, {seq: 0, sha})
-        const table = tableOf(id)
-        const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
-        t.ids.add(id)
+        if (kind.kind === 'doc') {
+          // Written before long keys got hashed names: keep updating the file where it is.
+          const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
+          add(kind.id, long ? {path, seq: 0, sha} : {seq: 0, sha})
+        } else if (kind.kind === 'hashed') hashed.push({path, sha})
+        else markers.push(kind)
       }
     })
+    const byPath = new Map<string, string>()
+    if (hashed.length > 0) {
+      const bodies = await Promise.all(hashed.map((h) => this.reader.read(h.sha)))
+      for (const [i, h] of hashed.entries()) {
+        const body = bodies[i]
+        const id = body && idFromBody(body)
+        if (!id) {
+          this.log.error('a document under a hashed name has no readable id; skipped', {object: h.sha, path: h.path})
+          continue
+        }
+        byPath.set(h.path, id)
+        add(id, {seq: 0, sha: h.sha})
+      }
+    }
+    for (const m of markers) {
+      const c = classifyPath(m.docPath)
+      const id = c?.kind === 'doc' ? c.id : byPath.get(m.docPath)
+      const e = id === undefined ? undefined : state.docs.get(id)
+      if (!id || !e) continue
+      e.expiresAt = m.at
+      state.expiring.add(id)
+      this.expiries.push({at: m.at, branch: state.name, id})
+    }
   }
 
   private async syncGit(): Promise<void> {
@@ -934,7 +1159,7 @@ export class GitEngine implements Engine {
       this.checkOpen()
       if (this.failure) throw this.failure
     }
-    const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: Date.now()}
+    const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: this.now()}
     this.appending++
     let counted = true
     try {
@@ -965,6 +1190,14 @@ function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   if (meta.user) out.user = String(meta.user)
   if (meta.requestId) out.requestId = String(meta.requestId)
   return Object.keys(out).length > 0 ? out : undefined
+}
+
+function checkExpiry(at: unknown): null | number {
+  if (at === null) return null
+  if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) {
+    throw new EngineError('invalid_argument', `an expiry is epoch milliseconds (a non-negative integer) or null, got ${JSON.stringify(at)}`)
+  }
+  return at
 }
 
 function clampLimit(v: unknown, def: number, max: number): number {

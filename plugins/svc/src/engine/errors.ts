@@ -13,6 +13,7 @@ export type EngineErrorCode =
   | 'invalid_id'
   | 'locked'
   | 'not_found'
+  | 'reserved'
   | 'too_large'
   | 'unavailable'
 
@@ -25,7 +26,7 @@ export class EngineError extends Error {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.name = 'EngineError'
     this.code = code
-    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' ? 2 : 1
+    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' ? 2 : 1
   }
 }
 

@@ -61,11 +61,43 @@ export function canonicalId(raw: unknown): string {
   return parseId(raw).id
 }
 
-export function validateBranch(name: unknown): string {
-  if (typeof name !== 'string' || !BRANCH_RE.test(name) || name.endsWith('.lock') || name.includes('..')) {
-    throw new EngineError('invalid_argument', `invalid branch name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 100)`)
+/**
+ * Why Git would refuse `name` as a branch (`git check-ref-format --branch` rules), or undefined.
+ * Kept beside svc's own narrower pattern so a message names the rule that was broken.
+ */
+export function refFormatProblem(name: string): string | undefined {
+  if (name === '') return 'it is empty'
+  if (name === 'HEAD' || name === '@') return `"${name}" is reserved by git`
+  if (name.startsWith('-')) return 'it starts with "-"'
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(name)) return 'it contains a space or a control character'
+  const bad = /[~^:?*[\\]/.exec(name)
+  if (bad) return `it contains "${bad[0]}"`
+  if (name.includes('..')) return 'it contains ".."'
+  if (name.includes('@{')) return 'it contains "@{"'
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'it has an empty path component'
+  if (name.endsWith('.')) return 'it ends with "."'
+  for (const part of name.split('/')) {
+    if (part.startsWith('.')) return 'a component starts with "."'
+    if (part.endsWith('.lock')) return 'a component ends with ".lock"'
   }
+  return undefined
+}
+
+/**
+ * A branch name both Git (`check-ref-format`) and svc accept: svc keeps to a subset without `/`,
+ * so a branch maps to one ref and one index directory. Every protocol gets this same error.
+ */
+export function validateBranch(name: unknown): string {
+  if (typeof name !== 'string') throw new EngineError('invalid_argument', `invalid branch name ${JSON.stringify(name)}: a branch name is a string`)
+  const problem = refFormatProblem(name) ?? (BRANCH_RE.test(name) ? undefined : 'use letters, digits, _ . - (at most 100, not starting with . or -)')
+  if (problem) throw new EngineError('invalid_argument', `invalid branch name ${JSON.stringify(name)}: ${problem}`)
   return name
+}
+
+/** Tables whose name starts with `_` hold svc's own data (the SQL catalog, ...). */
+export function isReservedTable(table: string): boolean {
+  return table.startsWith('_')
 }
 
 function encodeKey(key: string): string {
@@ -78,21 +110,65 @@ function encodeKey(key: string): string {
 }
 
 /**
+ * Longest file name svc writes for a document. Most filesystems cap a name at 255 bytes; the
+ * margin leaves room for the expiry marker's suffix (see expiryPath).
+ */
+export const MAX_FILE_NAME = 200
+/** Names of documents whose encoded key is too long: `~<sha1 of the id>.json`, the id inside the document. */
+const HASHED_NAME = /^~[0-9a-f]{40}\.json$/
+
+/**
  * Where a document lives in the tree: `<table>/<h1>/<h2>/<key>.json`, h1 and h2 the first two
  * bytes of sha1(id). Two levels of 256 keep every tree a commit rewrites small, so the cost of a
- * commit does not grow with the number of documents (see docs/svc.md, "Layout").
+ * commit does not grow with the number of documents (see docs/svc.md, "Layout"). A key whose
+ * encoded name would pass MAX_FILE_NAME is stored as `~<sha1(id)>.json`, so a clone checks out on
+ * any filesystem; its id is read from the document (which always starts with it).
  */
 export function docPath(p: ParsedId): string {
   const h = createHash('sha1').update(p.id).digest('hex')
-  return `${p.table}/${h.slice(0, 2)}/${h.slice(2, 4)}/${encodeKey(p.key)}.json`
+  const name = encodeKey(p.key)
+  const file = name.length + 5 > MAX_FILE_NAME ? `~${h}` : name
+  return `${p.table}/${h.slice(0, 2)}/${h.slice(2, 4)}/${file}.json`
 }
 
-/** The id stored at a tree path, or undefined for a path the engine did not write. */
-export function idFromPath(path: string): string | undefined {
-  const m = /^([^/]+)\/[0-9a-f]{2}\/[0-9a-f]{2}\/(.+)\.json$/.exec(path)
+/** The marker file beside a document that says it expires at `at` (epoch ms): `<doc path>.expires-<at>`. */
+export function expiryPath(docFile: string, at: number): string {
+  return `${docFile}.expires-${at}`
+}
+
+export type TreePath =
+  | {at: number; docPath: string; kind: 'expiry'}
+  | {id: string; kind: 'doc'}
+  /** A document stored under a hashed name: its id is in its body. */
+  | {kind: 'hashed'}
+
+/** What a tree path the engine wrote holds, or undefined for anything else. */
+export function classifyPath(path: string): TreePath | undefined {
+  const m = /^([^/]+)\/[0-9a-f]{2}\/[0-9a-f]{2}\/([^/]+)$/.exec(path)
   if (!m) return undefined
+  const name = m[2]
+  const exp = /^(.+\.json)\.expires-(\d{1,16})$/.exec(name)
+  if (exp) return {at: Number(exp[2]), docPath: path.slice(0, path.length - name.length) + exp[1], kind: 'expiry'}
+  if (!name.endsWith('.json')) return undefined
+  if (HASHED_NAME.test(name)) return {kind: 'hashed'}
   try {
-    return `${m[1]}:${decodeURIComponent(m[2])}`
+    return {id: `${m[1]}:${decodeURIComponent(name.slice(0, -5))}`, kind: 'doc'}
+  } catch {
+    return undefined
+  }
+}
+
+/** The id stored at a tree path, or undefined for a path that does not name its id (see classifyPath). */
+export function idFromPath(path: string): string | undefined {
+  const c = classifyPath(path)
+  return c?.kind === 'doc' ? c.id : undefined
+}
+
+/** The id a stored document body starts with (`{\n  "id": "..."`), for documents under hashed names. */
+export function idFromBody(body: Buffer): string | undefined {
+  try {
+    const id = (JSON.parse(body.toString('utf8')) as {id?: unknown}).id
+    return typeof id === 'string' ? id : undefined
   } catch {
     return undefined
   }

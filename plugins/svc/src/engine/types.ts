@@ -40,7 +40,10 @@ export interface WriteResult {
   seq: number
 }
 
-export type BatchOp = {doc: Doc; op: 'put'} | {id: string; op: 'delete'}
+export type BatchOp =
+  | {at: null | number; id: string; op: 'expire'}
+  | {doc: Doc; keepExpiry?: boolean; op: 'put'}
+  | {id: string; op: 'delete'}
 
 export interface ListOptions extends BranchOption {
   cursor?: string
@@ -53,6 +56,8 @@ export interface ListOptions extends BranchOption {
 export interface ListResult {
   docs: Doc[]
   nextCursor?: string
+  /** Documents of the page left out because their stored object is missing (damage; see /health). */
+  skipped?: Array<{id: string; object: string}>
 }
 
 export interface SearchOptions extends BranchOption {
@@ -69,6 +74,8 @@ export interface SearchHit {
 
 export interface SearchResult {
   hits: SearchHit[]
+  /** Hits left out because their stored object is missing from the repository (damage; see /health). */
+  skipped?: Array<{id: string; object: string}>
   total: number
 }
 
@@ -172,6 +179,10 @@ export interface Engine {
   /** Ids of `table` whose `field` equals `value` (PostgreSQL's `=`), or undefined without an index on it. */
   findIds(table: string, field: string, value: Json, options?: BranchOption): Promise<string[] | undefined>
   indexes(options?: BranchOption & {table?: string}): Promise<IndexInfo[]>
+  /** Sets (epoch ms) or clears (null) a document's expiry; resolves false when it does not exist. */
+  expire(id: string, at: null | number, options?: WriteOptions): Promise<boolean>
+  /** Epoch ms of the expiry, null when the document has none, undefined when it does not exist. */
+  expiresAt(id: string, options?: BranchOption): Promise<null | number | undefined>
   /** A transaction: reads see its own writes; commit applies them all as exactly one Git commit. */
   begin(options?: WriteOptions): Transaction
 }

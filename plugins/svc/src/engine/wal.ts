@@ -7,10 +7,16 @@ import {EngineError} from './errors.js'
 
 /** One logged operation. A batch is several ops that become one commit. */
 export interface WalOp {
+  /** An expire: the new expiry (epoch ms), or null to clear it. */
+  at?: null | number
   /** UTF-8 JSON of the document for a put. */
   body?: string
   id: string
-  op: 'delete' | 'put'
+  /** A sweeper's delete: applies only while the document still expires at this time. */
+  ifExpiredAt?: number
+  /** A put that keeps the document's current expiry. */
+  keepExpiry?: boolean
+  op: 'delete' | 'expire' | 'put'
 }
 
 export interface WalEntry {
