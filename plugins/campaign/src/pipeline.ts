@@ -170,7 +170,8 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
       (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}),
       (path, reason) => events.emit({detail: {reason, regenerated: path}, name: 'images', type: 'step'}),
     )
-    save()
+    // Saving a large workspace costs; only image campaigns' picture records can have changed.
+    if (ws.account.campaigns.some((c) => c.type !== 'search')) save()
     // Only files this step wrote: pictures reused unchanged were announced by the run that made them.
     for (const path of pictures.written) events.emit({path, type: 'artifact_written'})
 
