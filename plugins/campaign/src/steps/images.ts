@@ -2,6 +2,7 @@ import {copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync} f
 import {basename, dirname, isAbsolute, join} from 'node:path'
 
 import {imageCampaigns} from '../export/google-ads/editor-file.js'
+import type {ImageGenerator} from '../providers/images/index.js'
 import {slugify} from '../lib/slug.js'
 import type {ImageKind, ImageRecord, Product, Workspace} from '../types.js'
 import {PLATFORM_DIR} from './export.js'
@@ -104,6 +105,7 @@ export async function makePictures(
   plans: PicturePlan[],
   onFailed: (path: string, reason: string) => void,
   onRegenerated: (path: string, reason: string) => void = () => {},
+  generate?: ImageGenerator,
 ): Promise<ImagesReport> {
   const report: ImagesReport = {failed: [], made: 0, regenerated: [], reused: 0, written: []}
   for (const c of imageCampaigns(ws)) for (const g of c.asset_groups) if (!plans.some((p) => p.campaign === c.slug && p.asset_group === g.name)) g.images = []
@@ -151,6 +153,25 @@ export async function makePictures(
       report.regenerated.push(plan.path)
       onRegenerated(plan.path, `the existing file is damaged (${found}); making it again`)
       rmSync(file, {force: true})
+    }
+    if (generate) {
+      // An image model's picture, cropped to the exact size; written under a temporary name and
+      // renamed, so an interrupted run never leaves half a picture for --resume to reuse.
+      const size = PICTURE_SIZES[plan.kind]
+      const tmp = `${file}.tmp-${process.pid}`
+      try {
+        const bytes = await generate(picturePrompt(ws, plan, products), size)
+        mkdirSync(dirname(file), {recursive: true})
+        await sharp(bytes).resize({...size, fit: 'cover'}).jpeg({quality: 85}).toFile(tmp)
+        renameSync(tmp, file)
+        report.made++
+        report.written.push(plan.path)
+        return {...size, id: plan.id, kind: plan.kind, path: plan.path}
+      } catch (error) {
+        rmSync(tmp, {force: true})
+        // The run goes on with the product photo; the step event says what failed.
+        onFailed(plan.path, `the image model failed (${(error as Error).message}); cropped from the product photo instead`)
+      }
     }
     const reasons: string[] = []
     for (const id of plan.products) {
@@ -217,4 +238,16 @@ export async function makePictures(
     }
   }
   return report
+}
+
+/** What the image model is asked for: the product or group, the brand, and no text in the picture. */
+function picturePrompt(ws: Workspace, plan: PicturePlan, products: Map<string, Product>): string {
+  const product = plan.products.length === 0 ? null : products.get(plan.products[0])
+  const subject = product ? `${product.title}: ${product.description}` : plan.asset_group
+  const colors = ws.account.brand_kit?.colors.join(', ') ?? ws.input.colors.join(', ')
+  return [
+    `An advertising photograph for ${ws.input.business.name} (${ws.input.business.description})`,
+    `Subject: ${subject}.`,
+    `${plan.kind} format. Clean, well lit, realistic.${colors ? ` Brand colours: ${colors}.` : ''} No text, letters, logos or watermarks in the picture.`,
+  ].join('\n')
 }
