@@ -14,6 +14,7 @@ packages=(
   redis-tools
   postgresql
   postgresql-client
+  ruby
 )
 
 command -v dpkg >/dev/null 2>&1 || {

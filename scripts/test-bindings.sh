@@ -6,3 +6,6 @@ export TOOLKIT_BIN="$PWD/bin/run.js"
 
 echo "bindings/python: python3 -m unittest"
 python3 -W ignore::ResourceWarning -m unittest discover -s bindings/python/tests
+
+echo "bindings/ruby: minitest"
+ruby -Ibindings/ruby/lib bindings/ruby/test/test_svc.rb
