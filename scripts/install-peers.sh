@@ -15,6 +15,7 @@ packages=(
   postgresql
   postgresql-client
   ruby
+  librust-serde-json-dev
 )
 
 command -v dpkg >/dev/null 2>&1 || {

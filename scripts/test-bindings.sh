@@ -9,3 +9,6 @@ python3 -W ignore::ResourceWarning -m unittest discover -s bindings/python/tests
 
 echo "bindings/ruby: minitest"
 ruby -Ibindings/ruby/lib bindings/ruby/test/test_svc.rb
+
+echo "bindings/rust: cargo test (offline, Debian's crates)"
+(cd bindings/rust && cargo test --offline --quiet)
