@@ -11,6 +11,7 @@ mod embedded;
 mod remote;
 
 use serde_json::{json, Map, Value};
+use std::cell::RefCell;
 use std::fmt;
 
 pub use embedded::EmbeddedTransport;
@@ -47,7 +48,8 @@ pub trait Transport {
 
 /// A connection to svc, embedded or remote. Dropping it closes it (flushing the data directory).
 pub struct Client {
-    transport: Box<dyn Transport>,
+    // Calls take `&self` so a client is easy to pass around; one call at a time holds the transport.
+    transport: RefCell<Box<dyn Transport>>,
     closed: bool,
 }
 
@@ -84,14 +86,11 @@ fn obj(pairs: &[(&str, Value)]) -> Map<String, Value> {
 
 impl Client {
     pub fn new(transport: Box<dyn Transport>) -> Self {
-        Client { transport, closed: false }
+        Client { transport: RefCell::new(transport), closed: false }
     }
 
     fn call(&self, op: &str, params: Value) -> Result<Value> {
-        // The transports keep their own locking; `&self` keeps the API easy to share.
-        let t = &self.transport as *const Box<dyn Transport> as *mut Box<dyn Transport>;
-        // SAFETY: Client is not Sync, so no other thread holds this reference; calls never re-enter.
-        unsafe { (*t).call(op, params) }
+        self.transport.borrow_mut().call(op, params)
     }
 
     /// Stores `doc` as the current version of `id` (one Git commit).
@@ -171,14 +170,14 @@ impl Client {
     /// Flushes and releases the data directory (embedded) or the connection (remote).
     pub fn close(mut self) -> Result<()> {
         self.closed = true;
-        self.transport.close()
+        self.transport.get_mut().close()
     }
 }
 
 impl Drop for Client {
     fn drop(&mut self) {
         if !self.closed {
-            let _ = self.transport.close();
+            let _ = self.transport.get_mut().close();
         }
     }
 }
