@@ -53,4 +53,3 @@ async function reachable(url: string): Promise<null | string> {
     return cause ?? (error as Error).message
   }
 }
-

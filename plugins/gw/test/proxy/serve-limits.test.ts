@@ -1,11 +1,11 @@
 import {expect} from 'chai'
-import {type ChildProcess, spawn} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {type Everything, RUN_JS, startEverything} from './helpers.js'
+import {type Everything, serveCli, type ServingCli, startEverything} from './helpers.js'
 
 interface Reply {
   body: Record<string, unknown>
@@ -57,23 +57,10 @@ describe('gw serve: one user cannot take the proxy down (built CLI)', function (
   let dir: string
   const children: ChildProcess[] = []
 
-  const serve = (config: string, extra: string[] = [], env: Record<string, string> = {}): Promise<{child: ChildProcess; stderr: () => string; url: string}> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [RUN_JS, 'gw', 'serve', '--http', '--port', '0', '--format', 'json', '--config', config, ...extra], {
-        env: {...process.env, GW_AUTH_FILE: join(dir, 'auth.json'), HOME: dir, XDG_CONFIG_HOME: join(dir, 'xdg'), ...env},
-      })
-      children.push(child)
-      let out = ''
-      let err = ''
-      child.stderr!.on('data', (d) => (err += d))
-      child.stdout!.on('data', (d) => {
-        out += d
-        const first = out.includes('\n') ? (JSON.parse(out.split('\n')[0]) as {type?: string; url?: string}) : undefined
-        // An error record comes before the exit: the exit handler reports it.
-        if (first && first.type !== 'error') resolve({child, stderr: () => err, url: String(first.url)})
-      })
-      child.once('exit', (code) => reject(Object.assign(new Error(`serve exited ${code}: ${err}`), {code, stderr: err})))
-    })
+  const serve = (config: string, extra: string[] = [], env: Record<string, string> = {}): Promise<ServingCli> =>
+    serveCli(['--port', '0', '--config', config, ...extra], {...process.env, GW_AUTH_FILE: join(dir, 'auth.json'), HOME: dir, XDG_CONFIG_HOME: join(dir, 'xdg'), ...env}, (c) =>
+      children.push(c),
+    )
 
   const writeConfig = (name: string, serverAuth: unknown): string => {
     const file = join(dir, name)
