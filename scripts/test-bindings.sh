@@ -6,3 +6,9 @@ export TOOLKIT_BIN="$PWD/bin/run.js"
 
 echo "bindings/python: python3 -m unittest"
 python3 -W ignore::ResourceWarning -m unittest discover -s bindings/python/tests
+
+echo "bindings/ruby: minitest"
+ruby -Ibindings/ruby/lib bindings/ruby/test/test_svc.rb
+
+echo "bindings/rust: cargo test (offline, Debian's crates)"
+(cd bindings/rust && cargo test --offline --quiet)

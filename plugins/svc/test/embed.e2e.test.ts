@@ -33,7 +33,7 @@ class Embedded {
   }
 
   /** Sends the requests at once (pipelined) and returns the answers by id. */
-  async call(...requests: Array<{id: number; op: string; params?: unknown}>): Promise<Map<unknown, Reply>> {
+  async call(...requests: Array<{id: number | string; op: string; params?: unknown}>): Promise<Map<unknown, Reply>> {
     this.send(...requests)
     const answers = new Map<unknown, Reply>()
     while (answers.size < requests.length) {
