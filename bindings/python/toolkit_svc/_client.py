@@ -10,7 +10,7 @@ Doc = Dict[str, Json]
 class Transport:
     """How a client reaches svc: `submit` sends one operation and returns a future of its result."""
 
-    def submit(self, op: str, params: Dict[str, Json]) -> "Future[Json]":
+    def submit(self, op: str, params: Dict[str, Json], flush: bool = True) -> "Future[Json]":
         raise NotImplementedError
 
     def close(self) -> None:
@@ -101,7 +101,7 @@ class Pipeline(_Operations):
         self._futures: List["Future[Json]"] = []
 
     def _call(self, op: str, params: Dict[str, Json]) -> "Future[Json]":
-        future = self._transport.submit(op, params)
+        future = self._transport.submit(op, params, flush=False)
         self._futures.append(future)
         return future
 

@@ -13,6 +13,22 @@ from ._client import Client, Transport
 from ._errors import SvcError
 
 
+class _Answer(Future):  # type: ignore[type-arg]
+    """A pending answer; asking for it sends whatever requests are still buffered."""
+
+    def __init__(self, transport: "EmbeddedTransport") -> None:
+        super().__init__()
+        self._transport = transport
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        self._transport.flush()
+        return super().result(timeout)
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        self._transport.flush()
+        return super().exception(timeout)
+
+
 def _command() -> List[str]:
     # TOOLKIT_BIN names the toolkit executable (a path, or a command line such as "node /x/bin/run.js").
     return shlex.split(os.environ.get("TOOLKIT_BIN", "toolkit"))
@@ -51,8 +67,9 @@ class EmbeddedTransport(Transport):
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
-    def submit(self, op: str, params: Dict[str, Any]) -> "Future[Any]":
-        future: "Future[Any]" = Future()
+    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> "Future[Any]":
+        # A pipeline passes flush=False: requests go out in large writes, sent when an answer is asked for.
+        future: "Future[Any]" = _Answer(self)
         line = None
         with self._lock:
             if self._closed:
@@ -62,11 +79,20 @@ class EmbeddedTransport(Transport):
             line = json.dumps({"id": rid, "op": op, "params": params}, separators=(",", ":")).encode() + b"\n"
             try:
                 self._stdin.write(line)
-                self._stdin.flush()
+                if flush:
+                    self._stdin.flush()
             except (BrokenPipeError, OSError) as e:
                 self._pending.pop(rid, None)
                 raise SvcError("unavailable", "the svc child process has exited") from e
         return future
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._closed:
+                try:
+                    self._stdin.flush()
+                except (BrokenPipeError, OSError):
+                    pass
 
     def _read(self) -> None:
         for raw in self._stdout:

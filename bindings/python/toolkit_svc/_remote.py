@@ -55,7 +55,7 @@ class RemoteTransport(Transport):
         self._timeout = timeout
         self._pool = ThreadPoolExecutor(max_workers=workers)
 
-    def submit(self, op: str, params: Dict[str, Any]) -> "Future[Any]":
+    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> "Future[Any]":
         route = ROUTES.get(op)
         if route is None:
             future: "Future[Any]" = Future()

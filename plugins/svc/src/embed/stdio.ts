@@ -25,7 +25,17 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
   const order = new RequestOrder()
   let waitingForDrain: Promise<void> | undefined
 
+  let corked = false
   const send = (reply: unknown): void => {
+    // Answers finished in the same turn of the event loop leave in one write, not one syscall each.
+    if (!corked) {
+      corked = true
+      output.cork()
+      setImmediate(() => {
+        corked = false
+        output.uncork()
+      })
+    }
     if (!output.write(JSON.stringify(reply, jsonValue) + '\n') && !waitingForDrain) {
       // Stop reading until the client has taken our answers, so a client that never reads cannot grow our buffers.
       input.pause()
