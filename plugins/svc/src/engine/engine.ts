@@ -12,11 +12,12 @@ import {git, gitStream} from './git.js'
 import {classifyPath, DEFAULT_BRANCH, docPath, expiryPath, idFromBody, isCanonicalId, isReservedTable, MAX_FILE_NAME, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {EngineTransaction} from './transaction.js'
-import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter, WRITER_PID_FILE} from './lock.js'
+import {type DataDirLayout, dataDirLayout, LAYOUT_NAMES} from './layout.js'
+import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
 import {lowerBound} from './sorted.js'
-import {CommitWriter} from './writer.js'
+import {type CommitSpec, CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
   AsOfOptions,
@@ -105,8 +106,24 @@ export interface EngineDetails extends EngineStats {
   seq: number
   walBytes: number
   walFsyncs: number
-  /** Set when the Git writer failed: writes are refused until a restart replays the log. */
+  /** Set while the Git writer is down: writes are refused until svc has restarted it. */
   writerError?: string
+  /** Times the Git writer died and svc restarted it, replaying the writes not yet in Git. */
+  writerRestarts: number
+}
+
+/** A document whose Git object is missing. */
+export interface Damage {
+  branch: string
+  id: string
+  object: string
+}
+
+/** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
+interface Unsent {
+  branch?: {from: string; name: string}
+  idx: number
+  spec?: CommitSpec
 }
 
 /** Commits after which a checkpoint is requested at once, when none is on its way. */
@@ -126,6 +143,8 @@ function serialize(doc: Doc): Buffer {
  */
 export class GitEngine implements Engine {
   readonly dataDir: string
+  /** Where each of the data directory's files is (engine/layout.ts). */
+  readonly layout: DataDirLayout
   readonly repo: string
   private appending = 0
   private branchesState = new Map<string, BranchState>()
@@ -148,6 +167,14 @@ export class GitEngine implements Engine {
   private sweepNotBefore = 0
   private sweepTimer: NodeJS.Timeout | undefined
   private sweeping: Promise<void> | undefined
+  /** Damaged documents with the entry that was found damaged: a later write replaces the entry. */
+  private damaged = new Map<string, Damage & {entry: DocEntry}>()
+  private recovering: Promise<void> | undefined
+  private sendIdx = 0
+  private unsent: Unsent[] = []
+  /** Why the Git writer is down (set from its death until a restarted one has checkpointed). */
+  private writerDown: string | undefined
+  private writerRestarts = 0
   private readonly now: () => number
   private firstUncheckpointedAt = 0
   private index: FullTextIndex | undefined
@@ -164,7 +191,8 @@ export class GitEngine implements Engine {
 
   private constructor(dataDir: string, private readonly options: EngineOptions) {
     this.dataDir = resolve(dataDir)
-    this.repo = join(this.dataDir, 'repo')
+    this.layout = dataDirLayout(this.dataDir, {indexDir: options.indexDir})
+    this.repo = this.layout.repo
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
@@ -227,6 +255,8 @@ export class GitEngine implements Engine {
     clearTimeout(this.checkpointTimer)
     clearTimeout(this.sweepTimer)
     await this.wal.close()
+    await this.recovering
+    if (this.writerDown) this.failure ??= new EngineError('unavailable', `${this.writerDown}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
     try {
       await this.flushInternal()
       await this.repacking
@@ -264,7 +294,7 @@ export class GitEngine implements Engine {
     if (!from.exists && from.docs.size === 0) {
       throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
     }
-    this.writer.createBranch(name, from.name)
+    this.send({branch: {from: from.name, name}})
     const state: BranchState = {docs: new Map(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
     for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
     this.branchesState.set(name, state)
@@ -355,7 +385,8 @@ export class GitEngine implements Engine {
       seq: this.seq,
       walBytes: this.wal.bytes,
       walFsyncs: this.wal.fsyncs,
-      writerError: this.failure?.message,
+      writerError: this.failure?.message ?? this.writerDown,
+      writerRestarts: this.writerRestarts,
     }
   }
 
@@ -397,7 +428,7 @@ export class GitEngine implements Engine {
   async getRaw(id: string, options: BranchOption = {}): Promise<Buffer | undefined> {
     const entry = this.entry(id, options)
     if (!entry) return undefined
-    return this.blob(entry)
+    return this.blob(entry, options.branch ?? DEFAULT_BRANCH, id)
   }
 
   /**
@@ -474,8 +505,20 @@ export class GitEngine implements Engine {
 
   async list(options: ListOptions = {}): Promise<ListResult> {
     const ids = this.listIds(options)
-    const docs = await Promise.all(ids.ids.map((id) => this.get(id, options)))
-    return {docs: docs.filter((d): d is Doc => d !== undefined), nextCursor: ids.nextCursor}
+    const skipped: Damage[] = []
+    const docs = await Promise.all(ids.ids.map((id) => this.get(id, options).catch((error: unknown) => skipDamaged(error, skipped))))
+    return {docs: docs.filter((d): d is Doc => d !== undefined), nextCursor: ids.nextCursor, ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
+  }
+
+  /**
+   * Documents found damaged (their Git object missing) since they were last read whole; one
+   * leaves this list once it is rewritten, deleted, or its object is back (a restore, a fetch).
+   */
+  damage(): Damage[] {
+    for (const [k, d] of this.damaged) {
+      if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
+    }
+    return [...this.damaged.values()].map(({branch, id, object}) => ({branch, id, object}))
   }
 
   /** Ids in order for a listing page, without reading the documents. */
@@ -521,7 +564,7 @@ export class GitEngine implements Engine {
     // fast-import would recreate the ref at its next checkpoint; a fresh process forgets it.
     await this.repacking
     await this.writer.close()
-    this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
+    this.writer = this.newWriter()
     this.branchesState.delete(name)
     if (b.indexes?.size) this.saveIndexDefinitions()
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
@@ -536,9 +579,10 @@ export class GitEngine implements Engine {
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
     const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
-    const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name})))
+    const skipped: Damage[] = []
+    const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total: total - (ids.length - hits.length)}
+    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
   }
 
   stats(): EngineStats {
@@ -606,12 +650,14 @@ export class GitEngine implements Engine {
       ids.push(p.id)
     }
     this.pendingQueue.push({branch: b.name, ids, seq: entry.seq})
-    this.writer.commit({
-      authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
-      branch: b.name,
-      files,
-      message: commitMessage(entry),
-      time: entry.time,
+    this.send({
+      spec: {
+        authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
+        branch: b.name,
+        files,
+        message: commitMessage(entry),
+        time: entry.time,
+      },
     })
     this.sentSeq = entry.seq
     if (this.checkpointsInFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
@@ -714,7 +760,7 @@ export class GitEngine implements Engine {
         const e = b.docs.get(id)
         return e ? [{e, id}] : []
       })
-      const bodies = await Promise.all(chunk.map((c) => this.blob(c.e)))
+      const bodies = await Promise.all(chunk.map((c) => this.blob(c.e, b.name, c.id)))
       for (const [j, {e, id}] of chunk.entries()) {
         if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
         idx.set(id, parseBody(bodies[j]))
@@ -741,7 +787,7 @@ export class GitEngine implements Engine {
   }
 
   private indexFile(): string {
-    return join(this.dataDir, 'indexes.json')
+    return this.layout.indexDefinitions
   }
 
   private loadIndexDefinitions(): void {
@@ -771,12 +817,22 @@ export class GitEngine implements Engine {
     renameSync(`${file}.tmp`, file)
   }
 
-  private async blob(entry: DocEntry): Promise<Buffer> {
+  private async blob(entry: DocEntry, branch: string, id: string): Promise<Buffer> {
     if (entry.body) return entry.body
     const cached = this.cache.get(entry.sha)
     if (cached) return cached
     const body = entry.body ?? (await this.reader.read(entry.sha))
-    if (body === undefined) throw new EngineError('internal', `object ${entry.sha} is missing from the repository; run toolkit svc diagnose`)
+    const key = `${branch}\0${id}`
+    if (body === undefined) {
+      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha}
+      if (!this.damaged.has(key)) this.log.error('a document\'s git object is missing', {...d})
+      this.damaged.set(key, {...d, entry})
+      throw Object.assign(
+        new EngineError('damaged', `document ${d.id} is damaged: its git object ${entry.sha} is missing from the repository; run toolkit svc diagnose, then restore from the last backup or put the document again`),
+        {damage: d},
+      )
+    }
+    if (this.damaged.size > 0) this.damaged.delete(key)
     this.cache.set(entry.sha, body)
     return body
   }
@@ -872,7 +928,8 @@ export class GitEngine implements Engine {
   }
 
   private async runCheckpoint(): Promise<void> {
-    if (this.checkpointRunning) return
+    // While the writer is down its restart sends everything again and then checkpoints.
+    if (this.checkpointRunning || this.writerDown) return
     this.checkpointRunning = true
     try {
       while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
@@ -888,7 +945,7 @@ export class GitEngine implements Engine {
     } finally {
       this.checkpointRunning = false
       // A checkpoint still on its way schedules the next one when it completes.
-      if (!this.failure && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
+      if (!this.failure && !this.writerDown && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     }
   }
 
@@ -898,6 +955,7 @@ export class GitEngine implements Engine {
    */
   private async checkpointNow(): Promise<void> {
     const target = this.sentSeq
+    const mark = this.sendIdx
     this.requestedSeq = target
     const gen = ++this.checkpointsStarted
     const started = Date.now()
@@ -908,6 +966,9 @@ export class GitEngine implements Engine {
       this.checkpointsInFlight--
     }
     this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
+    let u = 0
+    while (u < this.unsent.length && this.unsent[u].idx <= mark) u++
+    this.unsent.splice(0, u)
     let n = 0
     while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
       const p = this.pendingQueue[n++]
@@ -935,12 +996,84 @@ export class GitEngine implements Engine {
     await this.wal.release(this.checkpointedSeq)
   }
 
+  /** Hands one commit or branch creation to fast-import, keeping it until a checkpoint covers it. */
+  private send(u: Omit<Unsent, 'idx'>): void {
+    const item = {...u, idx: ++this.sendIdx}
+    this.unsent.push(item)
+    if (this.writerDown) return
+    try {
+      this.dispatch(this.writer, item)
+    } catch (error) {
+      this.writerFailed(error)
+    }
+  }
+
+  private dispatch(w: CommitWriter, u: Unsent): void {
+    if (u.spec) w.commit(u.spec)
+    else if (u.branch) w.createBranch(u.branch.name, u.branch.from)
+  }
+
+  private newWriter(): CommitWriter {
+    return new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), this.layout.writerPid, (error) => this.writerFailed(error))
+  }
+
+  /** Whether writes can be made now (the liveness a supervisor probes through `/healthz`). */
+  canWrite(): {ok: boolean; reason?: string} {
+    if (this.closed) return {ok: false, reason: 'engine is closed'}
+    const reason = this.failure?.message ?? this.writerDown
+    return reason ? {ok: false, reason} : {ok: true}
+  }
+
+  /**
+   * The Git writer died (killed, crashed, or it refused a command): start a new one and send it
+   * every commit not yet covered by a checkpoint. Acknowledged writes are in the write-ahead log
+   * and in memory meanwhile, so nothing is lost; writes wait (briefly) or are refused until then.
+   */
   private writerFailed(error: unknown): void {
-    if (this.failure) return
-    this.failure = new EngineError('unavailable', `git writer failed: ${(error as Error).message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
-    this.log.error('git checkpoint failed', {error: (error as Error).message})
-    for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
-    for (const w of this.pressureWaiters.splice(0)) w()
+    if (this.failure || this.recovering) return
+    const message = (error as Error).message
+    if (this.closed) {
+      this.failure = new EngineError('unavailable', `git writer failed: ${message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
+      for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
+      for (const w of this.pressureWaiters.splice(0)) w()
+      return
+    }
+    this.writerDown = `git writer failed: ${message}`
+    this.log.error('git writer failed; restarting it and sending it the writes not yet in git', {error: message, writes: this.unsent.length})
+    this.recovering = this.recoverWriter().finally(() => {
+      this.recovering = undefined
+    })
+  }
+
+  private async recoverWriter(): Promise<void> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      if (attempt > 1) {
+        // Backs off up to 30 s: a writer that dies again at once must not spin the machine.
+        const until = Date.now() + Math.min(30_000, 250 * 2 ** (attempt - 2))
+        while (!this.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+        if (this.closed) return
+      }
+      try {
+        await this.writer.kill()
+        await this.repacking
+        for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
+        const w = this.newWriter()
+        this.writer = w
+        for (const u of this.unsent) this.dispatch(w, u)
+        // The checkpoint proves the new process took every commit sent again.
+        await w.checkpoint()
+        if (this.writer !== w) continue
+        this.writerRestarts++
+        this.writerDown = undefined
+        this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
+        for (const r of this.pressureWaiters.splice(0)) r()
+        void this.runCheckpoint()
+        return
+      } catch (error) {
+        this.writerDown = `git writer failed: ${(error as Error).message}`
+        this.log.error('git writer restart failed; trying again', {attempt, error: (error as Error).message})
+      }
+    }
   }
 
   /**
@@ -979,7 +1112,7 @@ export class GitEngine implements Engine {
     this.lock = acquireInstanceLock(this.dataDir)
     try {
       if (!existsSync(join(this.repo, 'HEAD'))) {
-        await git(this.dataDir, ['init', '--bare', '-q', 'repo'])
+        await git(this.dataDir, ['init', '--bare', '-q', LAYOUT_NAMES.repo])
         await git(this.repo, ['symbolic-ref', 'HEAD', `refs/heads/${DEFAULT_BRANCH}`])
       }
       // svc manages packing itself; git's object and ref fsyncs keep Git data durable before the WAL is trimmed.
@@ -1004,8 +1137,8 @@ export class GitEngine implements Engine {
         headSeq.set(name, seq)
         this.seq = Math.max(this.seq, seq)
       }
-      this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), join(this.dataDir, WRITER_PID_FILE))
-      const {entries, wal} = await WriteAheadLog.open(join(this.dataDir, 'wal'))
+      this.writer = this.newWriter()
+      const {entries, wal} = await WriteAheadLog.open(this.layout.wal)
       this.wal = wal
       for (const e of entries) this.seq = Math.max(this.seq, e.seq)
       this.checkpointedSeq = this.seq
@@ -1015,11 +1148,11 @@ export class GitEngine implements Engine {
         this.index = new FullTextIndex({
           batchSize: this.options.indexBatchSize ?? 1000,
           checkIntervalMs: this.options.indexCheckIntervalMs ?? 3_600_000,
-          dir: this.options.indexDir ?? join(this.dataDir, 'index'),
+          dir: this.layout.index,
           logger: this.log.child('svc.index.fulltext'),
           readBody: (branch, id) => {
             const e = this.branchesState.get(branch)?.docs.get(id)
-            return e ? this.blob(e).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
+            return e ? this.blob(e, branch, id).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
           },
           saveIntervalMs: this.options.indexSaveIntervalMs ?? 300_000,
           versions: (branch) => {
@@ -1114,6 +1247,12 @@ export class GitEngine implements Engine {
     this.checkOpen()
     if (this.writer.error) this.writerFailed(this.writer.error)
     if (this.failure) throw this.failure
+    if (this.recovering) {
+      // A restart normally takes well under a second; a writer that keeps dying fails writes fast.
+      await Promise.race([this.recovering, new Promise((r) => setTimeout(r, 5000).unref())])
+      this.checkOpen()
+      if (this.writerDown) throw new EngineError('unavailable', `${this.writerDown}; svc is restarting it, retry shortly (acknowledged writes are safe)`)
+    }
     // Writes being logged count against the bound too, or a burst would all pass the check at once.
     while (this.pendingQueue.length + this.appending >= this.maxPending) {
       await new Promise<void>((resolve) => this.pressureWaiters.push(resolve))
@@ -1151,6 +1290,14 @@ function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   if (meta.user) out.user = String(meta.user)
   if (meta.requestId) out.requestId = String(meta.requestId)
   return Object.keys(out).length > 0 ? out : undefined
+}
+
+/** A read that failed because the document is damaged is left out and reported; others still fail. */
+function skipDamaged(error: unknown, skipped: Damage[]): undefined {
+  const d = (error as {damage?: Damage}).damage
+  if ((error as EngineError)?.code !== 'damaged' || !d) throw error
+  skipped.push(d)
+  return undefined
 }
 
 function checkExpiry(at: unknown): null | number {

@@ -20,6 +20,7 @@ import {randomUUID} from 'node:crypto'
 
 import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
 
+import {checkCatalogEntry} from '../../engine/catalog-entry.js'
 import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
@@ -106,7 +107,8 @@ export async function tableDef(s: PgSession, branch: string, table: string): Pro
   if (ov !== undefined) return ov ? (ov as unknown as TableDef) : undefined
   if (cache.has(key)) return cache.get(key) ?? undefined
   const doc = await s.engine.get(`${SCHEMA_TABLE}:${table}`, {branch})
-  const def = doc && Array.isArray(doc.columns) ? (doc as unknown as TableDef) : null
+  // A damaged entry is an error naming it (engine/catalog-entry.ts), not a table without a schema.
+  const def = doc ? (checkCatalogEntry(doc) as TableDef) : null
   cache.set(key, def)
   return def ?? undefined
 }

@@ -104,7 +104,8 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     if (seg.length === 1 && (seg[0] === 'healthz' || seg[0] === 'health' || seg[0] === 'metrics')) {
       allow(method, ['GET', 'HEAD'])
       if (seg[0] === 'healthz') {
-        send(req, res, started, '/healthz', draining ? 503 : 200, draining ? 'draining\n' : 'ok\n', 'text/plain; charset=utf-8')
+        const live = health.liveness()
+        send(req, res, started, '/healthz', draining || !live.ok ? 503 : 200, draining ? 'draining\n' : live.ok ? 'ok\n' : `${live.reason}\n`, 'text/plain; charset=utf-8')
       } else if (seg[0] === 'health') {
         const h = await health.checks()
         json(req, res, started, '/health', h.status === 'healthy' ? 200 : 503, h)
