@@ -11,11 +11,11 @@ import {FullTextIndex, type IndexStatus} from './fulltext.js'
 import {git, gitStream} from './git.js'
 import {classifyPath, DEFAULT_BRANCH, docPath, expiryPath, idFromBody, isCanonicalId, isReservedTable, MAX_FILE_NAME, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
-import {EngineTransaction} from './transaction.js'
 import {type DataDirLayout, dataDirLayout, LAYOUT_NAMES} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
+import {beginTransaction} from './transaction.js'
 import {lowerBound} from './sorted.js'
 import {type CommitSpec, CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
@@ -236,8 +236,9 @@ export class GitEngine implements Engine {
   }
 
   begin(options: WriteOptions = {}): Transaction {
+    // The branch must exist before anything is buffered against it.
     const b = this.branch(options.branch)
-    return new EngineTransaction(this, b.name, options, this.now)
+    return beginTransaction(this, {...options, branch: b.name})
   }
 
   async branches(): Promise<Branch[]> {

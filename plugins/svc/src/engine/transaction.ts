@@ -1,102 +1,181 @@
-import {EngineError} from './errors.js'
-import {parseId} from './ids.js'
+/**
+ * A transaction over the engine API: writes are buffered in memory, reads through the transaction
+ * see them (get, getMany, and list with its prefix/table/cursor paging), and `commit` hands them
+ * to `batch` as one operation list, so the whole transaction is exactly one Git commit. Nothing
+ * is written before `commit`; if `batch` refuses any write, it writes nothing.
+ *
+ * Used by PostgreSQL BEGIN/COMMIT (and each simple Query string as an implicit transaction),
+ * Redis MULTI/EXEC, REST batches and the bindings. Isolation is read committed: reads of ids the
+ * transaction has not written see the engine's current version.
+ */
 import type {BatchOp, Doc, Engine, ListOptions, ListResult, Transaction, WriteOptions, WriteResult} from './types.js'
 
-/** What the transaction wrote to one id: the document (null once deleted) and its expiry. */
-interface Pending {
-  doc: Doc | null | undefined
-  /** undefined: unchanged by this transaction; null: cleared. */
-  expiresAt?: null | number
+import {EngineError} from './errors.js'
+import {canonicalId, parseId} from './ids.js'
+
+/** Expiry members of the engine, present once the engine implements expiry (SVC-CONTRACT.md). */
+interface ExpiryEngine {
+  expire?(id: string, at: null | number, options?: WriteOptions): Promise<boolean>
+  expiresAt?(id: string, options?: {branch?: string}): Promise<null | number | undefined>
 }
 
-/**
- * A transaction over one branch: writes are held in order, reads see them (read-your-writes),
- * and `commit` hands them to the engine as one batch, so they become exactly one Git commit or,
- * when any write is refused, nothing at all.
- */
+type Pending = {doc: Doc; keepExpiry: boolean; op: 'put'} | {op: 'delete'}
+
 export class EngineTransaction implements Transaction {
-  private done = false
-  private ops: BatchOp[] = []
-  private overlay = new Map<string, Pending>()
+  readonly branch: string
+  private state: 'committed' | 'committing' | 'open' | 'rolled back' = 'open'
+  /** Latest write per canonical id, in first-write order. */
+  private readonly writes = new Map<string, Pending>()
+  private readonly expiries = new Map<string, null | number>()
+  /** Canonical ids written, sorted; rebuilt lazily for list merges. */
+  private sorted?: string[]
 
   constructor(
     private readonly engine: Engine,
-    readonly branch: string,
-    private readonly options: WriteOptions,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  async commit(): Promise<WriteResult[]> {
-    this.check()
-    this.done = true
-    if (this.ops.length === 0) return []
-    return this.engine.batch(this.ops, {...this.options, branch: this.branch})
+    private readonly options: WriteOptions = {},
+  ) {
+    this.branch = options.branch ?? 'main'
   }
 
-  delete(id: string): void {
-    this.check()
-    const key = parseId(id).id
-    this.ops.push({id: key, op: 'delete'})
-    this.overlay.set(key, {doc: null, expiresAt: null})
+  /** Ids this transaction has written (put or deleted), so callers can merge them into lookups by index. */
+  writtenIds(prefix = ''): string[] {
+    return this.sortedIds().filter((id) => id.startsWith(prefix))
   }
 
-  expire(id: string, at: null | number): void {
-    this.check()
-    const key = parseId(id).id
-    this.ops.push({at, id: key, op: 'expire'})
-    const p = this.overlay.get(key)
-    this.overlay.set(key, {doc: p?.doc, expiresAt: at})
+  get size(): number {
+    return this.writes.size + this.expiries.size
   }
 
   async get(id: string): Promise<Doc | undefined> {
-    this.check()
-    const key = parseId(id).id
-    const p = this.overlay.get(key)
-    const doc = p?.doc === undefined ? await this.engine.get(key, {branch: this.branch}) : (p.doc ?? undefined)
-    if (doc && typeof p?.expiresAt === 'number' && p.expiresAt <= this.now()) return undefined
-    return doc
+    this.checkOpen()
+    const w = this.writes.get(canonicalId(id))
+    if (w) return w.op === 'put' ? w.doc : undefined
+    return this.engine.get(id, {branch: this.branch})
   }
 
-  getMany(ids: string[]): Promise<Array<Doc | undefined>> {
-    return Promise.all(ids.map((id) => this.get(id)))
+  async getMany(ids: string[]): Promise<Array<Doc | undefined>> {
+    this.checkOpen()
+    const out: Array<Doc | undefined> = Array.from({length: ids.length})
+    const need: number[] = []
+    for (const [i, id] of ids.entries()) {
+      const w = this.writes.size === 0 ? undefined : this.writes.get(canonicalId(id))
+      if (w) out[i] = w.op === 'put' ? w.doc : undefined
+      else need.push(i)
+    }
+    if (need.length > 0) {
+      const got = await this.engine.getMany(
+        need.map((i) => ids[i]),
+        {branch: this.branch},
+      )
+      for (const [j, i] of need.entries()) out[i] = got[j]
+    }
+    return out
   }
 
   async list(options: Omit<ListOptions, 'branch'> = {}): Promise<ListResult> {
-    this.check()
+    this.checkOpen()
     const page = await this.engine.list({...options, branch: this.branch})
-    if (this.overlay.size === 0) return page
+    if (this.writes.size === 0) return page
+    // The engine's page covers ids in (cursor, last]; without nextCursor it runs to the end.
     let prefix = options.prefix ?? ''
-    if (options.table !== undefined && !prefix.startsWith(`${options.table}:`)) prefix = `${options.table}:${prefix}`
-    const inRange = (id: string): boolean =>
-      id.startsWith(prefix) && (options.table === undefined || id.startsWith(`${options.table}:`)) && (options.cursor === undefined || id > options.cursor) && (page.nextCursor === undefined || id <= page.nextCursor)
+    const table = options.table ?? (prefix.includes(':') ? prefix.slice(0, prefix.indexOf(':')) : undefined)
+    if (table !== undefined && !prefix.startsWith(`${table}:`)) prefix = `${table}:${prefix}`
+    const lo = options.cursor
+    const hi = page.nextCursor
+    const inRange = (id: string): boolean => id.startsWith(prefix) && (lo === undefined || id > lo) && (hi === undefined || id <= hi)
     const byId = new Map(page.docs.map((d) => [d.id, d]))
-    for (const id of this.overlay.keys()) {
+    for (const id of this.sortedIds()) {
       if (!inRange(id)) continue
-      const doc = await this.get(id)
-      if (doc) byId.set(id, doc)
+      const w = this.writes.get(id) as Pending
+      if (w.op === 'put') byId.set(id, w.doc)
       else byId.delete(id)
     }
     const docs = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    return {...page, docs}
+    return hi === undefined ? {docs} : {docs, nextCursor: hi}
   }
 
   put(doc: Doc, options: {keepExpiry?: boolean} = {}): void {
-    this.check()
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EngineError('invalid_document', 'a document must be a JSON object')
-    const key = parseId(doc.id).id
-    const stored = {...doc, id: key}
-    this.ops.push({doc: stored, op: 'put', ...(options.keepExpiry ? {keepExpiry: true} : {})})
-    const p = this.overlay.get(key)
-    this.overlay.set(key, {doc: stored, expiresAt: options.keepExpiry ? p?.expiresAt : null})
+    this.checkOpen()
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new EngineError('invalid_document', 'a document must be a JSON object')
+    const id = parseId(doc.id).id
+    this.record(id, {doc: id === doc.id ? doc : {...doc, id}, keepExpiry: Boolean(options.keepExpiry), op: 'put'})
+    if (!options.keepExpiry) this.expiries.delete(id)
+  }
+
+  delete(id: string): void {
+    this.checkOpen()
+    const cid = parseId(id).id
+    this.record(cid, {op: 'delete'})
+    this.expiries.delete(cid)
+  }
+
+  expire(id: string, at: null | number): void {
+    this.checkOpen()
+    if (at !== null && !Number.isFinite(at)) throw new EngineError('invalid_argument', `expiry must be epoch milliseconds or null, got ${String(at)}`)
+    this.expiries.set(parseId(id).id, at)
+  }
+
+  async commit(): Promise<WriteResult[]> {
+    this.checkOpen()
+    this.state = 'committing'
+    try {
+      const ops: BatchOp[] = []
+      const keep: string[] = []
+      for (const [id, w] of this.writes) {
+        if (w.op === 'put') {
+          ops.push({doc: w.doc, op: 'put'})
+          if (w.keepExpiry) keep.push(id)
+        } else ops.push({id, op: 'delete'})
+      }
+      const ex = this.engine as Engine & ExpiryEngine
+      if (this.expiries.size > 0 && typeof ex.expire !== 'function') {
+        throw new EngineError('invalid_argument', 'this engine has no document expiry')
+      }
+      // Expiries the puts must keep are read before the batch replaces the documents.
+      const kept = new Map<string, number>()
+      if (keep.length > 0 && typeof ex.expiresAt === 'function') {
+        for (const id of keep) {
+          const at = await ex.expiresAt(id, {branch: this.branch})
+          if (typeof at === 'number' && !this.expiries.has(id)) kept.set(id, at)
+        }
+      }
+      const results = ops.length > 0 ? await this.engine.batch(ops, this.options) : []
+      const wopts: WriteOptions = {...this.options, branch: this.branch}
+      for (const [id, at] of kept) await ex.expire?.(id, at, wopts)
+      for (const [id, at] of this.expiries) await ex.expire?.(id, at, wopts)
+      this.state = 'committed'
+      return results
+    } catch (error) {
+      // A refused batch wrote nothing; the transaction is over either way.
+      this.state = 'rolled back'
+      throw error
+    }
   }
 
   rollback(): void {
-    this.done = true
-    this.ops = []
-    this.overlay.clear()
+    if (this.state === 'committed' || this.state === 'committing') return
+    this.state = 'rolled back'
+    this.writes.clear()
+    this.expiries.clear()
+    this.sorted = undefined
   }
 
-  private check(): void {
-    if (this.done) throw new EngineError('invalid_argument', 'this transaction has already been committed or rolled back')
+  private record(id: string, w: Pending): void {
+    if (!this.writes.has(id)) this.sorted = undefined
+    this.writes.set(id, w)
   }
+
+  private sortedIds(): string[] {
+    this.sorted ??= [...this.writes.keys()].sort()
+    return this.sorted
+  }
+
+  private checkOpen(): void {
+    if (this.state !== 'open') throw new EngineError('invalid_argument', `the transaction is ${this.state === 'committing' ? 'committing' : this.state}`)
+  }
+}
+
+/** `engine.begin()` for any engine: a transaction on `options.branch` (default `main`). */
+export function beginTransaction(engine: Engine, options: WriteOptions = {}): EngineTransaction {
+  return new EngineTransaction(engine, options)
 }

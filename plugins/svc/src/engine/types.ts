@@ -165,6 +165,8 @@ export interface Engine {
   getRawIfCached(id: string, options?: BranchOption): Buffer | false | undefined
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>
   list(options?: ListOptions): Promise<ListResult>
+  /** Ids of a listing page in order, without reading the documents (adapters that pass bytes through). */
+  listIds(options?: ListOptions): {ids: string[]; nextCursor?: string}
   put(doc: Doc, options?: WriteOptions): Promise<WriteResult>
   removeBranch(name: string): Promise<void>
   search(query: string, options?: SearchOptions): Promise<SearchResult>

@@ -13,7 +13,7 @@ import type {Engine, Logger} from '../../engine/types.js'
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
 import {fromEngine, SqlError} from './errors.js'
-import {commitTx, describesRows, executeStatement, explain, type PgSession, type QueryResult} from './executor.js'
+import {commitTx, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
 import {parseSql} from './parse.js'
 import {decodeParam, OID, toBinary, toText} from './types.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
@@ -396,6 +396,8 @@ export class PgConnection {
     if (mode === 'one' && statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
     const all = lifted.length > 0 ? [...params, ...lifted] : params
     const out: QueryResult[] = []
+    // Several statements in one Query message are one implicit transaction, as in PostgreSQL.
+    if (statements.length > 1 && !s.tx) s.tx = {branches: new Map(), implicit: true}
     for (const st of statements) {
       try {
         out.push(await this.statement(st, all))
@@ -405,10 +407,19 @@ export class PgConnection {
           out.push(empty)
           continue
         }
+        if (s.tx?.implicit) rollbackTx(s)
         // Results before the failing statement are still sent, as PostgreSQL does.
         for (const r of out) this.sendResult(r, [], true, 0)
         out.length = 0
         throw error
+      }
+    }
+    if (s.tx?.implicit) {
+      try {
+        await commitTx(s)
+      } catch (error) {
+        rollbackTx(s)
+        throw fromEngine(error)
       }
     }
     return out
@@ -425,13 +436,15 @@ export class PgConnection {
   private async txControl(kind: string): Promise<QueryResult> {
     const s = this.session
     if (kind === 'begin' || kind === 'start') {
-      if (s.tx) this.out.notice('there is already a transaction in progress')
-      else s.tx = {ops: new Map(), overlay: new Map()}
+      // BEGIN inside a multi-statement query turns its implicit transaction into an explicit one.
+      if (s.tx?.implicit) s.tx.implicit = false
+      else if (s.tx) this.out.notice('there is already a transaction in progress')
+      else s.tx = {branches: new Map()}
       return {rows: [], tag: 'BEGIN'}
     }
     if (kind === 'rollback' || kind === 'abort') {
       if (!s.tx) this.out.notice('there is no transaction in progress')
-      s.tx = undefined
+      rollbackTx(s)
       s.txFailed = false
       return {rows: [], tag: 'ROLLBACK'}
     }
@@ -441,14 +454,14 @@ export class PgConnection {
       return {rows: [], tag: 'COMMIT'}
     }
     if (s.txFailed) {
-      s.tx = undefined
+      rollbackTx(s)
       s.txFailed = false
       return {rows: [], tag: 'ROLLBACK'}
     }
     try {
       await commitTx(s)
     } catch (error) {
-      s.tx = undefined
+      rollbackTx(s)
       s.txFailed = false
       throw fromEngine(error)
     }

@@ -18,7 +18,7 @@ import type {
 
 import {randomUUID} from 'node:crypto'
 
-import type {BatchOp, Doc, Engine, Json} from '../../engine/types.js'
+import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../../engine/types.js'
 
 import {checkCatalogEntry} from '../../engine/catalog-entry.js'
 import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
@@ -38,9 +38,11 @@ export interface QueryResult {
   tag: string
 }
 
+/** A SQL transaction: one engine transaction per branch touched, and the ids each has written. */
 export interface Tx {
-  ops: Map<string, BatchOp[]>
-  overlay: Map<string, Doc | null>
+  branches: Map<string, {tx: Transaction; written: Set<string>}>
+  /** A multi-statement simple Query outside BEGIN runs as one implicit transaction. */
+  implicit?: boolean
 }
 
 export interface PgSession {
@@ -103,14 +105,40 @@ export async function tableDef(s: PgSession, branch: string, table: string): Pro
     defCache.set(s.engine, cache)
   }
   const key = `${branch}\0${table}`
-  const ov = s.tx?.overlay.get(`${branch}\0${SCHEMA_TABLE}:${table}`)
-  if (ov !== undefined) return ov ? (ov as unknown as TableDef) : undefined
+  const t = txOf(s, branch)
+  const schemaId = `${SCHEMA_TABLE}:${table}`
+  if (t?.written.has(schemaId)) {
+    const doc = await t.tx.get(schemaId)
+    return doc ? (doc as unknown as TableDef) : undefined
+  }
   if (cache.has(key)) return cache.get(key) ?? undefined
-  const doc = await s.engine.get(`${SCHEMA_TABLE}:${table}`, {branch})
+  const doc = await s.engine.get(schemaId, {branch})
   // A damaged entry is an error naming it (engine/catalog-entry.ts), not a table without a schema.
   const def = doc ? (checkCatalogEntry(doc) as TableDef) : null
   cache.set(key, def)
   return def ?? undefined
+}
+
+function txOf(s: PgSession, branch: string): undefined | {tx: Transaction; written: Set<string>} {
+  return s.tx?.branches.get(branch)
+}
+
+/** The branch's engine transaction in this session's transaction, begun on first use. */
+function txFor(s: PgSession, branch: string): {tx: Transaction; written: Set<string>} {
+  const tx = s.tx as Tx
+  let t = tx.branches.get(branch)
+  if (!t) {
+    // Catalog writes (_pg_schema) need `system`; user writes to reserved tables are refused in targetOf.
+    t = {tx: s.engine.begin({branch, meta: {origin: 'pg', user: s.user}, system: true}), written: new Set()}
+    tx.branches.set(branch, t)
+  }
+  return t
+}
+
+/** A listing page of the engine, through the session's transaction when there is one. */
+function listPage(s: PgSession, branch: string, options: Omit<ListOptions, 'branch'>): Promise<ListResult> {
+  const t = txOf(s, branch)
+  return t ? t.tx.list(options) : s.engine.list({...options, branch})
 }
 
 function forgetDef(s: PgSession, branch: string, table: string): void {
@@ -121,15 +149,15 @@ export async function tableNames(s: PgSession, branch: string): Promise<string[]
   const names = new Set((await s.engine.tables({branch})).filter((t) => t !== SCHEMA_TABLE))
   const schemaDocs = await listAll(s, branch, SCHEMA_TABLE)
   for (const d of schemaDocs) names.add(d.id.slice(SCHEMA_TABLE.length + 1))
-  if (s.tx) {
-    for (const [k, v] of s.tx.overlay) {
-      const [b, id] = k.split('\0')
-      if (b !== branch) continue
+  const tx = txOf(s, branch)
+  if (tx) {
+    for (const id of tx.written) {
+      const exists = (await tx.tx.get(id)) !== undefined
       const t = id.slice(0, id.indexOf(':'))
       if (t === SCHEMA_TABLE) {
-        if (v) names.add(id.slice(SCHEMA_TABLE.length + 1))
+        if (exists) names.add(id.slice(SCHEMA_TABLE.length + 1))
         else names.delete(id.slice(SCHEMA_TABLE.length + 1))
-      } else if (v) names.add(t)
+      } else if (exists) names.add(t)
     }
   }
   return [...names].sort()
@@ -144,7 +172,7 @@ async function tableExists(s: PgSession, branch: string, table: string): Promise
 export async function tableColumns(s: PgSession, branch: string, table: string): Promise<Column[]> {
   const def = await tableDef(s, branch, table)
   if (def) return def.columns.map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))
-  const page = await s.engine.list({branch, limit: 100, table})
+  const page = await listPage(s, branch, {limit: 100, table})
   const seen = new Map<string, unknown[]>([['id', []]])
   for (const d of page.docs) {
     for (const [k, v] of Object.entries(d)) {
@@ -170,10 +198,10 @@ function toRow(doc: Doc, table: string, idOid?: number): RowObj {
 async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Array<Doc | undefined>> {
   const out: Array<Doc | undefined> = Array.from({length: ids.length})
   const need: number[] = []
+  const tx = txOf(s, branch)
   for (const [i, id] of ids.entries()) {
-    const ov = s.tx?.overlay.get(`${branch}\0${id}`)
-    if (ov === undefined) need.push(i)
-    else out[i] = ov ?? undefined
+    if (tx?.written.has(id)) out[i] = await tx.tx.get(id)
+    else need.push(i)
   }
   if (need.length === 1) {
     out[need[0]] = await getParsed(s.engine, ids[need[0]], {branch})
@@ -193,22 +221,11 @@ async function listAll(s: PgSession, branch: string, table: string): Promise<Doc
   let cursor: string | undefined
   do {
     checkCancel(s)
-    const page = await s.engine.list({branch, cursor, limit: 1000, table})
+    const page = await listPage(s, branch, {cursor, limit: 1000, table})
     out.push(...page.docs)
     cursor = page.nextCursor
     if (out.length > MAX_SCAN) throw new SqlError('54000', `table ${table} has more than ${MAX_SCAN} rows; add a WHERE on id or a LIMIT`)
   } while (cursor)
-  if (s.tx) {
-    const prefix = `${branch}\0${table}:`
-    const byId = new Map(out.map((d) => [d.id, d]))
-    for (const [k, v] of s.tx.overlay) {
-      if (!k.startsWith(prefix)) continue
-      const id = k.slice(branch.length + 1)
-      if (v) byId.set(id, v)
-      else byId.delete(id)
-    }
-    return [...byId.values()]
-  }
   return out
 }
 
@@ -218,14 +235,20 @@ async function listAll(s: PgSession, branch: string, table: string): Promise<Doc
 async function write(s: PgSession, branch: string, ops: BatchOp[]): Promise<void> {
   if (ops.length === 0) return
   if (s.tx) {
-    const list = s.tx.ops.get(branch) ?? []
-    list.push(...ops)
-    s.tx.ops.set(branch, list)
-    for (const op of ops) s.tx.overlay.set(`${branch}\0${op.op === 'put' ? op.doc.id : op.id}`, op.op === 'put' ? op.doc : null)
+    const t = txFor(s, branch)
+    try {
+      for (const op of ops) {
+        if (op.op === 'put') t.tx.put(op.doc)
+        else t.tx.delete(op.id)
+        t.written.add(op.op === 'put' ? op.doc.id : op.id)
+      }
+    } catch (error) {
+      throw fromEngine(error)
+    }
     return
   }
-  // The catalog lives in a reserved table: only its own writes are `system` ones.
-  const opts = {branch, meta: {origin: 'pg', user: s.user}, system: ops.some((op) => (op.op === 'put' ? op.doc.id : op.id).startsWith(`${SCHEMA_TABLE}:`))}
+  const system = ops.some((op) => (op.op === 'put' ? op.doc.id : op.id).startsWith(`${SCHEMA_TABLE}:`))
+  const opts = {branch, meta: {origin: 'pg', user: s.user}, system}
   try {
     if (ops.length === 1) {
       const op = ops[0]
@@ -243,16 +266,21 @@ export async function commitTx(s: PgSession): Promise<void> {
   s.tx = undefined
   if (!tx) return
   // One commit per branch touched: BEGIN ... COMMIT is one Git commit, as users of a versioned DB expect.
-  for (const [branch, ops] of tx.ops) {
-    // Later writes to the same id win; the batch keeps one op per id.
-    const last = new Map<string, BatchOp>()
-    for (const op of ops) last.set(op.op === 'put' ? op.doc.id : op.id, op)
-    await write(s, branch, [...last.values()])
+  try {
+    for (const [branch, t] of tx.branches) {
+      for (const id of t.written) if (id.startsWith(`${SCHEMA_TABLE}:`)) forgetDef(s, branch, id.slice(SCHEMA_TABLE.length + 1))
+      await t.tx.commit()
+    }
+  } catch (error) {
+    for (const t of tx.branches.values()) t.tx.rollback()
+    throw fromEngine(error)
   }
-  for (const [k] of tx.overlay) {
-    const [b, id] = k.split('\0')
-    if (id.startsWith(`${SCHEMA_TABLE}:`)) forgetDef(s, b, id.slice(SCHEMA_TABLE.length + 1))
-  }
+}
+
+/** Drops the session's transaction without writing anything. */
+export function rollbackTx(s: PgSession): void {
+  for (const t of s.tx?.branches.values() ?? []) t.tx.rollback()
+  s.tx = undefined
 }
 
 // -----------------------------------------------------------------------------------------
@@ -460,11 +488,8 @@ async function loadTable(
       if (found === undefined) return {...base, rows: (await listAll(s, branch, table)).map((d) => toRow(d, table, idOid))}
       for (const id of found) ids.add(id)
     }
-    if (s.tx) {
-      // The transaction's own uncommitted writes are not in the index: its rows of this table are candidates too.
-      const prefix = `${branch}\0${table}:`
-      for (const k of s.tx.overlay.keys()) if (k.startsWith(prefix)) ids.add(k.slice(branch.length + 1))
-    }
+    // The transaction's own uncommitted writes are not in the index: its rows of this table are candidates too.
+    for (const id of txOf(s, branch)?.written ?? []) if (id.startsWith(`${table}:`)) ids.add(id)
     const docs = await getDocs(s, branch, [...ids].sort())
     for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
     if (base.rows.length === 0 && !def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
@@ -480,25 +505,25 @@ async function loadTable(
     base.ftsFromIndex = true
     return base
   }
-  const prefix = s.tx ? undefined : idPrefix(where, alias, single, ctx)
+  const prefix = idPrefix(where, alias, single, ctx)
   if (prefix !== undefined) {
     let cursor: string | undefined
     do {
       checkCancel(s)
-      const page = await s.engine.list({branch, cursor, limit: 1000, prefix: `${table}:${prefix}`})
+      const page = await listPage(s, branch, {cursor, limit: 1000, prefix: `${table}:${prefix}`})
       for (const d of page.docs) base.rows.push(toRow(d, table, idOid))
       cursor = page.nextCursor
     } while (cursor && (!early || base.rows.filter(early.test).length < early.stop))
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
-  if (early && !s.tx) {
+  if (early) {
     // SELECT ... WHERE <not on id> LIMIT n without ORDER BY: stop reading once n rows matched.
     let cursor: string | undefined
     let seen = 0
     do {
       checkCancel(s)
-      const page = await s.engine.list({branch, cursor, limit: 500, table})
+      const page = await listPage(s, branch, {cursor, limit: 500, table})
       seen += page.docs.length
       for (const d of page.docs) {
         const row = toRow(d, table, idOid)
@@ -843,9 +868,9 @@ async function joinRows(s: PgSession, left: Row[], right: Source, kind: string, 
         ids = [...found]
       }
       ids ??= values.size === 0 ? [] : undefined
-      if (ids && s.tx) {
-        const prefix = `${branch}\0${table}:`
-        for (const k of s.tx.overlay.keys()) if (k.startsWith(prefix)) ids.push(k.slice(branch.length + 1))
+      const tx = txOf(s, branch)
+      if (ids && tx) {
+        for (const id of tx.written) if (id.startsWith(`${table}:`)) ids.push(id)
         ids = [...new Set(ids)].sort()
       }
     }
@@ -931,6 +956,8 @@ function sourceColumns(s: Source): Column[] {
 function targetOf(s: PgSession, name: {name: string; schema?: string}): {branch: string; table: string} {
   if (name.schema === 'pg_catalog' || name.schema === 'information_schema') throw new SqlError('42501', `permission denied: ${name.schema} is read-only`)
   if (name.name === SCHEMA_TABLE) throw new SqlError('42501', `permission denied for table ${SCHEMA_TABLE}: use CREATE TABLE / DROP TABLE`)
+  // Tables starting with _ belong to the engine and the catalog (SVC-CONTRACT.md: reserved ids).
+  if (name.name.startsWith('_')) throw new SqlError('42501', `table "${name.name}" is reserved for svc's own data`)
   return {branch: branchOf(s, name.schema), table: name.name}
 }
 

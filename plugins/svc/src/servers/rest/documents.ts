@@ -1,0 +1,80 @@
+/** Documents: put, get, list, delete, history, as-of and diff, plus chrondb's alias paths. */
+import type {Doc} from '../../engine/types.js'
+
+import {HttpError, intParam, type RestContext, type RestReply, type RestRequest, type Route, stringParam} from './router.js'
+
+export function documentRoutes({engine}: RestContext): Route[] {
+  const put = async (r: RestRequest, pathId: string | undefined): Promise<RestReply> => {
+    const body = await r.json()
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_document', 'a document must be a JSON object')
+    const doc = body as Doc
+    if (pathId !== undefined) {
+      if (doc.id !== undefined && doc.id !== pathId && String(doc.id) !== pathId) {
+        throw new HttpError(400, 'invalid_id', `the id in the body (${JSON.stringify(doc.id)}) differs from the id in the path (${JSON.stringify(pathId)})`)
+      }
+      doc.id = pathId
+    } else if (doc.id === undefined) throw new HttpError(400, 'invalid_id', 'the document needs an "id" field (table:key)')
+    return {json: await engine.put(doc, r.writeOptions())}
+  }
+
+  const get = async (r: RestRequest): Promise<RestReply> => {
+    const {id} = r.params
+    // A document in memory is answered without a read from Git.
+    const cached = engine.getRawIfCached(id, {branch: r.branch})
+    const raw = cached === false ? await engine.getRaw(id, {branch: r.branch}) : cached
+    if (raw === undefined) throw new HttpError(404, 'not_found', `document ${id} not found on branch ${r.branch ?? 'main'}`)
+    return {body: raw}
+  }
+
+  const remove = async (r: RestRequest): Promise<RestReply> => {
+    const result = await engine.delete(r.params.id, r.writeOptions())
+    if (!result.existed) throw new HttpError(404, 'not_found', `document ${result.id} not found on branch ${result.branch}`)
+    return {json: result}
+  }
+
+  const list = async (r: RestRequest): Promise<RestReply> => {
+    const q = r.query
+    const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
+    const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch})))
+    // Stored bytes pass through unparsed.
+    const items = docs.filter((d) => d !== undefined).map((d) => d.toString('utf8'))
+    return {body: `{"documents":[${items.join(',')}]${page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`}}`}
+  }
+
+  const history = async (r: RestRequest): Promise<RestReply> => ({
+    json: await engine.history(r.params.id, {branch: r.branch, cursor: stringParam(r.query, 'cursor'), limit: intParam(r.query, 'limit')}),
+  })
+
+  const asOf = async (r: RestRequest): Promise<RestReply> => {
+    const commit = stringParam(r.query, 'commit')
+    const time = stringParam(r.query, 'time')
+    if (!commit && !time) throw new HttpError(400, 'invalid_argument', 'as-of needs ?commit=<id> or ?time=<RFC 3339 or epoch ms>')
+    const doc = await engine.asOf(r.params.id, {branch: r.branch, commit, time})
+    if (doc === undefined) throw new HttpError(404, 'not_found', `document ${r.params.id} did not exist at ${commit ?? time}`)
+    return {json: doc}
+  }
+
+  const diff = async (r: RestRequest): Promise<RestReply> => {
+    const from = stringParam(r.query, 'from')
+    if (!from) throw new HttpError(400, 'invalid_argument', 'diff needs ?from=<commit> (and optionally &to=<commit>)')
+    const to = stringParam(r.query, 'to')
+    const changes = await engine.diff(r.params.id, {branch: r.branch, from, to})
+    return {json: {changes, from, id: r.params.id, to: to ?? 'current'}}
+  }
+
+  return [
+    {handler: list, methods: ['GET'], path: '/api/v1/documents'},
+    {handler: (r) => put(r, undefined), methods: ['POST'], path: '/api/v1/documents'},
+    {handler: get, methods: ['GET'], path: '/api/v1/documents/:id'},
+    {handler: (r) => put(r, r.params.id), methods: ['PUT'], path: '/api/v1/documents/:id'},
+    {handler: remove, methods: ['DELETE'], path: '/api/v1/documents/:id'},
+    {handler: history, methods: ['GET'], path: '/api/v1/documents/:id/history'},
+    {handler: asOf, methods: ['GET'], path: '/api/v1/documents/:id/as-of'},
+    {handler: diff, methods: ['GET'], path: '/api/v1/documents/:id/diff'},
+    // chrondb's paths, so clients written for it work unchanged.
+    {handler: (r) => put(r, undefined), methods: ['POST', 'PUT'], path: '/api/v1/save'},
+    {handler: get, methods: ['GET'], path: '/api/v1/get/:id'},
+    {handler: remove, methods: ['DELETE'], path: '/api/v1/delete/:id'},
+    {handler: history, methods: ['GET'], path: '/api/v1/history/:id'},
+  ]
+}
