@@ -1,21 +1,22 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, rmSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {EngineError} from './errors.js'
-import {FieldIndex, type IndexDefinition} from './field-index.js'
+import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
-import {git, gitStream} from './git.js'
-import {classifyPath, DEFAULT_BRANCH, docPath, expiryPath, idFromBody, isCanonicalId, isReservedTable, MAX_FILE_NAME, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
+import {git} from './git.js'
+import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout, LAYOUT_NAMES} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
 import {beginTransaction} from './transaction.js'
+import {SecondaryIndexes} from './secondary-indexes.js'
 import {lowerBound} from './sorted.js'
 import {type CommitSpec, CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
@@ -73,28 +74,6 @@ export interface EngineOptions {
   maxPendingEntries?: number
   /** Checkpoints between background geometric repacks that keep pack and loose-object counts low (default 64). */
   repackEveryCheckpoints?: number
-}
-
-interface DocEntry {
-  /** Body of a write not yet in Git (read-your-writes). */
-  body?: Buffer
-  /** Epoch ms after which the document is gone (swept by the engine with origin `expiry`). */
-  expiresAt?: number
-  /** Tree path, only when it is not docPath(id) (a name written before long keys were hashed). */
-  path?: string
-  seq: number
-  sha: string
-}
-
-interface BranchState {
-  docs: Map<string, DocEntry>
-  exists: boolean
-  /** Ids whose entry has an expiry (entries are replaced, never mutated: branches share them). */
-  expiring: Set<string>
-  /** Secondary field indexes by name. */
-  indexes?: Map<string, FieldIndex & {failed?: string}>
-  name: string
-  tables: Map<string, {ids: Set<string>; sorted?: string[]}>
 }
 
 const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
@@ -167,6 +146,7 @@ export class GitEngine implements Engine {
   private sweepNotBefore = 0
   private sweepTimer: NodeJS.Timeout | undefined
   private sweeping: Promise<void> | undefined
+  private secondary: SecondaryIndexes
   /** Damaged documents with the entry that was found damaged: a later write replaces the entry. */
   private damaged = new Map<string, Damage & {entry: DocEntry}>()
   private recovering: Promise<void> | undefined
@@ -197,6 +177,7 @@ export class GitEngine implements Engine {
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.now = options.now ?? Date.now
+    this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
   static async open(dataDir: string, options: EngineOptions = {}): Promise<GitEngine> {
@@ -296,13 +277,12 @@ export class GitEngine implements Engine {
       throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
     }
     this.send({branch: {from: from.name, name}})
-    const state: BranchState = {docs: new Map(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
-    for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
+    const state = forkBranch(from, name)
     this.branchesState.set(name, state)
     for (const id of state.expiring) this.expiries.push({at: state.docs.get(id)!.expiresAt!, branch: name, id})
     this.scheduleSweep()
-    for (const idx of from.indexes?.values() ?? []) this.addIndex(state, idx.def)
-    if (from.indexes?.size) this.saveIndexDefinitions()
+    for (const idx of from.indexes?.values() ?? []) this.secondary.add(state, idx.def)
+    if (from.indexes?.size) this.secondary.save(this.branchesState.values())
     await this.forceCheckpoint()
     this.index?.addBranch(name)
     const heads = await this.refHeads()
@@ -319,14 +299,14 @@ export class GitEngine implements Engine {
     if (!INDEX_NAME.test(name)) throw new EngineError('invalid_argument', `invalid index name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`)
     const existing = b.indexes?.get(name)
     if (existing) {
-      if (options.ifNotExists) return this.indexInfo(b, existing)
+      if (options.ifNotExists) return this.secondary.info(b, existing)
       throw new EngineError('conflict', `index ${JSON.stringify(name)} already exists on branch ${b.name}`)
     }
-    const idx = this.addIndex(b, {field, name, table})
-    this.saveIndexDefinitions()
+    const idx = this.secondary.add(b, {field, name, table})
+    this.secondary.save(this.branchesState.values())
     await idx.ready
     this.log.info('index created', {branch: b.name, documents: idx.size, field, name, table})
-    return this.indexInfo(b, idx)
+    return this.secondary.info(b, idx)
   }
 
   async dropIndex(name: string, options: BranchOption & {ifExists?: boolean} = {}): Promise<boolean> {
@@ -336,7 +316,7 @@ export class GitEngine implements Engine {
       throw new EngineError('not_found', `index ${JSON.stringify(name)} does not exist on branch ${b.name}`)
     }
     b.indexes.delete(name)
-    this.saveIndexDefinitions()
+    this.secondary.save(this.branchesState.values())
     this.log.info('index dropped', {branch: b.name, name})
     return true
   }
@@ -347,7 +327,7 @@ export class GitEngine implements Engine {
    */
   async findIds(table: string, field: string, value: Json, options: BranchOption = {}): Promise<string[] | undefined> {
     const b = this.branch(options.branch)
-    const idx = this.indexOn(b, table, field)
+    const idx = this.secondary.on(b, table, field)
     if (!idx) return undefined
     await idx.ready
     if (idx.failed) return undefined
@@ -359,7 +339,7 @@ export class GitEngine implements Engine {
     const b = this.branch(options.branch)
     return [...(b.indexes?.values() ?? [])]
       .filter((i) => options.table === undefined || i.def.table === options.table)
-      .map((i) => this.indexInfo(b, i))
+      .map((i) => this.secondary.info(b, i))
       .sort((x, y) => x.name.localeCompare(y.name))
   }
 
@@ -567,7 +547,7 @@ export class GitEngine implements Engine {
     await this.writer.close()
     this.writer = this.newWriter()
     this.branchesState.delete(name)
-    if (b.indexes?.size) this.saveIndexDefinitions()
+    if (b.indexes?.size) this.secondary.save(this.branchesState.values())
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     this.index?.dropBranch(name)
     this.log.info('branch removed', {branch: name})
@@ -626,7 +606,7 @@ export class GitEngine implements Engine {
         const keep = op.keepExpiry && old?.expiresAt !== undefined && old.expiresAt > entry.time ? old.expiresAt : undefined
         if (old?.expiresAt !== undefined && keep === undefined) files.push({path: expiryPath(path, old.expiresAt)})
         this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {})})
-        if (b.indexes) this.indexWrite(b, p.table, p.id, body)
+        if (b.indexes) this.secondary.write(b, p.table, p.id, body)
         files.push({content: body, path})
         this.index?.onWrite(b.name, p.id, body, sha)
       } else if (op.op === 'expire') {
@@ -644,7 +624,7 @@ export class GitEngine implements Engine {
         }
         b.expiring.delete(p.id)
         if (old?.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
-        if (b.indexes) this.indexWrite(b, p.table, p.id, undefined)
+        if (b.indexes) this.secondary.write(b, p.table, p.id, undefined)
         files.push({path})
         this.index?.onWrite(b.name, p.id, undefined, undefined)
       }
@@ -739,83 +719,6 @@ export class GitEngine implements Engine {
       this.sweepNotBefore = this.now() + 1000
       this.log.warn('expiry sweep failed; retrying in a second', {error: (error as Error).message})
     }
-  }
-
-  private addIndex(b: BranchState, def: IndexDefinition): FieldIndex & {failed?: string} {
-    const idx: FieldIndex & {failed?: string} = new FieldIndex(def)
-    b.indexes ??= new Map()
-    b.indexes.set(def.name, idx)
-    idx.ready = this.buildIndex(b, idx).catch((error: Error) => {
-      idx.failed = error.message
-      if (this.closed) return
-      this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})
-    })
-    return idx
-  }
-
-  /** Reads every current document of the table; writes that land meanwhile win over what was read. */
-  private async buildIndex(b: BranchState, idx: FieldIndex): Promise<void> {
-    const ids = [...(b.tables.get(idx.def.table)?.ids ?? [])]
-    for (let i = 0; i < ids.length; i += 256) {
-      const chunk = ids.slice(i, i + 256).flatMap((id) => {
-        const e = b.docs.get(id)
-        return e ? [{e, id}] : []
-      })
-      const bodies = await Promise.all(chunk.map((c) => this.blob(c.e, b.name, c.id)))
-      for (const [j, {e, id}] of chunk.entries()) {
-        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
-        idx.set(id, parseBody(bodies[j]))
-      }
-    }
-  }
-
-  private indexInfo(b: BranchState, idx: FieldIndex & {failed?: string}): IndexInfo {
-    return {branch: b.name, documents: idx.size, field: idx.def.field, name: idx.def.name, table: idx.def.table, ...(idx.failed ? {error: idx.failed} : {})}
-  }
-
-  private indexOn(b: BranchState, table: string, field: string): (FieldIndex & {failed?: string}) | undefined {
-    for (const idx of b.indexes?.values() ?? []) if (idx.def.table === table && idx.def.field === field && !idx.failed) return idx
-    return undefined
-  }
-
-  private indexWrite(b: BranchState, table: string, id: string, body: Buffer | undefined): void {
-    let doc: Record<string, Json> | undefined
-    for (const idx of b.indexes?.values() ?? []) {
-      if (idx.def.table !== table) continue
-      if (body && doc === undefined) doc = parseBody(body)
-      idx.set(id, doc)
-    }
-  }
-
-  private indexFile(): string {
-    return this.layout.indexDefinitions
-  }
-
-  private loadIndexDefinitions(): void {
-    const file = this.indexFile()
-    if (!existsSync(file)) return
-    let defs: Record<string, IndexDefinition[]>
-    try {
-      defs = (JSON.parse(readFileSync(file, 'utf8')) as {branches: Record<string, IndexDefinition[]>}).branches
-    } catch (error) {
-      this.log.error('secondary index definitions unreadable; ignoring them', {error: (error as Error).message, file})
-      return
-    }
-    for (const [branch, list] of Object.entries(defs ?? {})) {
-      const b = this.branchesState.get(branch)
-      if (!b || !Array.isArray(list)) continue
-      for (const d of list) if (d && typeof d.name === 'string' && typeof d.table === 'string' && typeof d.field === 'string') this.addIndex(b, {field: d.field, name: d.name, table: d.table})
-    }
-  }
-
-  private saveIndexDefinitions(): void {
-    const branches: Record<string, IndexDefinition[]> = {}
-    for (const b of this.branchesState.values()) {
-      if (b.indexes?.size) branches[b.name] = [...b.indexes.values()].map((i) => i.def)
-    }
-    const file = this.indexFile()
-    writeFileSync(`${file}.tmp`, `${JSON.stringify({branches, format: 1}, null, 2)}\n`)
-    renameSync(`${file}.tmp`, file)
   }
 
   private async blob(entry: DocEntry, branch: string, id: string): Promise<Buffer> {
@@ -1127,11 +1030,11 @@ export class GitEngine implements Engine {
       for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
       this.reader = new BlobReader(this.repo)
       const heads = await this.refHeads()
-      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, {docs: new Map(), exists: false, expiring: new Set(), name: DEFAULT_BRANCH, tables: new Map()})
+      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, emptyBranch(DEFAULT_BRANCH, false))
       const headSeq = new Map<string, number>()
       for (const [name, sha] of heads) {
-        const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
-        await this.loadTree(state, sha)
+        const state = emptyBranch(name, true)
+        await loadBranchTree(this.repo, this.reader, state, sha, this.log, (id, at) => this.expiries.push({at, branch: name, id}))
         this.branchesState.set(name, state)
         const commit = await this.reader.read(sha)
         const seq = parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0
@@ -1164,7 +1067,7 @@ export class GitEngine implements Engine {
         })
         await this.index.open([...this.branchesState.keys()])
       }
-      this.loadIndexDefinitions()
+      this.secondary.load(this.branchesState)
       if (replay.length > 0) {
         this.checkpointedSeq = Math.min(...replay.map((e) => e.seq)) - 1
         this.requestedSeq = this.checkpointedSeq
@@ -1184,59 +1087,6 @@ export class GitEngine implements Engine {
       await this.writer?.close().catch(() => {})
       this.lock.release()
       throw error
-    }
-  }
-
-  private async loadTree(state: BranchState, commit: string): Promise<void> {
-    let rest = ''
-    const hashed: Array<{path: string; sha: string}> = []
-    const markers: Array<{at: number; docPath: string}> = []
-    const add = (id: string, e: DocEntry): void => {
-      state.docs.set(id, e)
-      const table = tableOf(id)
-      const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
-      t.ids.add(id)
-    }
-    await gitStream(this.repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
-      const parts = (rest + chunk.toString('utf8')).split('\0')
-      rest = parts.pop() ?? ''
-      for (const line of parts) {
-        // <mode> SP <type> SP <sha> TAB <path>
-        const tab = line.indexOf('\t')
-        const path = line.slice(tab + 1)
-        const kind = classifyPath(path)
-        if (kind === undefined) continue
-        const sha = line.slice(tab - 40, tab)
-        if (kind.kind === 'doc') {
-          // Written before long keys got hashed names: keep updating the file where it is.
-          const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
-          add(kind.id, long ? {path, seq: 0, sha} : {seq: 0, sha})
-        } else if (kind.kind === 'hashed') hashed.push({path, sha})
-        else markers.push(kind)
-      }
-    })
-    const byPath = new Map<string, string>()
-    if (hashed.length > 0) {
-      const bodies = await Promise.all(hashed.map((h) => this.reader.read(h.sha)))
-      for (const [i, h] of hashed.entries()) {
-        const body = bodies[i]
-        const id = body && idFromBody(body)
-        if (!id) {
-          this.log.error('a document under a hashed name has no readable id; skipped', {object: h.sha, path: h.path})
-          continue
-        }
-        byPath.set(h.path, id)
-        add(id, {seq: 0, sha: h.sha})
-      }
-    }
-    for (const m of markers) {
-      const c = classifyPath(m.docPath)
-      const id = c?.kind === 'doc' ? c.id : byPath.get(m.docPath)
-      const e = id === undefined ? undefined : state.docs.get(id)
-      if (!id || !e) continue
-      e.expiresAt = m.at
-      state.expiring.add(id)
-      this.expiries.push({at: m.at, branch: state.name, id})
     }
   }
 
@@ -1273,14 +1123,6 @@ export class GitEngine implements Engine {
       if (counted) this.appending--
     }
     return entry.seq
-  }
-}
-
-function parseBody(body: Buffer): Record<string, Json> | undefined {
-  try {
-    return JSON.parse(body.toString('utf8')) as Record<string, Json>
-  } catch {
-    return undefined
   }
 }
 
