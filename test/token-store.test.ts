@@ -62,4 +62,27 @@ describe('token store hook', () => {
     expect(Object.keys(data.tokens)).to.have.length(50)
     expect(statSync(file).mode & 0o777).to.equal(0o600)
   })
+
+  it('runs work on one entry in one process at a time across processes (exclusive), and still lets it save', async () => {
+    const dir = tmp()
+    const file = join(dir, 'auth.json')
+    const trace = join(dir, 'trace.log')
+    const worker = (who: string) =>
+      new Promise<number | null>((resolve) => {
+        const script = `import {createTokenStore} from ${JSON.stringify(join(repoRoot, 'dist/lib/token-store.js'))}
+          import {appendFileSync} from 'node:fs'
+          const s = createTokenStore(${JSON.stringify(file)})
+          for (let i = 0; i < 5; i++) await s.exclusive('https://one.example/mcp', async () => {
+            appendFileSync(${JSON.stringify(trace)}, '${who}+')
+            await new Promise((r) => setTimeout(r, 30))
+            await s.setToken('https://one.example/mcp', {access_token: '${who}' + i})
+            appendFileSync(${JSON.stringify(trace)}, '${who}-')
+          })`
+        spawn(process.execPath, ['--input-type=module', '-e', script], {stdio: 'inherit'}).on('close', resolve)
+      })
+    expect(await Promise.all([worker('a'), worker('b'), worker('c')])).to.deep.equal([0, 0, 0])
+    // Every start is followed by its own end: no two holders overlapped.
+    expect(readFileSync(trace, 'utf8')).to.match(/^(?:([abc])\+\1-){15}$/)
+    expect(readdirSync(dir).filter((f) => f.endsWith('.lock'))).to.deep.equal([])
+  })
 })

@@ -3,6 +3,7 @@ import type {ClientEntry, TokenEntry, TokenFile, TokenStore} from '@toolkit/kit'
 import {ToolkitError} from '@toolkit/kit'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
+import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync} from 'node:fs'
 import {dirname} from 'node:path'
 
@@ -53,7 +54,45 @@ export function createTokenStore(file: string): TokenStore {
     }
   }
 
+  // In-process holders queue here, so one process never races itself for its own lock directory.
+  const local = new Map<string, Promise<unknown>>()
+  const exclusive = async <T>(url: string, work: () => Promise<T>): Promise<T> => {
+    const previous = local.get(url) ?? Promise.resolve()
+    const run = previous.catch(() => {}).then(async () => {
+      mkdirSync(dirname(file), {mode: 0o700, recursive: true})
+      // One lock per entry (named by a digest: the URL may hold a secret), apart from the file's
+      // own lock so `work` can still save. While held, proper-lockfile refreshes its mtime, so
+      // only a holder that died is declared stale; waiting is bounded to about 30 s.
+      const entry = createHash('sha256').update(url).digest('hex').slice(0, 16)
+      let release: () => Promise<void>
+      try {
+        // proper-lockfile tracks its locks by the path given, so the entry gets a path of its own.
+        release = await lockfile.lock(`${file}.${entry}`, {
+          onCompromised: () => {},
+          realpath: false,
+          retries: {factor: 1.3, maxTimeout: 250, minTimeout: 20, retries: 150},
+          stale: 10_000,
+        })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+        throw new ToolkitError(`another process has held the token store entry of this server for too long (${file}); try again`, {code: 'token_store_busy'})
+      }
+      try {
+        return await work()
+      } finally {
+        await release().catch(() => {})
+      }
+    })
+    local.set(url, run)
+    try {
+      return await run
+    } finally {
+      if (local.get(url) === run) local.delete(url)
+    }
+  }
+
   return {
+    exclusive,
     file,
     async get(url) {
       const data = readStore(file)

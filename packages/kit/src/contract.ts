@@ -90,6 +90,13 @@ export interface TokenStore {
   setToken(url: string, token: TokenEntry): Promise<void>
   /** Locked read-modify-write; the file is replaced atomically with mode 0600. */
   update(mutate: (data: TokenFile) => Promise<void> | void): Promise<TokenFile>
+  /**
+   * Runs `work` while holding an exclusive lock on the entry of `url`, across processes (a lock
+   * directory next to the file), waiting a bounded time for another holder. For exchanges that
+   * must happen once, such as redeeming a single-use refresh token: re-read the entry inside.
+   * Optional so older hosts and test doubles still satisfy the interface.
+   */
+  exclusive?<T>(url: string, work: () => Promise<T>): Promise<T>
 }
 
 export interface TokenStoreRequest {

@@ -4,3 +4,4 @@ export {describeError, type ErrorRecord, InputError, ToolkitError, UsageError} f
 export {loadConfig, openTokenStore, useOutput} from './services.js'
 export {closest, editDistance} from './closest.js'
 export {BodyTooLargeError, readBody} from './http-body.js'
+export {Connections, endSockets, type ShutdownOptions} from './connections.js'

@@ -1,13 +1,13 @@
-import {InputError, UsageError} from '@toolkit/kit'
-import {copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
-import {basename, dirname, join, resolve} from 'node:path'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {basename, join, resolve} from 'node:path'
 
-import {lineOfPath} from './input/toml-lines.js'
+import {copyInputs} from './run/copy-inputs.js'
 import {type EventListener, EventLog} from './run/events.js'
 import {renderReport} from './run/report.js'
 import {createRunDir} from './run/run-dir.js'
+import {lockRunDir} from './run/lock.js'
 import {EXIT_CODES, type RunJson, totalsOf, writeRunJson} from './run/run-json.js'
-import {loadWorkspace, saveWorkspace} from './run/workspace-store.js'
+import {loadWorkspace, saveWorkspace, WORKSPACE_FILE} from './run/workspace-store.js'
 import {crossNegatives} from './steps/cross-negatives.js'
 import {exportFiles} from './steps/export.js'
 import {makePictures, PICTURE_SIZES, planPictures} from './steps/images.js'
@@ -20,7 +20,11 @@ import type {Issue, RunStatus, Totals, Workspace} from './types.js'
 export const DEFAULT_PROVIDER = 'local'
 
 export interface RunOptions {
+  /** API providers: the endpoint; null for the vendor's default or its variable. */
+  baseUrl?: null | string
   maxAttempts?: number
+  /** Stop starting model requests once the run's reported cost reaches this many dollars. */
+  maxCostUsd?: null | number
   maxTurns?: number
   model?: null | string
   parallel?: number
@@ -48,36 +52,15 @@ export interface RunOutcome {
 
 /** `generate`: read the inputs, make a run directory, run every mission, then the steps. */
 export async function generate(opts: GenerateOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
-  const businessFile = resolve(opts.businessFile)
-  if (!existsSync(businessFile)) throw new UsageError(`business file not found: ${opts.businessFile}`, 'not_found')
-  const {readBusinessFile} = await import('./input/business.js')
-  const {readCatalog} = await import('./input/catalog.js')
+  const {readInputs} = await import('./input/inputs.js')
   const {createProvider} = await import('./providers/index.js')
-  const parsed = await readBusinessFile(businessFile)
-  const base = dirname(businessFile)
-  const source = readFileSync(businessFile, 'utf8')
-  const catalogPath = parsed.catalogFile === null ? null : resolve(base, parsed.catalogFile)
-  if (catalogPath !== null && !existsSync(catalogPath)) {
-    throw new InputError(`catalog file not found: ${parsed.catalogFile}`, {file: businessFile, line: lineOfPath(source, ['catalog', 'file'])})
-  }
-  const catalog = catalogPath === null ? [] : await readCatalog(catalogPath)
-  const logoPath = parsed.brand.logo === null ? null : resolve(base, parsed.brand.logo)
-  if (logoPath !== null) {
-    if (!existsSync(logoPath) || !statSync(logoPath).isFile()) throw new InputError(`logo file not found: ${parsed.brand.logo}`, {file: businessFile, line: lineOfPath(source, ['brand', 'logo'])})
-    const {default: sharp} = await import('sharp')
-    const meta = await sharp(logoPath)
-      .metadata()
-      .catch(() => null)
-    if (meta === null) throw new InputError(`the logo is not a picture sharp can read: ${parsed.brand.logo}`, {file: businessFile, line: lineOfPath(source, ['brand', 'logo'])})
-  }
-  const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
+  const inputs = await readInputs(opts.businessFile)
+  const {parsed} = inputs
+  const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {baseUrl: opts.baseUrl ?? null, maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
 
   const {runDir, runId} = createRunDir(resolve(opts.out))
-  const inputDir = join(runDir, 'input')
-  mkdirSync(inputDir, {recursive: true})
-  copyFileSync(businessFile, join(inputDir, 'business.toml'))
-  if (catalogPath !== null) copyFileSync(catalogPath, join(inputDir, basename(catalogPath)))
-  if (logoPath !== null) copyFileSync(logoPath, join(inputDir, basename(logoPath)))
+  const release = lockRunDir(runDir, 'generate')
+  const {catalog, logo} = copyInputs(runDir, inputs)
   const ws: Workspace = {
     account: {brand_kit: null, campaigns: []},
     input: {
@@ -89,17 +72,25 @@ export async function generate(opts: GenerateOptions, listeners: EventListener[]
       export: parsed.export,
       formats: parsed.formats,
       search_bid_strategy: parsed.searchBidStrategy,
-      logo: logoPath === null ? null : `input/${basename(logoPath)}`,
+      logo,
     },
     missions: {plan: {attempts: 0, status: 'pending', usage: {cost_usd: null, input_tokens: 0, output_tokens: 0}}},
     version: 1,
   }
-  saveWorkspace(runDir, ws)
-  return execute({entry: 'missions', model: provider.model, opts, providerName: provider.name, runDir, runId, ws}, listeners)
+  try {
+    saveWorkspace(runDir, ws)
+    return await execute({entry: 'missions', model: provider.model, opts, providerName: provider.name, runDir, runId, ws}, listeners)
+  } finally {
+    release()
+  }
 }
 
 /** `--resume <run-dir>`: run the missions that did not finish, then the steps. */
 export async function resume(runDir: string, opts: RunOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
+  return locked(runDir, 'generate --resume', () => resumeLocked(runDir, opts, listeners))
+}
+
+async function resumeLocked(runDir: string, opts: RunOptions, listeners: EventListener[]): Promise<RunOutcome> {
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
   for (const m of Object.values(ws.missions)) if (m.status !== 'finished') m.status = 'pending'
@@ -108,9 +99,25 @@ export async function resume(runDir: string, opts: RunOptions, listeners: EventL
 
 /** `export <run-dir>`: the steps only, from workspace.json, without a model. */
 export async function exportRun(runDir: string, opts: RunOptions, listeners: EventListener[] = []): Promise<RunOutcome> {
+  return locked(runDir, 'export', () => exportLocked(runDir, opts, listeners))
+}
+
+async function exportLocked(runDir: string, opts: RunOptions, listeners: EventListener[]): Promise<RunOutcome> {
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
   return execute({entry: 'steps', model: previous?.model ?? null, opts, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+}
+
+/** Runs `work` holding the run directory's lock; a directory that is not a run is left alone. */
+async function locked<T>(runDir: string, command: string, work: () => Promise<T>): Promise<T> {
+  // Not a run directory: the loader's message says so, before any lock file is made there.
+  if (!existsSync(join(runDir, WORKSPACE_FILE))) loadWorkspace(runDir)
+  const release = lockRunDir(runDir, command)
+  try {
+    return await work()
+  } finally {
+    release()
+  }
 }
 
 function readRunJson(runDir: string): null | RunJson {
@@ -143,9 +150,9 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     if (x.entry === 'missions') {
       const {createProvider} = await import('./providers/index.js')
       const {runMissions} = await import('./missions/scheduler.js')
-      const provider = createProvider(x.providerName, {maxTurns: x.opts.maxTurns ?? 200, model: x.model})
+      const provider = createProvider(x.providerName, {baseUrl: x.opts.baseUrl ?? null, maxTurns: x.opts.maxTurns ?? 200, model: x.model})
       save()
-      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
+      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
     }
     const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
 

@@ -68,6 +68,8 @@ export interface Input {
 }
 
 export interface Keyword {
+  /** A product's own page, for a product-name keyword; the ad group's final URL otherwise. */
+  final_url?: string
   match: MatchType
   text: string
 }
@@ -91,6 +93,8 @@ export interface AdGroup {
   ads: ResponsiveSearchAd[]
   final_url: string
   keywords: Keyword[]
+  /** BCP 47 language the copy is written in, as the provider declared it. */
+  language?: string
   max_cpc_cents: number
   name: string
   negatives: Negative[]
@@ -121,6 +125,8 @@ export interface AssetGroup {
   final_url: string
   headlines: string[]
   images: ImageRecord[]
+  /** BCP 47 language the copy is written in, as the provider declared it. */
+  language?: string
   long_headlines: string[]
   name: string
   product_ids: string[]
@@ -152,7 +158,8 @@ export interface Account {
   campaigns: Campaign[]
 }
 
-export type MissionStatus = 'finished' | 'pending' | 'running' | {failed: {reason: string}}
+/** `retry: false` marks a failure another attempt cannot fix (see missions/failure.ts). */
+export type MissionStatus = 'finished' | 'pending' | 'running' | {failed: {reason: string; retry?: false}}
 
 export interface Usage {
   cost_usd: null | number

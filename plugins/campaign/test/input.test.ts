@@ -46,14 +46,14 @@ describe('business.toml', () => {
   it('rejects an unknown key with its file and line', async () => {
     const bad = example.replace('currency = "USD"', 'currency = "USD"\ndialy = 3')
     const e = await failure(bad)
-    expect(e.message).to.contain('unknown key "budget.dialy"')
+    expect(e.message).to.contain('unknown key "dialy" in [budget]; did you mean "daily"?')
     expect(e.line).to.equal(lineOf(bad, 'dialy = 3'))
   })
 
   it('rejects an unknown table', async () => {
     const bad = `${example}\n[budjet]\ndaily = 3\n`
     const e = await failure(bad)
-    expect(e.message).to.contain('unknown key "budjet"')
+    expect(e.message).to.contain('unknown key "budjet"; did you mean "budget"?')
     expect(e.line).to.equal(lineOf(bad, '[budjet]'))
   })
 

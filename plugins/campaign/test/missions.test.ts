@@ -40,7 +40,7 @@ describe('missions', function () {
           await s.call('get_brief', {})
           s.usage({cost_usd: 0.01, input_tokens: 1000, output_tokens: 200})
           await sleep(20)
-          if (s.mission.endsWith('-tea') && tries.get(s.mission) === 1) throw new Error('HTTP 529 overloaded')
+          if (s.mission.endsWith('-accessories') && tries.get(s.mission) === 1) throw new Error('HTTP 529 overloaded')
           await s.call('finish', {summary: 'done'})
           s.usage({cost_usd: 0.005, input_tokens: 500, output_tokens: 100})
         } finally {
@@ -53,14 +53,14 @@ describe('missions', function () {
     const campaigns = Object.keys(ws.missions).filter((id) => id !== 'plan')
     expect(peak).to.equal(3)
     expect(Object.values(ws.missions).every((m) => m.status === 'finished')).to.equal(true)
-    const tea = ws.missions['campaign:acme-coffee-tea']
-    expect(tea.attempts).to.equal(2)
-    expect(tea.usage).to.deep.equal({cost_usd: 0.025, input_tokens: 2500, output_tokens: 500})
+    const acc = ws.missions['campaign:acme-coffee-accessories']
+    expect(acc.attempts).to.equal(2)
+    expect(acc.usage).to.deep.equal({cost_usd: 0.025, input_tokens: 2500, output_tokens: 500})
     const failed = lines.find((l) => l.event.type === 'mission_finished' && !l.event.ok)?.event
-    expect(failed).to.deep.equal({mission: 'campaign:acme-coffee-tea', ok: false, reason: 'HTTP 529 overloaded', type: 'mission_finished'})
-    expect(lines.filter((l) => l.event.type === 'mission_started' && l.event.mission === 'campaign:acme-coffee-tea').map((l) => l.event)).to.deep.equal([
-      {attempt: 1, mission: 'campaign:acme-coffee-tea', type: 'mission_started'},
-      {attempt: 2, mission: 'campaign:acme-coffee-tea', type: 'mission_started'},
+    expect(failed).to.deep.equal({mission: 'campaign:acme-coffee-accessories', ok: false, reason: 'HTTP 529 overloaded', type: 'mission_finished'})
+    expect(lines.filter((l) => l.event.type === 'mission_started' && l.event.mission === 'campaign:acme-coffee-accessories').map((l) => l.event)).to.deep.equal([
+      {attempt: 1, mission: 'campaign:acme-coffee-accessories', type: 'mission_started'},
+      {attempt: 2, mission: 'campaign:acme-coffee-accessories', type: 'mission_started'},
     ])
     expect(lines.some((l) => l.event.type === 'mission_started' && l.event.mission === 'plan')).to.equal(false)
     const totals = totalsOf(ws)

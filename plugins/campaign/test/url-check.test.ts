@@ -128,4 +128,20 @@ file = "catalog.csv"
     expect(report).to.contain(`| ${s.base}/missing | 404 | HTTP 404 |`)
     expect(report).to.contain('| - | ECONNREFUSED |')
   })
+
+  it('treats a root URL with and without the trailing slash as the same page, not a redirect', async () => {
+    const dir = tempDir()
+    writeFileSync(
+      join(dir, 'business.toml'),
+      `[business]\nname = "Root Shop"\nurl = "${s.base}"\nlanguage = "en"\nlocations = ["United States"]\ngoal = "Sell things"\ndescription = "Root Shop has only a home page to test the URL check."\n\n[budget]\ndaily = 60\ncurrency = "USD"\n`,
+    )
+    const out = tempDir()
+    const res = await runCli(['campaign', 'generate', join(dir, 'business.toml'), '--out', out])
+    expect(res.code, res.stderr).to.equal(0)
+    const runDir = runDirIn(out)
+    const checked = readEvents(runDir).filter((e) => e.event.type === 'url_checked').map((e) => e.event)
+    expect(checked).to.deep.equal([{ok: true, status: 200, type: 'url_checked', url: s.base}])
+    const {readFileSync} = await import('node:fs')
+    expect(readFileSync(join(runDir, 'report.md'), 'utf8')).to.contain(`| ${s.base} | 200 | ok |`)
+  })
 })

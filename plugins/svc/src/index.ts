@@ -7,3 +7,17 @@
  *   await db.close()
  */
 export * from './engine/index.js'
+export {
+  type BackupManifest,
+  createBackup,
+  exportSnapshot,
+  exportToDirectory,
+  type ExportToDirectoryResult,
+  importSnapshot,
+  type ImportResult,
+  restoreBackup,
+  type RestoreOptions,
+  type RestoreResult,
+} from './ops/api.js'
+export type {BackupOptions} from './ops/backup.js'
+export type {ExportSnapshotOptions} from './ops/snapshot.js'

@@ -159,7 +159,8 @@ describe('svc engine: expiry, reserved tables, transactions and damage', () => {
     const repo = join(dir, 'repo')
     expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('3')
     expect(await db.get('acct:c')).to.equal(undefined)
-    expect(() => tx.put({id: 'acct:d'})).to.throw(/transaction is committed/)
+    expect(await db.expiresAt('acct:a')).to.be.a('number')
+    expect(() => tx.put({id: 'acct:d'})).to.throw(/committed/)
 
     const bad = db.begin()
     bad.put({id: 'acct:e', n: 1})

@@ -1,14 +1,17 @@
-import {InputError} from '@toolkit/kit'
+import {closest, InputError} from '@toolkit/kit'
 import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
 import {BID_STRATEGIES, type BidStrategy, CAMPAIGN_TYPES, type Budget, type Business, type CampaignType, type ExportConfig} from '../types.js'
+import {displayName} from '../lib/text.js'
 import {toCents} from './money.js'
 import {lineOfPath} from './toml-lines.js'
 
 const httpUrl = z.string().refine((s) => /^https?:\/\/[^\s/]+/i.test(s), 'must be an absolute http(s) URL')
 const text = (min: number, max: number) => z.string().trim().min(min, `must have at least ${min} characters`).max(max, `must have at most ${max} characters`)
 const money = z.union([z.number(), z.string()]).refine((v) => toCents(v) !== null && (toCents(v) ?? 0) > 0, 'must be an amount greater than 0 with at most 2 decimals')
+// Node's ICU knows every current ISO 4217 code; no table of our own to keep up to date.
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const hex = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour such as "#1f6feb"')
 
 /** The file format. Every table is strict, so a misspelt key is an error with its line. */
@@ -20,7 +23,10 @@ export const BusinessFileSchema = z.strictObject({
     })
     .optional(),
   budget: z.strictObject({
-    currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as "USD"'),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as "USD"')
+      .refine((c) => CURRENCIES.has(c), 'is not an ISO 4217 currency code (such as "USD", "EUR", "BRL")'),
     daily: money,
     max_cpc: money.optional(),
   }),
@@ -94,8 +100,11 @@ export async function parseBusinessToml(source: string, file: string): Promise<P
     let message: string
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0]
+      const table = path.filter((p) => typeof p === 'string').join('.')
+      // A key of this table first; else any key or table name of the file ("budgett" -> "budget").
+      const hint = closest(key, keysAt(path)) ?? closest(key, allKeys())
       path = [...path, key]
-      message = `unknown key "${path.join('.')}"`
+      message = `unknown key "${key}"${table ? ` in [${table}]` : ''}${hint ? `; did you mean "${hint}"?` : ''}`
     } else if (issue.code === 'invalid_type') {
       const got = valueAt(raw, path)
       message =
@@ -119,7 +128,7 @@ export async function parseBusinessToml(source: string, file: string): Promise<P
     budget: {currency: data.budget.currency, daily_cents: daily, max_cpc_cents: maxCpc},
     business: {
       avoid: b.avoid ?? [],
-      brand_terms: b.brand_terms ?? [b.name.toLowerCase()],
+      brand_terms: b.brand_terms ?? [displayName(b.name).toLowerCase()],
       competitors: b.competitors ?? [],
       description: b.description,
       goal: b.goal,
@@ -138,6 +147,41 @@ export async function parseBusinessToml(source: string, file: string): Promise<P
     formats: data.campaigns?.formats ?? ['search'],
     searchBidStrategy: data.campaigns?.search_bid_strategy ?? 'manual_cpc',
   }
+}
+
+function allKeys(): string[] {
+  const out = new Set<string>()
+  const walk = (schema: z.ZodType) => {
+    let s = unwrap(schema)
+    if (s instanceof z.ZodArray) s = unwrap(s.element as z.ZodType)
+    if (!(s instanceof z.ZodObject)) return
+    for (const [k, v] of Object.entries(s.shape as Record<string, z.ZodType>)) {
+      out.add(k)
+      walk(v)
+    }
+  }
+  walk(BusinessFileSchema)
+  return [...out]
+}
+
+/** The keys the schema allows at a path of the parsed file (array indexes skipped). */
+function keysAt(path: readonly (number | string)[]): string[] {
+  let schema: z.ZodType = BusinessFileSchema
+  for (const p of path) {
+    schema = unwrap(schema)
+    if (schema instanceof z.ZodArray) schema = unwrap(schema.element as z.ZodType)
+    if (typeof p === 'number') continue
+    if (!(schema instanceof z.ZodObject)) return []
+    schema = (schema.shape as Record<string, z.ZodType>)[p]
+    if (schema === undefined) return []
+  }
+  schema = unwrap(schema)
+  if (schema instanceof z.ZodArray) schema = unwrap(schema.element as z.ZodType)
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : []
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  return schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema
 }
 
 function valueAt(root: unknown, path: readonly (number | string)[]): unknown {

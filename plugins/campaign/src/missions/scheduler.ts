@@ -7,12 +7,15 @@ import {callTool} from '../tools/call.js'
 import {type MissionKind, toolsFor, toolSpecs} from '../tools/registry.js'
 import type {ToolContext} from '../tools/tool.js'
 import type {MissionState, Workspace} from '../types.js'
+import {isPermanent} from './failure.js'
 import {missionPrompt} from './prompts.js'
 
 export interface SchedulerOptions {
   events: EventLog
   /** Attempts per mission, the first included. */
   maxAttempts: number
+  /** Stop starting model requests and missions once the cost reported in this process reaches it. */
+  maxCostUsd?: null | number
   maxTurns: number
   parallel: number
   provider: Provider
@@ -36,16 +39,19 @@ export function isDone(state: MissionState | undefined): boolean {
  * simply unfinished and starts again; tools are idempotent upserts, so nothing is doubled.
  */
 export async function runMissions(o: SchedulerOptions): Promise<void> {
+  const budget = {limit: o.maxCostUsd ?? null, spent: 0}
+  const left = () => budget.limit === null || budget.spent < budget.limit
+  const run = (id: string) => runMission(o, id, budget, left)
   o.ws.missions.plan ??= newState()
   if (!isDone(o.ws.missions.plan)) {
-    await runMission(o, 'plan')
+    await run('plan')
     if (!isDone(o.ws.missions.plan)) return
   }
   const queue = Object.keys(o.ws.missions).filter((id) => id.startsWith('campaign:') && !isDone(o.ws.missions[id]))
   const workers = Array.from({length: Math.max(1, Math.min(o.parallel, queue.length))}, async () => {
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-      if (o.signal.aborted) return
-      await runMission(o, id)
+      if (o.signal.aborted || !left()) return
+      await run(id)
     }
   })
   await Promise.all(workers)
@@ -55,14 +61,15 @@ function newState(): MissionState {
   return {attempts: 0, status: 'pending', usage: {cost_usd: null, input_tokens: 0, output_tokens: 0}}
 }
 
-async function runMission(o: SchedulerOptions, mission: string): Promise<void> {
+async function runMission(o: SchedulerOptions, mission: string, budget: {spent: number}, left: () => boolean): Promise<void> {
   const kind: MissionKind = mission === 'plan' ? 'plan' : 'campaign'
   const slug = kind === 'plan' ? null : mission.slice('campaign:'.length)
   const tools = toolsFor(kind)
   mkdirSync(join(o.runDir, 'transcripts'), {recursive: true})
   let reason: null | string = null
+  let permanent = false
   for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
-    if (o.signal.aborted) return
+    if (o.signal.aborted || !left()) return
     const state = o.ws.missions[mission]
     state.attempts++
     state.status = 'running'
@@ -72,6 +79,7 @@ async function runMission(o: SchedulerOptions, mission: string): Promise<void> {
     let turns = 0
     try {
       await o.provider.runMission({
+        budgetLeft: left,
         async call(name, input) {
           if (++turns > o.maxTurns) {
             const error = `the mission used its ${o.maxTurns} tool calls (--max-turns)`
@@ -98,18 +106,22 @@ async function runMission(o: SchedulerOptions, mission: string): Promise<void> {
           const s = o.ws.missions[mission].usage
           s.input_tokens += u.input_tokens
           s.output_tokens += u.output_tokens
-          if (u.cost_usd !== null) s.cost_usd = (s.cost_usd ?? 0) + u.cost_usd
+          if (u.cost_usd !== null) {
+            s.cost_usd = (s.cost_usd ?? 0) + u.cost_usd
+            budget.spent += u.cost_usd
+          }
           o.events.emit({cost_usd: u.cost_usd, input_tokens: u.input_tokens, mission, output_tokens: u.output_tokens, type: 'usage'})
         },
       })
       reason = ctx.finished ? null : 'the provider ended the mission without calling finish'
     } catch (error) {
       reason = o.signal.aborted ? 'interrupted' : (error as Error).message || String(error)
+      permanent = !o.signal.aborted && isPermanent(error)
     }
     const current = o.ws.missions[mission]
-    current.status = reason === null ? 'finished' : {failed: {reason}}
+    current.status = reason === null ? 'finished' : {failed: permanent ? {reason, retry: false} : {reason}}
     o.save()
     o.events.emit({mission, ok: reason === null, reason, type: 'mission_finished'})
-    if (reason === null) return
+    if (reason === null || permanent) return
   }
 }

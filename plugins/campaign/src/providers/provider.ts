@@ -32,6 +32,8 @@ export interface MissionSession {
   transcriptFile(suffix: '.cli.jsonl' | '.jsonl'): string
   /** After every model response: a `usage` event, added to the mission's usage. */
   usage(usage: Usage): void
+  /** False once the run's reported cost reached `--max-cost`: start no new model request. */
+  budgetLeft(): boolean
 }
 
 export interface Provider {
@@ -43,6 +45,8 @@ export interface Provider {
 }
 
 export interface ProviderOptions {
+  /** API providers: the endpoint (flag, config or the vendor's variable); null for the default. */
+  baseUrl?: null | string
   maxTurns: number
   model: null | string
 }

@@ -1,4 +1,5 @@
 import {fromCents} from '../input/money.js'
+import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import {BID_LABELS} from '../export/google-ads/search-csv.js'
 import type {UrlResult} from '../steps/url-check.js'
 import type {Issue, RunStatus, Totals, Workspace} from '../types.js'
@@ -53,14 +54,33 @@ export function renderReport(r: ReportInput): string {
   const sum = ws.account.campaigns.reduce((a, c) => a + c.daily_budget_cents, 0)
   out.push(`Daily budget ${fromCents(ws.input.budget.daily_cents)} ${cur}; campaigns add up to ${fromCents(sum)} ${cur}. Max CPC: ${ws.input.budget.max_cpc_cents === null ? 'not set' : `${fromCents(ws.input.budget.max_cpc_cents)} ${cur}`}.`, '')
   if (ws.account.campaigns.length > 0) {
-    out.push('| Campaign | Share | Bid strategy | Max CPC (ad groups) |', '|---|---:|---|---|')
+    out.push(
+      `Budget rule: a campaign is planned only if its daily budget buys at least ${MIN_DAILY_CLICKS} clicks at the CPC estimate of what it sells (docs/campaign.md, "Budget rule").`,
+      '',
+      '| Campaign | Share | Bid strategy | Max CPC (ad groups) | CPC estimate | Clicks a day | Categories |',
+      '|---|---:|---|---|---:|---:|---|',
+    )
+    const byId = new Map(ws.input.catalog.map((p) => [p.id, p]))
+    let grouped = 0
     for (const c of ws.account.campaigns) {
       const cpcs = c.ad_groups.map((g) => g.max_cpc_cents)
       const range = cpcs.length === 0 ? '-' : `${fromCents(Math.min(...cpcs))}-${fromCents(Math.max(...cpcs))} ${cur}`
       const share = ws.input.budget.daily_cents > 0 ? `${((100 * c.daily_budget_cents) / ws.input.budget.daily_cents).toFixed(1)}%` : '-'
-      out.push(`| ${cell(c.name)} | ${share} | ${BID_LABELS[c.bid_strategy]} | ${range} |`)
+      const est = campaignCpc(ws, c)
+      const clicks = est.cents === null ? '-' : String(Math.floor(c.daily_budget_cents / est.cents))
+      const cats = [...new Set(c.planned_ad_groups.flatMap((g) => g.product_ids.map((id) => byId.get(id)?.category ?? '')).filter(Boolean))]
+      if (c.type === 'search' && cats.length > 1) grouped++
+      out.push(`| ${cell(c.name)} | ${share} | ${BID_LABELS[c.bid_strategy]} | ${range} | ${est.cents === null ? 'unknown' : `${fromCents(est.cents)} ${cur} (${est.kind})`} | ${clicks} | ${cell(cats.length > 3 ? `${cats.slice(0, 3).join(', ')} and ${cats.length - 3} more` : cats.join(', ') || '-')} |`)
     }
     out.push('')
+    if (grouped > 0) {
+      out.push(`${grouped} Search campaign${grouped === 1 ? ' covers' : 's cover'} several categories: with this daily budget, one campaign per category would buy fewer than ${MIN_DAILY_CLICKS} clicks a day each, so categories were grouped; each keeps its own ad groups. Raise \`[budget] daily\` to split them.`, '')
+    }
+    const labels: Record<string, string> = {demand_gen: 'Demand Gen', performance_max: 'Performance Max', search: 'Search'}
+    for (const type of ws.input.formats) {
+      if (ws.account.campaigns.some((c) => c.type === type)) continue
+      out.push(`No ${labels[type]} campaign although \`[campaigns] formats\` asks for one: at this daily budget it would not buy ${MIN_DAILY_CLICKS} clicks a day next to the other campaigns (the planner's reasoning is in the plan mission's \`agent_text\` events).`, '')
+    }
   }
 
   out.push('## Validation', '')
@@ -90,7 +110,12 @@ export function renderReport(r: ReportInput): string {
   out.push(`${r.totals.missions} missions, ${r.totals.failed_missions} failed; ${r.totals.input_tokens} input tokens, ${r.totals.output_tokens} output tokens; cost ${r.totals.cost_usd === null ? 'not reported' : `${r.totals.cost_usd.toFixed(4)} USD`}.`, '')
   out.push('| Mission | Status | Attempts | Input tokens | Output tokens | Cost (USD) |', '|---|---|---:|---:|---:|---:|')
   for (const [id, m] of Object.entries(ws.missions)) {
-    const status = typeof m.status === 'object' ? `failed: ${m.status.failed.reason}` : m.status
+    const status =
+      typeof m.status === 'object'
+        ? `failed: ${m.status.failed.reason}${m.status.failed.retry === false ? ' (a retry cannot fix this: change what the reason names, then --resume)' : r.status === 'incomplete' ? ' (--resume retries it)' : ''}`
+        : m.status === 'finished'
+          ? m.status
+          : `${m.status} (did not finish; --resume runs it)`
     out.push(`| ${id} | ${cell(status)} | ${m.attempts} | ${m.usage.input_tokens} | ${m.usage.output_tokens} | ${m.usage.cost_usd === null ? '-' : m.usage.cost_usd.toFixed(4)} |`)
   }
   out.push('')
@@ -121,3 +146,4 @@ export function renderReport(r: ReportInput): string {
   }
   return out.join('\n')
 }
+

@@ -21,7 +21,8 @@ export function totalsOf(ws: Workspace): Totals {
   const reported = costs.filter((c): c is number => c !== null)
   return {
     cost_usd: reported.length === 0 ? null : Math.round(reported.reduce((a, b) => a + b, 0) * 1e6) / 1e6,
-    failed_missions: missions.filter((m) => typeof m.status === 'object').length,
+    // Every mission that did not finish: failed, interrupted while running, or never started.
+    failed_missions: missions.filter((m) => m.status !== 'finished').length,
     input_tokens: missions.reduce((a, m) => a + m.usage.input_tokens, 0),
     missions: missions.length,
     output_tokens: missions.reduce((a, m) => a + m.usage.output_tokens, 0),

@@ -7,7 +7,7 @@ import {BID_STRATEGIES, CAMPAIGN_TYPES, MATCH_TYPES} from '../types.js'
  */
 type Shape = 'boolean' | 'number' | 'number?' | 'string' | 'string?' | readonly [Shape] | {enum: readonly string[]} | {[key: string]: Shape}
 
-const keyword = {match: {enum: MATCH_TYPES}, text: 'string'} as const
+const keyword = {final_url: 'string?', match: {enum: MATCH_TYPES}, text: 'string'} as const
 const negative = {match: {enum: MATCH_TYPES}, text: 'string'} as const
 
 const SHAPE: Shape = {
@@ -19,6 +19,7 @@ const SHAPE: Shape = {
             ads: [{descriptions: ['string'], final_url: 'string', headlines: ['string'], path1: 'string', path2: 'string'}],
             final_url: 'string',
             keywords: [keyword],
+            language: 'string?',
             max_cpc_cents: 'number',
             name: 'string',
             negatives: [negative],
@@ -32,6 +33,7 @@ const SHAPE: Shape = {
             final_url: 'string',
             headlines: ['string'],
             images: [{height: 'number', id: 'string', kind: {enum: ['landscape', 'portrait', 'square']}, path: 'string', width: 'number'}],
+            language: 'string?',
             long_headlines: ['string'],
             name: 'string',
             product_ids: ['string'],
@@ -80,7 +82,7 @@ function check(value: unknown, shape: Shape, path: string): null | string {
   const at = path || '(top level)'
   if (typeof shape === 'string') {
     const optional = shape.endsWith('?')
-    if (optional && value === null) return null
+    if (optional && (value === null || value === undefined)) return null
     const type = optional ? shape.slice(0, -1) : shape
     return typeof value === type && (type !== 'number' || Number.isFinite(value)) ? null : `${at} must be ${optional ? `a ${type} or null` : `a ${type}`}`
   }

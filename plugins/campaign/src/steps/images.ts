@@ -1,5 +1,5 @@
 import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
-import {basename, dirname, join} from 'node:path'
+import {basename, dirname, isAbsolute, join} from 'node:path'
 
 import {slugify} from '../lib/slug.js'
 import type {ImageKind, ImageRecord, Product, Workspace} from '../types.js'
@@ -79,7 +79,8 @@ export async function makePictures(ws: Workspace, runDir: string, plans: Picture
     }
     const band = Math.round(height * 0.16)
     const layers: {input: Buffer; left: number; top: number}[] = []
-    const photo = plan.product === null ? null : products.get(plan.product)?.image ?? null
+    const image = plan.product === null ? null : (products.get(plan.product)?.image ?? null)
+    const photo = image === null || /^https?:/i.test(image) || isAbsolute(image) ? image : join(runDir, image)
     if (photo !== null && !/^https?:/i.test(photo) && existsSync(photo)) {
       const box = {height: height - band - Math.round(height * 0.08), width: Math.round(width * 0.9)}
       const buf = await sharp(photo).resize({...box, background: colors[0], fit: 'contain'}).toBuffer()

@@ -17,6 +17,7 @@ export function finalUrls(ws: Workspace): string[] {
     for (const g of c.ad_groups) {
       urls.add(g.final_url)
       for (const ad of g.ads) urls.add(ad.final_url)
+      for (const k of g.keywords) if (k.final_url) urls.add(k.final_url)
     }
     for (const g of c.asset_groups) urls.add(g.final_url)
   }
@@ -51,7 +52,7 @@ async function checkOne(url: string, timeoutMs: number): Promise<UrlResult> {
     let res = await attempt('HEAD')
     if (res.status === 405 || res.status === 501) res = await attempt('GET')
     const ok = res.status >= 200 && res.status < 300
-    return {final_url: res.url && res.url !== url ? res.url : null, ok, reason: ok ? null : `HTTP ${res.status}`, status: res.status, url}
+    return {final_url: res.url && !samePage(res.url, url) ? res.url : null, ok, reason: ok ? null : `HTTP ${res.status}`, status: res.status, url}
   } catch (error) {
     const e = error as {cause?: {code?: string; message?: string}; message?: string; name?: string}
     const reason = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message ?? 'request failed')
@@ -66,4 +67,17 @@ export function urlIssues(results: UrlResult[]): Issue[] {
     if (r.status === null) return [{code: 'url_unreachable', message: `${r.url}: ${r.reason}`, path: r.url, severity: 'error'}]
     return [{code: 'url_broken', message: `${r.url} answers HTTP ${r.status}`, path: r.url, severity: 'error'}]
   })
+}
+
+/**
+ * Whether two addresses name the same page: `https://shop.example` and `https://shop.example/`
+ * are one (the URL standard gives a bare host the path `/`), as are differences the parser
+ * normalises away (case of the host, a default port).
+ */
+export function samePage(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href
+  } catch {
+    return a === b
+  }
 }

@@ -1,6 +1,7 @@
-import {statSync} from 'node:fs'
-import {join} from 'node:path'
+import {existsSync, statSync} from 'node:fs'
+import {isAbsolute, join} from 'node:path'
 
+import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import type {AssetGroup, Campaign, ImageRecord, Issue, Keyword, MatchType, Negative, ResponsiveSearchAd, Severity, Workspace} from '../types.js'
 
 /** Google Ads limits the checks use; docs/campaign-validation.md lists them with their codes. */
@@ -18,6 +19,8 @@ export const LIMITS = {
 } as const
 
 const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/
+/** Words a search term never ends with unless it was cut short ("grinder with", "café de"). */
+const DANGLING = new Set('a an and as at by for from in of on or the to with & + - e em com da das de del do dos en para por y con el la los las und mit für von vom zum zur der die das den im am'.split(' '))
 const EMOJI = /\p{Extended_Pictographic}/u
 
 /** Every issue in the account. `runDir` lets the picture checks look at the files. */
@@ -30,7 +33,27 @@ export function validateAccount(ws: Workspace, runDir?: string): Issue[] {
   if (campaigns.length > 0 && sum !== ws.input.budget.daily_cents) {
     add('error', 'budget_sum_mismatch', 'account.campaigns', `campaign budgets add up to ${money(sum)} ${ws.input.budget.currency}, the daily budget is ${money(ws.input.budget.daily_cents)}`)
   }
-  for (const [i, c] of campaigns.entries()) issues.push(...validateCampaign(ws, c, `account.campaigns[${i}]`, runDir))
+  for (const [i, c] of campaigns.entries()) {
+    issues.push(...validateCampaign(ws, c, `account.campaigns[${i}]`, runDir))
+    const {cents, kind} = campaignCpc(ws, c)
+    if (cents !== null && c.daily_budget_cents > 0 && c.daily_budget_cents < cents * MIN_DAILY_CLICKS) {
+      const cur = ws.input.budget.currency
+      add(
+        'error',
+        'budget_too_thin',
+        `account.campaigns[${i}].daily_budget_cents`,
+        `campaign "${c.name}" gets ${money(c.daily_budget_cents)} ${cur} a day: about ${Math.floor(c.daily_budget_cents / cents)} clicks at the ${kind} CPC estimate of ${money(cents)} ${cur}; a campaign needs at least ${MIN_DAILY_CLICKS} (${money(cents * MIN_DAILY_CLICKS)} ${cur}): group it with another campaign`,
+      )
+    }
+  }
+  if (runDir !== undefined) {
+    for (const [i, p] of ws.input.catalog.entries()) {
+      if (p.image === null || /^https?:\/\//i.test(p.image)) continue
+      if (!existsSync(isAbsolute(p.image) ? p.image : join(runDir, p.image))) {
+        add('warning', 'product_image_missing', `input.catalog[${i}].image`, `product "${p.id}": photo ${p.image} was not found when the run started; its pictures use another product's photo or none`)
+      }
+    }
+  }
   return issues
 }
 
@@ -46,6 +69,13 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
       add('error', 'final_url_off_site', path, `"${url}" is outside the business's site ${site}`)
     }
   }
+  const language = ws.input.business.language.split('-')[0].toLowerCase()
+  const checkLanguage = (declared: string | undefined, name: string, path: string) => {
+    if (declared !== undefined && declared.split('-')[0].toLowerCase() !== language) {
+      add('error', 'copy_language', path, `the copy of "${name}" is written in ${declared}, but the business's language is ${ws.input.business.language}; ads must speak the language of the people searching`)
+    }
+  }
+  const brandWords = new Set(ws.input.business.brand_terms.flatMap((t) => words(t)))
   const cpc = (cents: null | number, path: string) => {
     if (cents !== null && maxCpc !== null && cents > maxCpc) add('error', 'cpc_above_max', path, `max CPC ${money(cents)} is above the maximum ${money(maxCpc)}`)
   }
@@ -61,10 +91,13 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
       checkUrl(group.final_url, `${gp}.final_url`)
       if (group.keywords.length === 0) add('error', 'ad_group_without_keywords', `${gp}.keywords`, `ad group "${group.name}" has no keywords`)
       if (group.ads.length === 0) add('error', 'ad_group_without_ads', `${gp}.ads`, `ad group "${group.name}" has no responsive search ad`)
+      checkLanguage(group.language, group.name, `${gp}.language`)
       const seen = new Set<string>()
       for (const [k, kw] of group.keywords.entries()) {
         const kp = `${gp}.keywords[${k}]`
         checkKeyword(kw.text, kp, add)
+        checkQualified(kw.text, kp, brandWords, add)
+        if (kw.final_url !== undefined) checkUrl(kw.final_url, `${kp}.final_url`)
         const key = `${kw.match}:${normal(kw.text)}`
         if (seen.has(key)) add('warning', 'duplicate_keyword', kp, `keyword "${kw.text}" (${kw.match}) appears twice in "${group.name}"`)
         seen.add(key)
@@ -87,7 +120,10 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
   } else {
     if (c.asset_groups.length === 0) add('error', 'campaign_without_asset_groups', `${at}.asset_groups`, `${c.type} campaign "${c.name}" has no asset groups`)
     if (ws.input.logo === null) add('error', 'logo_missing', 'input.logo', `${c.type} campaign "${c.name}" needs a logo: set [brand] logo`)
-    for (const [g, group] of c.asset_groups.entries()) validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
+    for (const [g, group] of c.asset_groups.entries()) {
+      checkLanguage(group.language, group.name, `${at}.asset_groups[${g}].language`)
+      validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
+    }
   }
   return issues
 }
@@ -170,6 +206,29 @@ function checkImage(img: ImageRecord, at: string, add: Add, runDir?: string): vo
   }
 }
 
+/**
+ * A search term a buyer would bid on: not one bare word (a head term such as "tea" or
+ * "accessories" spends the budget on every kind of search) unless it is the brand, and not a
+ * phrase cut off mid-way ("grinder with").
+ */
+function checkQualified(text: string, at: string, brandWords: Set<string>, add: Add): void {
+  const w = words(text)
+  if (w.length === 1 && !brandWords.has(w[0]) && !/\d/.test(w[0])) {
+    add('error', 'keyword_head_term', at, `keyword "${text}" is one generic word; qualify it with what is sold, an intent or an attribute ("buy ${text}", "${text} online")`)
+  }
+  if (w.length > 1 && DANGLING.has(w.at(-1) as string)) add('error', 'keyword_incomplete', at, `keyword "${text}" ends with "${w.at(-1)}": it reads as cut off mid-phrase`)
+}
+
+/**
+ * Characters as Google Ads counts them: one each, except double-width ones (CJK ideographs, kana,
+ * hangul, full-width forms), which count two.
+ */
+export function adLength(text: string): number {
+  let n = 0
+  for (const ch of text) n += /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]/u.test(ch) ? 2 : 1
+  return n
+}
+
 function texts(list: string[], at: string, max: number, what: string, add: Add): void {
   const seen = new Map<string, number>()
   for (const [i, t] of list.entries()) {
@@ -178,7 +237,8 @@ function texts(list: string[], at: string, max: number, what: string, add: Add):
       add('error', 'empty_text', p, `${what} ${i + 1} is empty`)
       continue
     }
-    if (t.length > max) add('error', `${what}_too_long`, p, `${what} "${t}" has ${t.length} characters; the limit is ${max}`)
+    const length = adLength(t)
+    if (length > max) add('error', `${what}_too_long`, p, `${what} "${t}" has ${length} characters${length === t.length ? '' : ' (double-width ones count 2)'}; the limit is ${max}`)
     const key = normal(t)
     if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1}`)
     else seen.set(key, i)

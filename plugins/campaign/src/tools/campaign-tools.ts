@@ -7,6 +7,8 @@ import {defineTool, Refusal, type Tool, type ToolContext} from './tool.js'
 
 const match = z.enum(MATCH_TYPES as [MatchType, ...MatchType[]])
 const keyword = z.object({match, text: z.string()})
+const productKeyword = keyword.extend({final_url: z.string().optional().describe("a product's own page, for a product-name keyword")})
+const language = z.string().optional().describe('BCP 47 language the copy is written in; it must be the business language')
 
 function campaignOf(ctx: ToolContext): Campaign {
   const c = ctx.ws.account.campaigns.find((x) => x.slug === ctx.slug)
@@ -43,7 +45,7 @@ export const getBrief = defineTool({
 
 export const upsertAdGroup = defineTool({
   description:
-    'Creates or replaces one planned ad group of a search campaign: max CPC in cents, final URL, keywords with match types, ad-group negatives and responsive search ads (3-15 headlines of at most 30 characters, 2-4 descriptions of at most 90, path1/path2 of at most 15). Returns the validation issues of the group.',
+    'Creates or replaces one planned ad group of a search campaign: max CPC in cents, final URL, keywords with match types (qualified search terms: never one bare generic word; a product-name keyword may carry the product page as final_url), the language of the copy, ad-group negatives and responsive search ads (3-15 headlines of at most 30 characters, 2-4 descriptions of at most 90, path1/path2 of at most 15). Returns the validation issues of the group.',
   input: z.object({
     ads: z
       .array(
@@ -57,7 +59,8 @@ export const upsertAdGroup = defineTool({
       )
       .min(1),
     final_url: z.string(),
-    keywords: z.array(keyword).min(1),
+    keywords: z.array(productKeyword).min(1),
+    language,
     max_cpc_cents: z.number().int().min(1),
     name: z.string(),
     negatives: z.array(keyword).default([]),
@@ -72,7 +75,8 @@ export const upsertAdGroup = defineTool({
     const group = {
       ads: input.ads.map((a) => ({descriptions: a.descriptions, final_url: a.final_url ?? input.final_url, headlines: a.headlines, path1: a.path1, path2: a.path2})),
       final_url: input.final_url,
-      keywords: input.keywords,
+      keywords: input.keywords.map((k) => (k.final_url === undefined ? {match: k.match, text: k.text} : k)),
+      ...(input.language === undefined ? {} : {language: input.language}),
       max_cpc_cents: input.max_cpc_cents,
       name: planned.name,
       negatives: input.negatives.map((n) => ({...n, source: 'model' as const})),
@@ -116,6 +120,7 @@ export const setAssets = defineTool({
           descriptions: z.array(z.string()),
           final_url: z.string(),
           headlines: z.array(z.string()),
+          language,
           long_headlines: z.array(z.string()).default([]),
           name: z.string().min(1),
           product_ids: z.array(z.string()).default([]),

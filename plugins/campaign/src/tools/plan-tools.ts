@@ -2,6 +2,7 @@ import {z} from 'zod'
 
 import {slugify} from '../lib/slug.js'
 import {BID_STRATEGIES, CAMPAIGN_TYPES, type BidStrategy, type Campaign, type CampaignType, type Workspace} from '../types.js'
+import {CPC_FACTORS, type CpcKind, cpcEstimate, MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import {defineTool, Refusal, type Tool} from './tool.js'
 
 const hex = z.string().regex(/^#[0-9a-fA-F]{6}$/)
@@ -21,6 +22,16 @@ export function catalogSummary(ws: Workspace) {
   }
 }
 
+/** What a model needs to size campaigns: the CPC estimates and the minimum clicks a day. */
+function budgetRule(ws: Workspace) {
+  const b = ws.input.budget
+  return {
+    cpc_estimate_cents: Object.fromEntries(Object.keys(CPC_FACTORS).map((k) => [k, cpcEstimate(b, k as CpcKind)])),
+    min_daily_clicks: MIN_DAILY_CLICKS,
+    rule: `plan a campaign only if its daily budget buys at least ${MIN_DAILY_CLICKS} clicks at the CPC estimate of what it sells (value: median price under 15 USD-equivalent, premium: over 100, brand: brand searches, service: no catalog); group categories into fewer campaigns when the budget is thin`,
+  }
+}
+
 export const getBusiness = defineTool({
   description: 'The business, budget (money in integer cents), export settings, required campaign formats, brand colours and logo, and a summary of the catalog by category.',
   input: z.object({}),
@@ -29,6 +40,7 @@ export const getBusiness = defineTool({
   run: (ctx) => ({
     brand: {colors: ctx.ws.input.colors, logo: ctx.ws.input.logo},
     budget: ctx.ws.input.budget,
+    budget_rule: budgetRule(ctx.ws),
     business: ctx.ws.input.business,
     catalog: catalogSummary(ctx.ws),
     export: ctx.ws.input.export,

@@ -129,6 +129,7 @@ export function createBrain(options: BrainOptions = {}): Brain {
       transcript() {},
       transcriptFile: () => '',
       usage() {},
+      budgetLeft: () => true,
     }
     try {
       await createLocalProvider({maxTurns: 1000, model: null}).runMission(session)

@@ -3,6 +3,7 @@ import {UsageError} from '@toolkit/kit'
 import {type GwContext, findServer} from './context.js'
 import {AuthError} from './errors.js'
 import {type ServerRecord, serverState} from './servers.js'
+import {maskUrl} from './url-mask.js'
 
 export interface LoginOptions {
   /** A token given on stdin (`--token-stdin`): saved and checked instead of the browser flow. */
@@ -40,7 +41,7 @@ export async function login(ctx: GwContext, name: string, options: LoginOptions 
   try {
     // With a given token, nobody is asked anything: a rejected token is an error, not a prompt.
     const auth = await withServer({...ctx, interactive: options.token === undefined && ctx.interactive}, name, async (c) => c.auth)
-    return {auth, server: name, url}
+    return {auth, server: name, url: maskUrl(url)}
   } catch (error) {
     // A failed login leaves the store as it was.
     if (options.token !== undefined) await ctx.store.remove(url, 'token')
@@ -67,7 +68,7 @@ export async function logout(ctx: GwContext, name: string | undefined): Promise<
     const url = httpUrl(ctx, n)
     const {client, token} = await ctx.store.get(url)
     if (client || token) await ctx.store.remove(url, 'all')
-    out.push({removed: Boolean(client || token), server: n, url})
+    out.push({removed: Boolean(client || token), server: n, url: maskUrl(url)})
   }
   return out
 }

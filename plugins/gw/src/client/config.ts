@@ -98,7 +98,8 @@ function checkEntry(name: string, value: unknown, file: string, text: string): S
   if (entry.url !== undefined) {
     let url: URL | undefined
     try {
-      url = typeof entry.url === 'string' ? new URL(entry.url) : undefined
+      // `${NAME}` may stand for any part (a key in the path, the host): check the shape with a stand-in.
+      url = typeof entry.url === 'string' ? new URL(entry.url.replaceAll(VARIABLE, 'x')) : undefined
     } catch {
       url = undefined
     }
@@ -148,14 +149,34 @@ export async function loadServersConfig(options: LoadServersOptions = {}): Promi
   return {file: undefined, raw: {}, servers: {}}
 }
 
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+
 /** `${NAME}` (and `$NAME`-free text) replaced from `env`; an unset variable becomes empty. */
 export function substituteEnv(value: string, env: Record<string, string | undefined>): string {
-  return value.replaceAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? '')
+  return value.replaceAll(VARIABLE, (_, name: string) => env[name] ?? '')
+}
+
+/**
+ * The URL to connect to: `${NAME}` in `url` replaced from the environment, so a key that hosted
+ * services put in the URL can stay out of the file. The entry's URL as written stays the token
+ * store's key and what is shown. An unset variable is an error, never an empty path segment.
+ */
+export function resolveUrl(name: string, entry: ServerEntry, env: Record<string, string | undefined>): string {
+  const url = entry.url ?? ''
+  const unset = unsetVariables(url, env)
+  if (unset.length > 0) {
+    throw new InputError(`server "${name}": "url" uses ${unset.map((n) => `\${${n}}`).join(', ')}, which ${unset.length === 1 ? 'is' : 'are'} not set in the environment`, {code: 'config_unset_variable'})
+  }
+  const resolved = substituteEnv(url, env)
+  if (!URL.canParse(resolved) || !/^https?:$/.test(new URL(resolved).protocol)) {
+    throw new InputError(`server "${name}": "url" is not an http:// or https:// URL once its variables are filled in`, {code: 'config_invalid'})
+  }
+  return resolved
 }
 
 /** Names of the `${NAME}` variables in `value` that are unset or empty in `env`. */
 export function unsetVariables(value: string, env: Record<string, string | undefined>): string[] {
-  return [...value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]).filter((n) => !env[n])
+  return [...value.matchAll(VARIABLE)].map((m) => m[1]).filter((n) => !env[n])
 }
 
 /**

@@ -3,11 +3,12 @@ import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {TokenStore} from '@toolkit/kit'
 
 import {showAuthorizationUrl} from './browser.js'
-import {resolveHeaders, type ServerEntry, substituteEnv} from './config.js'
+import {resolveHeaders, resolveUrl, type ServerEntry, substituteEnv} from './config.js'
 import {type Credential, CredentialChain, type CredentialSource, authorizationHeader} from './credentials.js'
 import {AuthError, UnreachableError} from './errors.js'
 import {inquirerTokenPrompt, type TokenPrompt} from './manual-prompt.js'
 import type {Challenge} from './oauth/flow.js'
+import {maskUrl, scrubUrl} from './url-mask.js'
 
 export interface ConnectOptions {
   /** Environment for `${VAR}`, GW_OAUTH_* settings and child processes; process.env by default. */
@@ -167,15 +168,23 @@ async function openHttp(url: string, headers: Record<string, string>, attempt: A
   }
 }
 
+/** A failed connection in the user's terms; the URL shown masked, the upstream's reply body never quoted. */
 function describeFailure(name: string, url: string, error: unknown): Error {
   if (error instanceof AuthError) return error
+  const shown = maskUrl(url)
   const reason = networkReason(error)
-  if (reason) return new UnreachableError(`cannot reach server "${name}" at ${url}: ${reason}`, error)
+  if (reason) return new UnreachableError(`cannot reach server "${name}" at ${shown}: ${reason}`, error)
   const status = statusOf(error)
-  const message = (error as Error)?.message ?? String(error)
-  if (status) return new UnreachableError(`server "${name}" at ${url} answered HTTP ${status}: ${message}`, error)
+  if (status) return new UnreachableError(`server "${name}" at ${shown} answered HTTP ${status}`, error)
   if ((error as Error)?.name === 'AbortError') return new AuthError('cancelled', 'cancelled', error)
-  return new UnreachableError(`server "${name}" at ${url} failed to start an MCP session: ${message}`, error)
+  const message = scrubUrl(firstLine((error as Error)?.message ?? String(error)), url, shown)
+  return new UnreachableError(`server "${name}" at ${shown} failed to start an MCP session: ${message}`, error)
+}
+
+/** The first line, at most 200 characters: enough to say what went wrong, too short to carry a page. */
+function firstLine(text: string): string {
+  const line = text.split('\n')[0]
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }
 
 /** An error raised inside an established session, in the user's terms. */
@@ -225,7 +234,9 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
   const env = options.env ?? process.env
   const log = options.log ?? (() => {})
   if (!entry.url) return connectStdio(name, entry, env)
-  const url = entry.url
+  // The URL as written (with `${NAME}`) keys the token store; the resolved one is only dialled.
+  const key = entry.url
+  const url = resolveUrl(name, entry, env)
   const headers = resolveHeaders(entry, env)
   const configAuth = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')
 
@@ -245,6 +256,7 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
 
   const chain = new CredentialChain(url, {
     env,
+    storeKey: key,
     interactive: options.interactive,
     log,
     openUrl: options.openUrl ?? ((u) => showAuthorizationUrl(u, log, env)),

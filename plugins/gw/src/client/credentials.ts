@@ -3,6 +3,7 @@ import type {TokenEntry, TokenStore} from '@toolkit/kit'
 import {AuthError, RegistrationUnavailable} from './errors.js'
 import {type TokenPrompt, tokenQuestion} from './manual-prompt.js'
 import {type Challenge, type FlowContext, refreshStoredToken, runOAuthFlow} from './oauth/flow.js'
+import {maskUrl} from './url-mask.js'
 
 /** A token is treated as expired this many seconds early, so it does not lapse mid-call. */
 export const EXPIRY_SKEW_S = 30
@@ -37,7 +38,12 @@ export function authorizationHeader(t: TokenEntry): string {
 export class CredentialChain {
   private refreshed = false
 
-  constructor(private readonly url: string, private readonly o: ChainOptions) {}
+  /** The server's entry in the store: its URL as written in servers.json. */
+  private readonly key: string
+
+  constructor(private readonly url: string, private readonly o: ChainOptions) {
+    this.key = o.storeKey ?? url
+  }
 
   private get store(): TokenStore {
     return this.o.store
@@ -45,7 +51,7 @@ export class CredentialChain {
 
   /** Saved token present → used; expired → refreshed; refresh fails → OAuth flow again. */
   async initial(): Promise<Credential> {
-    const {token} = await this.store.get(this.url)
+    const {token} = await this.store.get(this.key)
     if (!token?.access_token) return {source: 'none'}
     if (!isExpired(token, this.o.now?.())) return {source: 'store', token}
     if (token.refresh_token) {
@@ -65,7 +71,7 @@ export class CredentialChain {
         if (fresh) return {source: 'refreshed', token: fresh}
       }
       // The server rejects it: a dead token must not be sent again by the next run.
-      await this.store.remove(this.url, 'token')
+      await this.dropToken(sent.token)
       return this.acquire(challenge, 'the server rejected the saved token')
     }
     if (sent.source === 'oauth' || sent.source === 'manual') {
@@ -80,20 +86,53 @@ export class CredentialChain {
     return this.tryRefresh(token)
   }
 
+  /**
+   * Redeems the refresh token once across every process sharing the store: the exchange runs
+   * under the store's per-server lock, and the entry is re-read inside it, so a process that
+   * waited finds the token another one just obtained and uses it instead of presenting a refresh
+   * token that rotation already consumed (which makes servers following RFC 9700 revoke the grant).
+   */
   private async tryRefresh(token: TokenEntry): Promise<TokenEntry | undefined> {
     this.refreshed = true
-    try {
-      const fresh = await refreshStoredToken(this.url, token, this.o)
-      this.o.log(`refreshed the access token for ${this.o.serverName}`)
-      return fresh
-    } catch (error) {
-      // Another gw process may have refreshed first (rotating refresh tokens are single-use): take its result.
-      const {token: current} = await this.store.get(this.url)
-      if (current?.access_token && current.access_token !== token.access_token && !isExpired(current, this.o.now?.())) return current
-      this.o.log(`token refresh for ${this.o.serverName} failed (${(error as Error).message}); signing in again`)
-      await this.store.remove(this.url, 'token')
-      return undefined
+    const now = () => this.o.now?.()
+    // A token that differs from the one we hold and is still good was saved by someone else: use it.
+    const newer = (current: TokenEntry | undefined, than: TokenEntry): TokenEntry | undefined =>
+      current?.access_token && current.access_token !== than.access_token && !isExpired(current, now()) ? current : undefined
+    const refreshOnce = async (): Promise<TokenEntry | undefined> => {
+      const {token: current} = await this.store.get(this.key)
+      const taken = newer(current, token)
+      if (taken) return taken
+      // The stored refresh token is the newest one anybody holds (it may have rotated since we read ours).
+      const base = current?.refresh_token ? current : token
+      try {
+        const fresh = await refreshStoredToken(this.url, base, this.o)
+        this.o.log(`refreshed the access token for ${this.o.serverName}`)
+        return fresh
+      } catch (error) {
+        const {token: after} = await this.store.get(this.key)
+        const other = newer(after, base)
+        if (other) return other
+        this.o.log(`token refresh for ${this.o.serverName} failed (${(error as Error).message}); signing in again`)
+        await this.dropToken(base)
+        return undefined
+      }
     }
+    try {
+      return this.store.exclusive ? await this.store.exclusive(this.key, refreshOnce) : await refreshOnce()
+    } catch (error) {
+      // Waiting for another holder ran out: its result may have landed meanwhile.
+      const taken = newer((await this.store.get(this.key)).token, token)
+      if (taken) return taken
+      throw error
+    }
+  }
+
+  /** Forgets `token` unless another process has already replaced it with a newer one. */
+  private async dropToken(token: TokenEntry): Promise<void> {
+    await this.store.update((data) => {
+      const current = data.tokens[this.key]
+      if (current && current.access_token === token.access_token && current.refresh_token === token.refresh_token) delete data.tokens[this.key]
+    })
   }
 
   /** OAuth flow, or the manual prompt when registration fails. Needs a person. */
@@ -114,10 +153,10 @@ export class CredentialChain {
   }
 
   async manual(reason: string): Promise<TokenEntry> {
-    const answer = (await this.o.prompt(tokenQuestion(this.o.serverName, this.url, reason))).trim()
+    const answer = (await this.o.prompt(tokenQuestion(this.o.serverName, maskUrl(this.key), reason))).trim()
     if (!answer) throw new AuthError(`${this.o.serverName}: no token entered`, 'auth_cancelled')
     const token: TokenEntry = {access_token: answer, token_type: 'Bearer'}
-    await this.store.setToken(this.url, token)
+    await this.store.setToken(this.key, token)
     return token
   }
 }

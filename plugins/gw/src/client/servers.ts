@@ -1,6 +1,7 @@
 import {isEmptyCredential, type ServerEntry, substituteEnv, unsetVariables} from './config.js'
 import type {GwContext} from './context.js'
 import {isExpired} from './credentials.js'
+import {maskUrl} from './url-mask.js'
 
 export type AuthState = 'expired' | 'header' | 'none' | 'process' | 'refreshable' | 'token'
 
@@ -28,7 +29,7 @@ function configHeader(entry: ServerEntry, env: Record<string, string | undefined
 /** Auth state of one server from the config and the token store, without touching the network. */
 export async function serverState(ctx: Pick<GwContext, 'env' | 'store'>, name: string, entry: ServerEntry): Promise<ServerRecord> {
   if (!entry.url) return {auth: 'process', command: [entry.command, ...(entry.args ?? [])].join(' '), name, transport: 'stdio'}
-  const record: ServerRecord = {auth: 'none', name, transport: 'http', url: entry.url}
+  const record: ServerRecord = {auth: 'none', name, transport: 'http', url: maskUrl(entry.url)}
   const header = configHeader(entry, ctx.env)
   if (header.unset.length > 0) record.unset_variables = header.unset
   const {client, token} = await ctx.store.get(entry.url)

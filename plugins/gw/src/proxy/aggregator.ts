@@ -2,7 +2,7 @@ import type {Server} from '@modelcontextprotocol/sdk/server/index.js'
 import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {closest} from '@toolkit/kit'
 
-import {type CompiledAcl, evaluate, type User} from './acl.js'
+import {type CompiledAcl, evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
 import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 
 /** JSON-RPC error code for a call the ACL denies (server-defined range). */
@@ -65,29 +65,45 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
   return {
     async callTool(user, params, signal) {
       const name = params.name
-      const t = ctx.pool.tool(name)
+      let t = ctx.pool.tool(name)
       const audit = (e: Pick<AuditEntry, 'allowed' | 'ms' | 'outcome' | 'rule'>) =>
         ctx.audit?.({...e, provider: user.provider, subject: user.subject, time: new Date().toISOString(), tool: name})
-      if (!t) {
-        audit({allowed: false, outcome: 'unknown_tool'})
-        const owner = ctx.pool.serverOf(name)
-        const outage = owner === undefined ? undefined : ctx.pool.unavailable(owner)
-        if (outage) throw new RpcError(INTERNAL_ERROR, outage.message, {server: owner})
-        const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
-        const hint = closest(name, visible)
-        throw new RpcError(INVALID_PARAMS, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
-      }
-      const decision = evaluate(ctx.acl, user, t.ref)
-      ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
-      if (!decision.allowed) {
+      const judge = (ref: ToolRef, access: string) => {
+        const decision = evaluate(ctx.acl, user, ref)
+        ctx.onDecision?.({allowed: decision.allowed, rule: decision.rule, subject: user.subject, tool: name})
+        if (decision.allowed) return decision
         audit({allowed: false, outcome: 'denied', rule: decision.rule})
-        throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${t.access} tool), decided by ${decision.rule}`, {
-          access: t.access,
+        throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not call ${name} (${access} tool), decided by ${decision.rule}`, {
+          access,
           rule: decision.rule,
           subject: user.subject,
           tool: name,
         })
       }
+      if (!t) {
+        const owner = ctx.pool.serverOf(name)
+        if (owner !== undefined && ctx.pool.unavailable(owner)) {
+          // The ACL speaks before anything is said about the upstream: judged on the tool as last
+          // listed, or as a write tool when it never was (the stricter class).
+          const known = ctx.pool.knownTool(name)
+          judge(known?.ref ?? {access: 'write', server: owner, tool: name.slice(owner.length + TOOL_SEPARATOR.length)}, known?.access ?? 'write')
+          // One reconnect within the call's budget before answering an outage: a redeploy goes unnoticed.
+          await ctx.pool.revive(owner)
+          t = ctx.pool.tool(name)
+          const outage = t ? undefined : ctx.pool.unavailable(owner)
+          if (outage) {
+            audit({allowed: true, outcome: 'error'})
+            throw new RpcError(INTERNAL_ERROR, outage.message, {server: owner})
+          }
+        }
+        if (!t) {
+          audit({allowed: false, outcome: 'unknown_tool'})
+          const visible = [...ctx.pool.tools()].filter((x) => evaluate(ctx.acl, user, x.ref).allowed).map((x) => x.fullName)
+          const hint = closest(name, visible)
+          throw new RpcError(INVALID_PARAMS, `unknown tool "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}`)
+        }
+      }
+      const decision = judge(t.ref, t.access)
       const started = performance.now()
       try {
         const result = await ctx.pool.call(name, params.arguments, params._meta as Record<string, unknown> | undefined, signal)

@@ -151,10 +151,11 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     send(res, 401, {error: presented ? 'invalid_token' : 'unauthorized', error_description: r.error}, {'www-authenticate': `Bearer ${params.join(', ')}`})
   }
 
+  // Unauthenticated: server names and states only. No URL (it may carry a key), no error text
+  // (it may quote the upstream), no tool, user or provider detail.
   const health = () => {
-    const upstreams = pool.status()
+    const upstreams = pool.status().map((u) => ({name: u.name, state: u.state}))
     return {
-      providers: auth.providers,
       status: upstreams.every((u) => u.state === 'up') ? 'ok' : 'degraded',
       upstreams,
       warnings: auth.warnings,

@@ -4,6 +4,7 @@ import type {OAuthServerProvider} from '@modelcontextprotocol/sdk/server/auth/pr
 import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotocol/sdk/shared/auth.js'
 
 import {loadState, stateWriter} from './oauth-state.js'
+import {type Registration, RegistrationGuard, sourceAddress} from './registrations.js'
 import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './providers/oauth-as.js'
 
 interface CodeGrant {
@@ -58,17 +59,38 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
   const refresh = new Map<string, RefreshGrant>()
   /** Rotated-away refresh tokens: presenting one again revokes its whole family (RFC 9700 4.14.2). */
   const rotated = new Map<string, {expiresAt: number; family: string}>()
+  /** When and from where each client registered, and whether it ever signed in (flood control). */
+  const registrations = new Map<string, Registration>()
+  const guard = new RegistrationGuard(o.registration)
   const now = () => Math.floor(Date.now() / 1000)
   if (o.stateFile) {
     const saved = await loadState(o.stateFile)
-    for (const [k, v] of Object.entries(saved.clients)) clients.set(k, v as OAuthClientInformationFull)
     for (const [k, v] of Object.entries(saved.refresh)) refresh.set(k, v as RefreshGrant)
     for (const [k, v] of Object.entries(saved.rotated)) rotated.set(k, v as {expiresAt: number; family: string})
+    const granted = new Set([...refresh.values()].map((g) => g.clientId))
+    for (const [k, v] of Object.entries(saved.clients)) {
+      // A file from before registrations were tracked: a client with a grant is in use; others start their unused time now.
+      const r = (saved.registrations?.[k] as Registration | undefined) ?? {at: now(), source: 'unknown', used: granted.has(k)}
+      if (guard.expired(r)) continue
+      clients.set(k, v as OAuthClientInformationFull)
+      registrations.set(k, r)
+      guard.restore(r)
+    }
   }
   const writer = o.stateFile
-    ? stateWriter(o.stateFile, () => ({clients: Object.fromEntries(clients), refresh: Object.fromEntries(refresh), rotated: Object.fromEntries(rotated)}), log)
+    ? stateWriter(
+        o.stateFile,
+        () => ({clients: Object.fromEntries(clients), refresh: Object.fromEntries(refresh), registrations: Object.fromEntries(registrations), rotated: Object.fromEntries(rotated)}),
+        log,
+      )
     : undefined
   const changed = () => writer?.schedule()
+  const forget = (id: string) => {
+    const r = registrations.get(id)
+    if (r) guard.released(r)
+    registrations.delete(id)
+    clients.delete(id)
+  }
 
   const sweep = setInterval(() => {
     const t = now()
@@ -76,7 +98,10 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     for (const [k, v] of codes) if (v.expiresAt <= t) codes.delete(k)
     for (const [k, v] of refresh) if (v.expiresAt <= t) refresh.delete(k)
     for (const [k, v] of rotated) if (v.expiresAt <= t) rotated.delete(k)
-    if (refresh.size + rotated.size !== before) changed()
+    const clientsBefore = clients.size
+    for (const [k, r] of registrations) if (guard.expired(r)) forget(k)
+    guard.sweep()
+    if (refresh.size + rotated.size !== before || clients.size !== clientsBefore) changed()
   }, 60_000)
   sweep.unref()
 
@@ -114,6 +139,12 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
       const user = (res as {locals: {gwUser?: {roles: string[]; subject: string}}}).locals.gwUser
       if (!user) throw new errors.AccessDeniedError('no trusted user')
       const code = randomToken()
+      const r = registrations.get(client.client_id)
+      if (r && !r.used) {
+        guard.released(r)
+        r.used = true
+        changed()
+      }
       codes.set(code, {
         challenge: params.codeChallenge,
         clientId: client.client_id,
@@ -144,7 +175,12 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
         if (bad.length > 0) {
           throw new errors.CustomOAuthError('invalid_redirect_uri', `redirect_uri not allowed by this server: ${bad.join(', ')}`)
         }
-        if (clients.size >= o.maxClients) throw new errors.TemporarilyUnavailableError('too many registered clients')
+        if (clients.size >= o.maxClients) {
+          // Full: the oldest registration that never signed in makes room (Map keeps insertion order).
+          const idle = [...registrations].find(([, r]) => !r.used)
+          if (!idle) throw new errors.TemporarilyUnavailableError('too many registered clients')
+          forget(idle[0])
+        }
         const full = client as OAuthClientInformationFull
         clients.set(full.client_id, full)
         changed()
@@ -227,7 +263,35 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     next()
   }
   app.use('/authorize', gate(true))
-  app.use('/register', gate(false))
+  app.use('/register', gate(false), (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (req.method !== 'POST') return next()
+    const source = sourceAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], o.trustedSource)
+    const admission = guard.admit(source)
+    if (!admission.ok) {
+      res.writeHead(429, {'cache-control': 'no-store', 'content-type': 'application/json', 'retry-after': String(admission.retryAfterSeconds)})
+      res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: `${admission.reason}; try again in ${admission.retryAfterSeconds} s`}))
+      return
+    }
+    // The SDK's handler answers 201 with the new client: note where it came from.
+    const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => ServerResponse
+    ;(res as {end: unknown}).end = (chunk?: unknown, ...rest: unknown[]) => {
+      if (res.statusCode === 201 && chunk) {
+        try {
+          const id = (JSON.parse(String(chunk)) as {client_id?: unknown}).client_id
+          if (typeof id === 'string' && clients.has(id)) {
+            const r: Registration = {at: now(), source, used: false}
+            registrations.set(id, r)
+            guard.registered(r)
+            changed()
+          }
+        } catch {
+          // Not the JSON the SDK sends: nothing to note.
+        }
+      }
+      return end(chunk, ...rest)
+    }
+    next()
+  })
   const noLimit = {rateLimit: false as const}
   app.use(
     mcpAuthRouter({

@@ -6,6 +6,8 @@ export interface PersistedState {
   clients: Record<string, unknown>
   /** Refresh-token grants by SHA-256 of the token: the file never holds a usable refresh token. */
   refresh: Record<string, unknown>
+  /** Per client id: when and from where it registered, and whether it was ever used (registrations.ts). */
+  registrations?: Record<string, unknown>
   rotated: Record<string, unknown>
 }
 
@@ -21,7 +23,7 @@ export async function loadState(file: string): Promise<PersistedState> {
   try {
     const data = JSON.parse(text) as Partial<PersistedState>
     if (typeof data !== 'object' || data === null) throw new Error('not an object')
-    return {clients: data.clients ?? {}, refresh: data.refresh ?? {}, rotated: data.rotated ?? {}}
+    return {clients: data.clients ?? {}, refresh: data.refresh ?? {}, registrations: data.registrations ?? {}, rotated: data.rotated ?? {}}
   } catch (error) {
     throw new InputError(`the oauth_as state file is not valid JSON (${(error as Error).message}); fix it, or delete it to make clients register again`, {
       code: 'state_invalid',

@@ -56,18 +56,66 @@ export interface PoolOptions {
 /** A clear, client-facing error for a call that cannot be forwarded. */
 export class UpstreamUnavailableError extends Error {}
 
-function reason(error: unknown): string {
-  let e = error as {cause?: unknown; code?: unknown; message?: unknown} | undefined
-  for (let depth = 0; e && depth < 5; depth++) {
-    if (e.code === 'ECONNREFUSED') return 'connection refused'
-    if (e.code === 'ECONNRESET' || e.code === 'UND_ERR_SOCKET') return 'connection reset'
+/** A reason of the proxy's own making, short and free of anything the upstream said. */
+export class ShortReason extends Error {}
+
+/**
+ * Why an upstream is down, in a few words that are safe to show anyone: the kind of network
+ * failure, the HTTP status, or one of the proxy's own reasons. Never the upstream's error body
+ * or its URL (which may carry a key); the full story is the operator's to find in their logs.
+ */
+export function reason(error: unknown): string {
+  let e = error as {cause?: unknown; code?: unknown; message?: unknown; name?: unknown; status?: unknown} | undefined
+  for (let depth = 0; e && depth < 6; depth++) {
+    if (e instanceof ShortReason) return e.message
+    switch (e.code) {
+      case 'ECONNREFUSED': {
+        return 'connection refused'
+      }
+      case 'ECONNRESET':
+      case 'EPIPE':
+      case 'UND_ERR_SOCKET': {
+        return 'connection reset'
+      }
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN': {
+        return 'host not found'
+      }
+      case 'ETIMEDOUT':
+      case 'UND_ERR_CONNECT_TIMEOUT': {
+        return 'connection timed out'
+      }
+      case -32_001: {
+        return 'request timed out'
+      }
+      default:
+    }
+    if (typeof e.code === 'number' && e.code >= 100 && e.code < 600) return `HTTP ${e.code}`
+    if (typeof e.status === 'number' && e.status >= 100 && e.status < 600) return `HTTP ${e.status}`
+    if (e.name === 'AuthError') return 'authentication failed'
+    if (typeof e.code === 'string' && e.code.startsWith('config_')) return 'configuration error'
     e = e.cause as typeof e
   }
-  const m = (error as Error)?.message
-  return typeof m === 'string' && m ? m.split('\n')[0] : String(error)
+  return 'protocol error'
 }
 
 let types: typeof import('@modelcontextprotocol/sdk/types.js') | undefined
+
+function httpStatus(error: unknown): number | undefined {
+  if (error instanceof UpstreamHttpError) return error.status
+  const code = (error as {code?: unknown})?.code
+  return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined
+}
+
+/** Does the session still answer? Bounded, so a hung upstream cannot hold the call. */
+async function alive(conn: UpstreamConnection): Promise<boolean> {
+  try {
+    await conn.client.ping({timeout: 5000})
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** JSON-RPC errors from the upstream are answers, not a sign the connection is gone. */
 function isProtocolAnswer(error: unknown): boolean {
@@ -79,6 +127,10 @@ function isProtocolAnswer(error: unknown): boolean {
 class Upstream {
   backoff: number
   conn: UpstreamConnection | undefined
+  connecting: Promise<void> | undefined
+  /** The tools of the last successful listing, kept while down so the ACL can still judge calls to them. */
+  known = new Map<string, ProxiedTool>()
+  lastAttempt = 0
   fast: FastCall | undefined
   error: string | undefined
   pinger: NodeJS.Timeout | undefined
@@ -86,8 +138,6 @@ class Upstream {
   state: UpstreamState = 'connecting'
   stopped = false
   tools: ProxiedTool[] = []
-  /** Calls waiting for the next successful connection (a restarted upstream). */
-  private waiters: Array<(up: boolean) => void> = []
 
   constructor(
     readonly name: string,
@@ -108,17 +158,55 @@ class Upstream {
       return (await conn.client.request({method: 'tools/call', params}, CallToolResultSchema, {signal, timeout: this.o.callTimeoutMs})) as CallToolResult
     } catch (error) {
       if (isProtocolAnswer(error) || signal?.aborted) throw error
+      // The upstream refused this one request at the HTTP level (arguments it cannot take, a body
+      // too large, a crash in its handler) yet its session still answers a ping: the call fails,
+      // the upstream stays up for everyone else. Only a transport failure marks it down.
+      const status = httpStatus(error)
+      if (status !== undefined && status !== 404 && (await alive(conn))) {
+        throw new UpstreamRpcError(status < 500 ? -32_602 : -32_603, `server "${this.name}" refused this call (HTTP ${status})`)
+      }
       this.down(error, conn)
       // 404 (or 400 from servers that predate the spec's 404) on our session id: the upstream
       // restarted and forgot the session. The request never ran, so it is sent again once the
       // session is re-established, and the caller does not see the redeploy.
       const sessionLost = error instanceof UpstreamHttpError && (error.status === 404 || error.status === 400)
-      if (retry && sessionLost && (await this.waitUp(5000))) return this.call(upstreamName, args, meta, signal, false)
+      if (retry && sessionLost && (await this.revive(5000))) return this.call(upstreamName, args, meta, signal, false)
       throw this.unavailable()
     }
   }
 
-  async connect(): Promise<void> {
+  /** One connection attempt at a time: the backoff timer and callers share it. */
+  connect(): Promise<void> {
+    this.connecting ??= this.attempt().finally(() => {
+      this.connecting = undefined
+      this.lastAttempt = Date.now()
+    })
+    return this.connecting
+  }
+
+  /**
+   * A call found this upstream down: try to reconnect now instead of waiting for the backoff
+   * timer (a redeployed upstream is usually back within the call's budget). At most one
+   * on-demand attempt a second, so calls to a dead upstream do not hammer it.
+   */
+  async revive(ms: number): Promise<boolean> {
+    if (this.stopped) return false
+    if (this.state === 'up' && this.conn) return true
+    const deadline = Date.now() + ms
+    if (!this.connecting) {
+      const wait = this.lastAttempt + 1000 - Date.now()
+      if (wait >= ms) return false
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      if (this.state === 'up' && this.conn) return true
+      if (!this.connecting) clearTimeout(this.retry)
+    }
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.connect(), new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))])
+    clearTimeout(timer)
+    return this.state === 'up' && this.conn !== undefined
+  }
+
+  private async attempt(): Promise<void> {
     if (this.stopped) return
     let conn: UpstreamConnection | undefined
     let signal: AbortSignal | undefined
@@ -130,7 +218,7 @@ class Upstream {
         return
       }
       const c = conn
-      c.client.onclose = () => this.down(new Error('connection closed'), c)
+      c.client.onclose = () => this.down(new ShortReason('connection closed'), c)
       const {ToolListChangedNotificationSchema} = await import('@modelcontextprotocol/sdk/types.js')
       c.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.loadTools(c).catch((error) => this.down(error, c))
@@ -142,7 +230,6 @@ class Upstream {
       this.error = undefined
       this.backoff = this.o.minBackoffMs
       this.o.log?.(`upstream ${this.name}: connected, ${this.tools.length} tools`)
-      for (const w of this.waiters.splice(0)) w(true)
       this.pool.changed()
       this.pinger = setInterval(() => {
         c.client.ping({timeout: Math.max(1000, this.o.pingIntervalMs)}).catch((error) => this.down(error, c))
@@ -151,7 +238,7 @@ class Upstream {
     } catch (error) {
       if (conn) await conn.close().catch(() => {})
       this.conn = undefined
-      this.fail(signal?.aborted && !conn ? new Error(`no answer within ${this.o.connectTimeoutMs / 1000} s`) : error)
+      this.fail(signal?.aborted && !conn ? new ShortReason(`no answer within ${this.o.connectTimeoutMs / 1000} s`) : error)
     }
   }
 
@@ -168,7 +255,6 @@ class Upstream {
 
   async stop(): Promise<void> {
     this.stopped = true
-    for (const w of this.waiters.splice(0)) w(false)
     clearInterval(this.pinger)
     clearTimeout(this.retry)
     const c = this.conn
@@ -177,21 +263,6 @@ class Upstream {
       c.client.onclose = undefined
       await c.close().catch(() => {})
     }
-  }
-
-  waitUp(ms: number): Promise<boolean> {
-    if (this.state === 'up' && this.conn) return Promise.resolve(true)
-    return new Promise((resolve) => {
-      const done = (up: boolean) => {
-        clearTimeout(timer)
-        resolve(up)
-      }
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== done)
-        resolve(false)
-      }, ms)
-      this.waiters.push(done)
-    })
   }
 
   unavailable(): UpstreamUnavailableError {
@@ -206,6 +277,7 @@ class Upstream {
     this.tools = []
     if (hadTools) this.pool.changed()
     this.o.log?.(`upstream ${this.name}: ${this.error}; retrying in ${this.backoff} ms`)
+    this.lastAttempt = Date.now()
     clearTimeout(this.retry)
     this.retry = setTimeout(() => {
       this.connect().catch(() => {})
@@ -230,6 +302,7 @@ class Upstream {
       const access = classify(override, t.name, t.annotations)
       return {access, fullName, ref: {access, server: this.name, tool: t.name}, server: this.name, tool: {...t, name: fullName}, upstreamName: t.name}
     })
+    this.known = new Map(this.tools.map((t) => [t.fullName, t]))
     if (this.conn === c && this.state === 'up') this.pool.changed()
   }
 }
@@ -240,6 +313,7 @@ class Upstream {
  * the aggregated tool list changes, so sessions can send `notifications/tools/list_changed`.
  */
 export class UpstreamPool extends EventEmitter {
+  private readonly callTimeoutMs: number
   private index = new Map<string, ProxiedTool>()
   private readonly upstreams = new Map<string, Upstream>()
 
@@ -248,6 +322,7 @@ export class UpstreamPool extends EventEmitter {
     // Options given as undefined must not override the defaults.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PoolOptions
     const o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
+    this.callTimeoutMs = o.callTimeoutMs
     for (const n of names) this.upstreams.set(n, new Upstream(n, this, o))
   }
 
@@ -305,6 +380,18 @@ export class UpstreamPool extends EventEmitter {
 
   tools(): IterableIterator<ProxiedTool> {
     return this.index.values()
+  }
+
+  /** A tool of the server's last listing, also while the server is down (for the ACL). */
+  knownTool(fullName: string): ProxiedTool | undefined {
+    const server = this.serverOf(fullName)
+    return server === undefined ? undefined : this.upstreams.get(server)?.known.get(fullName)
+  }
+
+  /** Tries one reconnect of a server that is down, waiting at most `ms`; true when it is up. */
+  revive(server: string, ms = 10_000): Promise<boolean> {
+    const u = this.upstreams.get(server)
+    return u ? u.revive(Math.min(ms, this.callTimeoutMs)) : Promise.resolve(false)
   }
 
   /** The outage error of a configured server that is not up, else undefined. */

@@ -217,9 +217,9 @@ export class GitEngine implements Engine {
   }
 
   begin(options: WriteOptions = {}): Transaction {
-    // The branch must exist before anything is buffered against it.
+    // An unknown branch fails here, not at commit.
     const b = this.branch(options.branch)
-    return beginTransaction(this, {...options, branch: b.name})
+    return beginTransaction(this, {...options, branch: b.name}, this.now)
   }
 
   async branches(): Promise<Branch[]> {
@@ -551,6 +551,45 @@ export class GitEngine implements Engine {
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     this.index?.dropBranch(name)
     this.log.info('branch removed', {branch: name})
+  }
+
+  /**
+   * Repacks every object into one pack (ops `compact`), in the slot of the background repack so
+   * the two never overlap; fast-import is restarted first so its .keep files do not hold packs back.
+   */
+  async compact(): Promise<void> {
+    this.checkOpen()
+    await this.flushInternal()
+    await this.repacking
+    this.checkpointsSinceRepack = 0
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-q', '--no-write-bitmap-index']))
+    this.repacking = run.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.repacking = undefined
+    })
+    await run
+  }
+
+  /**
+   * Makes a new branch of a commit already in the repository (snapshot import on a running
+   * server): sets the ref, loads its documents and indexes them in the background. Only new
+   * branches: fast-import holds no state for them, so it cannot move the ref back.
+   */
+  async adoptBranch(name: string, commit: string): Promise<Branch> {
+    this.checkOpen()
+    validateBranch(name)
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    const state = emptyBranch(name, true)
+    await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit), this.log, (id, at) => this.expiries.push({at, branch: name, id}))
+    this.scheduleSweep()
+    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+    await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
+    this.branchesState.set(name, state)
+    this.index?.addBranch(name)
+    this.log.info('branch adopted', {branch: name, commit, documents: state.docs.size})
+    return {head: commit, name}
   }
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {

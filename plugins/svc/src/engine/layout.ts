@@ -12,6 +12,9 @@ import {join, resolve} from 'node:path'
  *   indexes.json       secondary index definitions (per branch; the indexes are rebuilt at open)
  *   svc.lock           instance lock: {host, pid, started} of the server holding the directory
  *   fast-import.pid    pid of the running git fast-import, for the next start after a crash
+ *   server.json        while a server listens (mode 0600): pid, REST address, ops token (ops/server-link.ts)
+ *   schedules.json, schedule-state.json   backup schedules and what the server last ran (ops/schedules.ts)
+ *   .ops/              temporary files of backups and uploads (ops/stage.ts)
  * ```
  */
 export interface DataDirLayout {
@@ -33,6 +36,10 @@ export interface DataDirLayout {
 
 export const LAYOUT_NAMES = {
   index: 'index',
+  opsTemp: '.ops',
+  scheduleState: 'schedule-state.json',
+  schedules: 'schedules.json',
+  serverLink: 'server.json',
   indexDefinitions: 'indexes.json',
   instanceLock: 'svc.lock',
   repo: 'repo',

@@ -10,6 +10,9 @@ import type {BranchOption, Doc, Engine} from './types.js'
 
 const parsed = new WeakMap<Buffer, Doc>()
 
+/** What these helpers read through: the engine, or anything that serves its raw reads (a transaction). */
+export type RawReader = Pick<Engine, 'getRaw' | 'getRawIfCached'>
+
 function parse(buf: Buffer): Doc {
   let doc = parsed.get(buf)
   if (!doc) {
@@ -19,17 +22,17 @@ function parse(buf: Buffer): Doc {
   return doc
 }
 
-export async function getParsed(engine: Engine, id: string, options?: BranchOption): Promise<Doc | undefined> {
+export async function getParsed(engine: RawReader, id: string, options?: BranchOption): Promise<Doc | undefined> {
   const buf = await engine.getRaw(id, options)
   return buf ? parse(buf) : undefined
 }
 
 /** `getParsed` without waiting when the bytes are in memory; `false` when Git must be read. */
-export function getParsedIfCached(engine: Engine, id: string, options?: BranchOption): Doc | false | undefined {
+export function getParsedIfCached(engine: RawReader, id: string, options?: BranchOption): Doc | false | undefined {
   const buf = engine.getRawIfCached(id, options)
   return buf ? parse(buf) : buf
 }
 
-export async function getManyParsed(engine: Engine, ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>> {
+export async function getManyParsed(engine: RawReader, ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>> {
   return Promise.all(ids.map((id) => getParsed(engine, id, options)))
 }

@@ -13,12 +13,6 @@ import type {BatchOp, Doc, Engine, ListOptions, ListResult, Transaction, WriteOp
 import {EngineError} from './errors.js'
 import {canonicalId, parseId} from './ids.js'
 
-/** Expiry members of the engine, present once the engine implements expiry (SVC-CONTRACT.md). */
-interface ExpiryEngine {
-  expire?(id: string, at: null | number, options?: WriteOptions): Promise<boolean>
-  expiresAt?(id: string, options?: {branch?: string}): Promise<null | number | undefined>
-}
-
 type Pending = {doc: Doc; keepExpiry: boolean; op: 'put'} | {op: 'delete'}
 
 export class EngineTransaction implements Transaction {
@@ -33,6 +27,7 @@ export class EngineTransaction implements Transaction {
   constructor(
     private readonly engine: Engine,
     private readonly options: WriteOptions = {},
+    private readonly now: () => number = Date.now,
   ) {
     this.branch = options.branch ?? 'main'
   }
@@ -48,7 +43,10 @@ export class EngineTransaction implements Transaction {
 
   async get(id: string): Promise<Doc | undefined> {
     this.checkOpen()
-    const w = this.writes.get(canonicalId(id))
+    const key = canonicalId(id)
+    const at = this.expiries.get(key)
+    if (typeof at === 'number' && at <= this.now()) return undefined
+    const w = this.writes.get(key)
     if (w) return w.op === 'put' ? w.doc : undefined
     return this.engine.get(id, {branch: this.branch})
   }
@@ -58,8 +56,11 @@ export class EngineTransaction implements Transaction {
     const out: Array<Doc | undefined> = Array.from({length: ids.length})
     const need: number[] = []
     for (const [i, id] of ids.entries()) {
-      const w = this.writes.size === 0 ? undefined : this.writes.get(canonicalId(id))
-      if (w) out[i] = w.op === 'put' ? w.doc : undefined
+      const key = this.writes.size === 0 && this.expiries.size === 0 ? undefined : canonicalId(id)
+      const at = key === undefined ? undefined : this.expiries.get(key)
+      const w = key === undefined ? undefined : this.writes.get(key)
+      if (typeof at === 'number' && at <= this.now()) out[i] = undefined
+      else if (w) out[i] = w.op === 'put' ? w.doc : undefined
       else need.push(i)
     }
     if (need.length > 0) {
@@ -119,30 +120,14 @@ export class EngineTransaction implements Transaction {
     this.checkOpen()
     this.state = 'committing'
     try {
+      // Puts, deletes and expiries go to the engine as one batch: exactly one Git commit, or nothing.
       const ops: BatchOp[] = []
-      const keep: string[] = []
       for (const [id, w] of this.writes) {
-        if (w.op === 'put') {
-          ops.push({doc: w.doc, op: 'put'})
-          if (w.keepExpiry) keep.push(id)
-        } else ops.push({id, op: 'delete'})
+        if (w.op === 'put') ops.push(w.keepExpiry ? {doc: w.doc, keepExpiry: true, op: 'put'} : {doc: w.doc, op: 'put'})
+        else ops.push({id, op: 'delete'})
       }
-      const ex = this.engine as Engine & ExpiryEngine
-      if (this.expiries.size > 0 && typeof ex.expire !== 'function') {
-        throw new EngineError('invalid_argument', 'this engine has no document expiry')
-      }
-      // Expiries the puts must keep are read before the batch replaces the documents.
-      const kept = new Map<string, number>()
-      if (keep.length > 0 && typeof ex.expiresAt === 'function') {
-        for (const id of keep) {
-          const at = await ex.expiresAt(id, {branch: this.branch})
-          if (typeof at === 'number' && !this.expiries.has(id)) kept.set(id, at)
-        }
-      }
-      const results = ops.length > 0 ? await this.engine.batch(ops, this.options) : []
-      const wopts: WriteOptions = {...this.options, branch: this.branch}
-      for (const [id, at] of kept) await ex.expire?.(id, at, wopts)
-      for (const [id, at] of this.expiries) await ex.expire?.(id, at, wopts)
+      for (const [id, at] of this.expiries) ops.push({at, id, op: 'expire'})
+      const results = ops.length > 0 ? await this.engine.batch(ops, {...this.options, branch: this.branch}) : []
       this.state = 'committed'
       return results
     } catch (error) {
@@ -176,6 +161,6 @@ export class EngineTransaction implements Transaction {
 }
 
 /** `engine.begin()` for any engine: a transaction on `options.branch` (default `main`). */
-export function beginTransaction(engine: Engine, options: WriteOptions = {}): EngineTransaction {
-  return new EngineTransaction(engine, options)
+export function beginTransaction(engine: Engine, options: WriteOptions = {}, now: () => number = Date.now): EngineTransaction {
+  return new EngineTransaction(engine, options, now)
 }

@@ -6,6 +6,8 @@ import {closest, InputError, UsageError} from '@toolkit/kit'
 import {LOG_LEVELS, type LogLevel} from '../engine/logger.js'
 
 export interface ServerConfig {
+  /** Where REST backups and exports may write (default `backups/` beside the data directory). */
+  backup: {dir?: string}
   cache: {maxBytes: number}
   committerEmail: string
   committerName: string
@@ -16,7 +18,7 @@ export interface ServerConfig {
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
-  postgresql: {enabled: boolean; host: string; password: string; port: number; username: string}
+  postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; port: number}
   rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
@@ -25,6 +27,7 @@ export interface ServerConfig {
 /** The embedded default: what `toolkit svc server` runs with no config file and no flags. */
 export function defaultConfig(): ServerConfig {
   return {
+    backup: {},
     cache: {maxBytes: 64 * 1024 * 1024},
     committerEmail: 'svc@localhost',
     committerName: 'svc',
@@ -60,6 +63,7 @@ type Obj = Record<string, Edn>
 // What each section accepts. Keys of chrondb's config.edn that svc does not use are accepted
 // with a warning (see `ignored`), so an existing chrondb config.edn starts.
 const SCHEMA: Record<string, Record<string, string> | string> = {
+  backup: {dir: 'string'},
   cache: {'max-bytes': 'int'},
   'data-dir': 'string',
   git: {'committer-email': 'string', 'committer-name': 'string', 'default-branch': 'ignored', 'push-enabled': 'ignored', 'remote-url': 'ignored', 'sign-commits': 'ignored'},
@@ -71,7 +75,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
 }
 const SERVERS: Record<string, Record<string, string>> = {
-  postgresql: {enabled: 'bool', host: 'string', password: 'string', port: 'port', username: 'string'},
+  postgresql: {enabled: 'bool', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', host: 'string', port: 'port'},
   rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port'},
 }
@@ -187,6 +191,8 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
     if (ix['batch-size'] !== undefined) cfg.index.batchSize = Math.max(1, ix['batch-size'] as number)
     if (ix['check-interval-minutes'] !== undefined) cfg.index.checkIntervalMinutes = ix['check-interval-minutes'] as number
     if (ix['save-interval-minutes'] !== undefined) cfg.index.saveIntervalMinutes = Math.max(1, ix['save-interval-minutes'] as number)
+    const bk = sub('backup')
+    if (bk.dir !== undefined) cfg.backup.dir = bk.dir as string
     const c = sub('cache')
     if (c['max-bytes'] !== undefined) cfg.cache.maxBytes = c['max-bytes'] as number
     if (top.servers !== undefined) {
@@ -195,7 +201,7 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
         if (servers[name] === undefined) continue
         const s = section(servers[name], SERVERS[name], `:servers :${name}`, file, warnings)
         const target = cfg[name] as Record<string, unknown>
-        for (const [k, v] of Object.entries(s)) target[k === 'max-body-bytes' ? 'maxBodyBytes' : k] = v
+        for (const [k, v] of Object.entries(s)) target[k.replaceAll(/-(\w)/g, (_, ch: string) => ch.toUpperCase())] = v
       }
     }
   } else if (flags.config !== undefined) {
@@ -216,6 +222,7 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
   if (flags['disable-sql']) cfg.postgresql.enabled = false
   cfg.dataDir = resolve(cwd, cfg.dataDir)
   if (cfg.index.dir !== undefined) cfg.index.dir = resolve(cwd, cfg.index.dir)
+  if (cfg.backup.dir !== undefined) cfg.backup.dir = resolve(cwd, cfg.backup.dir)
   return {config: cfg, warnings}
 }
 

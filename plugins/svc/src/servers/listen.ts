@@ -1,5 +1,7 @@
 import type {Server, Socket} from 'node:net'
 
+import {endSockets} from '@toolkit/kit'
+
 import {EngineError} from '../engine/errors.js'
 
 /**
@@ -27,10 +29,7 @@ export function listen(server: Server, host: string, port: number, what: string)
   })
 }
 
-/** Ends every client connection, and destroys those still open two seconds later. */
+/** Ends every client connection, and destroys those still open two seconds later (kit's endSockets). */
 export function endConnections(sockets: Iterable<Socket>): void {
-  for (const s of sockets) s.end()
-  setTimeout(() => {
-    for (const s of sockets) s.destroy()
-  }, 2000).unref()
+  endSockets(sockets, 2000)
 }

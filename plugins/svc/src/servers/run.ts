@@ -4,6 +4,8 @@ import type {RunningServer, ServerContext} from '../engine/types.js'
 import type {ServerConfig} from './config.js'
 import {Health} from './health.js'
 import {createMetrics} from './metrics.js'
+import {startScheduler, stopScheduler} from '../ops/scheduler.js'
+import {publishServerLink, withdrawServerLink} from '../ops/server-link.js'
 
 export interface ReadyInfo {
   dataDir: string
@@ -76,8 +78,8 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     }
     if (cfg.postgresql.enabled) {
       const {startPgServer} = await import('./pg/index.js')
-      const {host, password, port, username} = cfg.postgresql
-      const s = await startPgServer(ctx, {host, password, port, username})
+      const {host, maxStatementBytes, parseTimeoutMs, password, port, username} = cfg.postgresql
+      const s = await startPgServer(ctx, {host, maxStatementBytes, parseTimeoutMs, password, port, username})
       servers.push({name: 'PostgreSQL', server: s})
       info.pg = s.port
     }
@@ -86,6 +88,8 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     await engine.close()
     throw error
   }
+  publishServerLink({backupDir: cfg.backup.dir, dataDir: cfg.dataDir, rest: info.rest === undefined ? undefined : {host: cfg.rest.host, port: info.rest}})
+  startScheduler(engine, logger)
   hooks.onReady(info)
   const sig = await stop
   logger.info('shutting down', {signal: sig})
@@ -101,6 +105,8 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
       await s.server.close()
       logger.info(`${s.name} server closed`)
     }))
+    withdrawServerLink()
+    await stopScheduler()
     await engine.close()
     logger.info('stopped; every acknowledged write is in git')
   } finally {

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {normalize, parseSql} from '../../src/servers/pg/parse.js'
+import {normalize, parseSql} from '../../src/query/parse.js'
 
 describe('svc SQL: literal lifting and the parse cache', () => {
   it('lifts numbers and strings into parameters after the query\'s own', () => {

@@ -387,6 +387,23 @@ describe('svc PostgreSQL protocol', function () {
     expect((await c.query('SELECT id FROM scratch')).rows).to.deep.equal([{id: 3}])
   })
 
+  it('a damaged _pg_schema entry answers XX001 naming it, never a TypeError; other tables keep working', async () => {
+    await c.query('CREATE TABLE damaged (id int PRIMARY KEY, name text NOT NULL)')
+    await c.query('CREATE TABLE intact (id int PRIMARY KEY, v text)')
+    await c.query("INSERT INTO intact (id, v) VALUES (1, 'ok')")
+    // What a raw write through another protocol did before reserved tables (issue 24).
+    await h.engine.put({columns: 'garbage', id: '_pg_schema:damaged'}, {system: true})
+    const e = await sqlError(c.query('SELECT * FROM damaged'))
+    expect(e.code).to.equal('XX001')
+    expect(e.message).to.include('_pg_schema:damaged').and.not.include('toLowerCase')
+    expect((await sqlError(c.query("INSERT INTO damaged (id, name) VALUES (1, 'x')"))).code).to.equal('XX001')
+    await h.engine.put({columns: [{name: 7, type: 'text'}], id: '_pg_schema:damaged'}, {system: true})
+    expect((await sqlError(c.query('SELECT * FROM damaged'))).message).to.include('_pg_schema:damaged').and.include('column 1 has no name')
+    expect((await c.query('SELECT v FROM intact WHERE id = 1')).rows).to.deep.equal([{v: 'ok'}])
+    await h.engine.put({columns: [{name: 'id', notNull: true, type: 'int'}, {name: 'name', notNull: true, type: 'text'}], id: '_pg_schema:damaged'}, {system: true})
+    expect((await c.query('SELECT * FROM damaged')).rows).to.deep.equal([])
+  })
+
   it('DROP TABLE removes the rows and the definition', async () => {
     await c.query('DROP TABLE orders')
     expect((await sqlError(c.query('SELECT * FROM orders'))).code).to.equal('42P01')

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {loadConfig, ToolkitCommand, UsageError} from '@toolkit/kit'
+import {ToolkitCommand, UsageError} from '@toolkit/kit'
 
 export default class CampaignGenerate extends ToolkitCommand<typeof CampaignGenerate> {
   static args = {
@@ -15,14 +15,18 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
     '<%= config.bin %> <%= command.id %> business.toml --out runs --parallel 8',
     '<%= config.bin %> <%= command.id %> --resume out/20260101-120000-a1b2c3',
     '<%= config.bin %> <%= command.id %> business.toml --format json | jq -c .event.type',
+    'ANTHROPIC_API_KEY=... <%= config.bin %> <%= command.id %> business.toml --provider anthropic --max-cost 2',
+    '<%= config.bin %> <%= command.id %> business.toml --provider openai-compatible --base-url http://127.0.0.1:11434/v1 --model qwen3',
   ]
 
   static flags = {
+    'base-url': Flags.string({description: 'API providers: the endpoint, e.g. a local OpenAI-compatible server [default: the vendor\'s, or its *_BASE_URL variable]'}),
+    'max-cost': Flags.string({description: 'Stop starting model requests once the reported cost reaches this many US dollars; the run ends incomplete and can be resumed'}),
     'max-turns': Flags.integer({description: 'Tool calls allowed per mission attempt [default: 200]', min: 1}),
     model: Flags.string({description: 'Model name for the provider (recorded in run.json)'}),
     out: Flags.string({description: 'Folder that receives the run directory [default: out]'}),
     parallel: Flags.integer({description: 'Campaign missions run at the same time [default: 4]', min: 1}),
-    provider: Flags.string({description: 'Model provider [default: local, the offline planner]'}),
+    provider: Flags.string({description: 'Model provider: local (the offline planner, default), anthropic, openai, openai-compatible, gemini; see `campaign providers`'}),
     resume: Flags.string({description: 'Run directory to resume: runs only its unfinished missions'}),
     'skip-url-check': Flags.boolean({description: 'Do not request the final URLs'}),
   }
@@ -33,12 +37,14 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
     const f = this.flags
     if (!business && !f.resume) throw new UsageError('give a business.toml, or --resume <run-dir>')
     if (business && f.resume) throw new UsageError('give either a business.toml or --resume <run-dir>, not both')
-    // defaults < config files (campaign.json) < TOOLKIT_CAMPAIGN_* < flags
-    const {values: c} = await loadConfig(this.config, {
-      defaults: {maxTurns: 200, model: '', out: 'out', parallel: 4, provider: 'local'},
-      flags: {maxTurns: f['max-turns'], model: f.model, out: f.out, parallel: f.parallel, provider: f.provider},
-      namespace: 'campaign',
-    })
+    const {loadCampaignConfig} = await import('../../campaign-config.js')
+    let maxCostFlag: number | undefined
+    if (f['max-cost'] !== undefined) {
+      maxCostFlag = Number(f['max-cost'])
+      if (!Number.isFinite(maxCostFlag) || maxCostFlag <= 0) throw new UsageError(`--max-cost must be a positive number of US dollars, got "${f['max-cost']}"`)
+    }
+    const c = await loadCampaignConfig(this.config, {baseUrl: f['base-url'], maxCost: maxCostFlag, maxTurns: f['max-turns'], model: f.model, out: f.out, parallel: f.parallel, provider: f.provider})
+    if (!Number.isFinite(c.maxCost) || c.maxCost < 0) throw new UsageError(`maxCost must be a number of US dollars (0 for no limit), got ${c.maxCost}`)
     if (!Number.isInteger(c.parallel) || c.parallel < 1) throw new UsageError(`parallel must be a whole number of at least 1, got ${c.parallel}`)
     if (!Number.isInteger(c.maxTurns) || c.maxTurns < 1) throw new UsageError(`max-turns must be a whole number of at least 1, got ${c.maxTurns}`)
     const model = c.model === '' ? undefined : c.model
@@ -47,7 +53,7 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
         ? // A resumed run keeps the provider and model it started with unless a flag says otherwise.
           pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
         : pipeline.generate({...opts, businessFile: business as string, model, out: c.out, provider: c.provider}, opts.listeners),
-      {maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
+      {baseUrl: c.baseUrl || null, maxCostUsd: c.maxCost > 0 ? c.maxCost : null, maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
     )
   }
 }

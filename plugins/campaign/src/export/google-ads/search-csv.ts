@@ -10,7 +10,7 @@ const DESCRIPTIONS = Array.from({length: 4}, (_, i) => `Description ${i + 1}`)
 export const HEADERS: Record<(typeof SEARCH_FILES)[number], string[]> = {
   '1-campaign.csv': ['Row Type', 'Action', 'Campaign status', 'Campaign', 'Campaign type', 'Networks', 'Budget', 'Budget type', 'Bid strategy type', 'Language', 'Location', 'Final URL suffix', 'EU political ads'],
   '2-ad-groups.csv': ['Row Type', 'Action', 'Ad group status', 'Campaign', 'Ad group', 'Ad group type', 'Default max. CPC'],
-  '3-keywords.csv': ['Row Type', 'Action', 'Keyword status', 'Campaign', 'Ad group', 'Keyword', 'Type'],
+  '3-keywords.csv': ['Row Type', 'Action', 'Keyword status', 'Campaign', 'Ad group', 'Keyword', 'Type', 'Final URL'],
   '4-negative-keywords.csv': ['Row Type', 'Action', 'Keyword status', 'Level', 'Campaign', 'Ad group', 'Negative keyword', 'Type'],
   '5-responsive-search-ads.csv': ['Row Type', 'Action', 'Ad status', 'Campaign', 'Ad group', 'Ad type', ...HEADLINES, ...DESCRIPTIONS, 'Path 1', 'Path 2', 'Final URL'],
 }
@@ -36,7 +36,7 @@ export function searchRows(ws: Workspace): Record<(typeof SEARCH_FILES)[number],
     for (const n of c.negatives) out['4-negative-keywords.csv'].push(['Negative keyword', 'Add', 'Enabled', 'Campaign', c.name, '', n.text, MATCH_LABELS[n.match]])
     for (const g of c.ad_groups) {
       out['2-ad-groups.csv'].push(['Ad group', 'Add', 'Enabled', c.name, g.name, 'Standard', fromCents(g.max_cpc_cents)])
-      for (const k of g.keywords) out['3-keywords.csv'].push(['Keyword', 'Add', 'Enabled', c.name, g.name, k.text, MATCH_LABELS[k.match]])
+      for (const k of g.keywords) out['3-keywords.csv'].push(['Keyword', 'Add', 'Enabled', c.name, g.name, k.text, MATCH_LABELS[k.match], k.final_url ?? ''])
       for (const n of g.negatives) out['4-negative-keywords.csv'].push(['Negative keyword', 'Add', 'Enabled', 'Ad group', c.name, g.name, n.text, MATCH_LABELS[n.match]])
       for (const ad of g.ads) {
         const h = HEADLINES.map((_, i) => ad.headlines[i] ?? '')

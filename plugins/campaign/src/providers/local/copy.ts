@@ -1,6 +1,9 @@
 /** Text helpers for the offline planner: keywords and ad copy that respect Google Ads limits. */
 
 import {dashed} from '../../lib/slug.js'
+import {sentences} from '../../lib/text.js'
+
+export {displayName, sentences} from '../../lib/text.js'
 
 const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/g
 
@@ -8,8 +11,10 @@ const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/g
 export function keywordOf(text: string): string {
   const words = text
     .toLowerCase()
+    .replace(/[’‘]/g, "'")
     .replace(FORBIDDEN, ' ')
     .replace(/[^\p{L}\p{N}\s&'.+/-]/gu, ' ')
+    .replace(/\.(?=\s|$)/g, '')
     .split(/\s+/)
     .filter(Boolean)
     .slice(0, 10)
@@ -70,16 +75,20 @@ export function pathOf(text: string): string {
   return out
 }
 
-const SYMBOLS: Record<string, string> = {BRL: 'R$', EUR: '€', GBP: '£', JPY: '¥', USD: '$'}
-
-export function price(cents: number, currency: string): string {
-  const amount = cents % 100 === 0 ? String(cents / 100) : (cents / 100).toFixed(2)
-  const sym = SYMBOLS[currency]
-  return sym ? `${sym}${amount}` : `${amount} ${currency}`
+/** A price as the business's language writes it: `$12.90`, `R$ 39,90`, `12,90 €`, `￥1,200`. */
+export function price(cents: number, currency: string, language = 'en'): string {
+  const whole = cents % 100 === 0
+  try {
+    return new Intl.NumberFormat(language, {currency, maximumFractionDigits: whole ? 0 : undefined, minimumFractionDigits: whole ? 0 : undefined, style: 'currency'})
+      .format(cents / 100)
+      .replace(/\s/g, ' ')
+  } catch {
+    return `${whole ? cents / 100 : (cents / 100).toFixed(2)} ${currency}`
+  }
 }
 
 /** The first sentence of a description, for a description line. */
 export function firstSentence(text: string): string {
-  const m = /^(.+?[.!?])(\s|$)/.exec(text.trim())
-  return (m ? m[1] : text).replace(/!/g, '.')
+  return (sentences(text)[0] ?? text.trim()).replace(/!/g, '.')
 }
+

@@ -3,10 +3,11 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {slugify} from '../../lib/slug.js'
 import type {BidStrategy, Budget, Business, CampaignType, Keyword, Product} from '../../types.js'
 import type {MissionSession, Provider, ProviderOptions} from '../provider.js'
-import {fit, firstSentence, keywordOf, pathOf, pick, price, titleCase} from './copy.js'
+import {type CpcKind, kindOfProducts} from '../../budget/cpc.js'
+import {PermanentFailure} from '../../missions/failure.js'
+import {displayName, fit, firstSentence, keywordOf, pathOf, pick, price, titleCase} from './copy.js'
+import {LOCAL_LANGUAGES, type Phrases, phrasesFor} from './phrases.js'
 
-/** Terms searched by people who will not buy (English); dropped when one would block an own keyword. */
-const GENERIC_NEGATIVES = ['free', 'jobs', 'careers', 'diy', 'how to make', 'wholesale', 'second hand', 'used', 'recipe']
 
 interface Planned {
   final_url: string
@@ -18,6 +19,7 @@ interface Planned {
 interface BusinessInfo {
   brand: {colors: string[]; logo: null | string}
   budget: Budget
+  budget_rule: {cpc_estimate_cents: Record<CpcKind, null | number>; min_daily_clicks: number}
   business: Business
   formats: CampaignType[]
   search_bid_strategy: BidStrategy
@@ -62,15 +64,21 @@ type Call = <T>(name: string, input?: unknown) => Promise<T>
 
 async function plan(call: Call, session: MissionSession): Promise<void> {
   const info = await call<BusinessInfo>('get_business')
+  const {business, budget} = info
+  if (phrasesFor(business.language) === null) {
+    throw new PermanentFailure(
+      `the offline planner writes ad copy in ${LOCAL_LANGUAGES.join(', ')} only, and business.language is ${business.language}; run with a model provider (--provider) that writes ${business.language}, or set the language the ads should use`,
+    )
+  }
   const products: Product[] = []
   for (let offset = 0; offset < 1_000_000; offset += 1000) {
     const page = await call<{products: Product[]; total: number}>('query_catalog', {limit: 1000, offset})
     products.push(...page.products)
     if (products.length >= page.total || page.products.length === 0) break
   }
-  const {business, budget} = info
+  const name = displayName(business.name)
   const colors = info.brand.colors.length > 0 ? info.brand.colors : ['#1f2937', '#f59e0b']
-  await call('set_brand_kit', {business_name: fit(business.name, 25) ?? business.name.slice(0, 25), colors, tone: 'clear, factual, friendly'})
+  await call('set_brand_kit', {business_name: fit(name, 25) ?? name.slice(0, 25).trim(), colors, tone: 'clear, factual, friendly'})
 
   // Categories that differ only by case are one category (their campaigns would share a slug).
   const byCategory = new Map<string, [string, Product[]]>()
@@ -82,67 +90,146 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   }
   // Without a catalog, the business's pages stand in for categories.
   if (byCategory.size === 0) for (const pg of business.pages) byCategory.set(pg.name.toLowerCase(), [pg.name, []])
+  if (byCategory.size === 0) byCategory.set(name.toLowerCase(), [name, []])
   const categories = [...byCategory.values()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
   const pageFor = (category: string) =>
     business.pages.find((pg) => pg.name.toLowerCase() === category.toLowerCase())?.url ??
     business.pages.find((pg) => pg.name.toLowerCase().includes(category.toLowerCase()))?.url ??
     business.url
   const cpc = budget.max_cpc_cents ?? Math.max(10, Math.min(budget.daily_cents, Math.round(budget.daily_cents / 20)))
+  const estimates = info.budget_rule.cpc_estimate_cents
+  const minClicks = info.budget_rule.min_daily_clicks
+  // Cents a day a campaign selling these products needs (0 when the currency has no estimate).
+  const need = (items: Product[], kind?: CpcKind) => (estimates[kind ?? kindOfProducts(items, budget.currency)] ?? 0) * minClicks
 
   interface Draft {
     ad_groups: Planned[]
     bid_strategy: BidStrategy
     max_cpc_cents: null | number
     name: string
+    need: number
     type: CampaignType
     weight: number
   }
+  const daily = budget.daily_cents
+  const search = info.formats.includes('search')
+  const all = categories.flatMap(([, items]) => items)
+  const notes: string[] = []
+  // Brand searches are cheap and convert best: 10 % of the budget, or what 10 clicks cost.
+  const brandNeed = need([], 'brand')
+  let brandCents = search && business.brand_terms.length > 0 ? Math.max(Math.round(daily * 0.1), brandNeed) : 0
+  const cheapestCategory = Math.min(...categories.map(([, items]) => need(items, items.length === 0 ? 'service' : undefined)))
+  // Image campaigns come after Search: each needs its own 10 clicks, and Search must keep enough.
+  const image: {share: number; type: CampaignType}[] = []
+  for (const [type, share] of [['performance_max', 0.25], ['demand_gen', 0.15]] as const) {
+    if (!info.formats.includes(type)) continue
+    const cents = Math.round(daily * share)
+    const left = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0) - cents
+    if (cents >= need(all, all.length === 0 ? 'service' : undefined) && (!search || left >= cheapestCategory)) image.push({share, type})
+    else notes.push(`no ${type === 'performance_max' ? 'Performance Max' : 'Demand Gen'} campaign: its ${Math.round(share * 100)} % share would not buy ${minClicks} clicks a day next to the Search campaigns`)
+  }
+  let searchCents = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0)
+  if (search && brandCents > 0 && searchCents < cheapestCategory) {
+    notes.push('no separate Brand campaign: the budget is needed for the category campaigns')
+    searchCents += brandCents
+    brandCents = 0
+  }
+  const bins = search ? groupCategories(categories, searchCents, (items) => need(items, items.length === 0 ? 'service' : undefined)) : []
+  if (bins.length < categories.length && bins.length > 0) {
+    notes.push(`${categories.length} categories in ${bins.length} Search campaigns: one campaign per category would buy fewer than ${minClicks} clicks a day each at the CPC estimates`)
+  }
+
   const drafts: Draft[] = []
-  if (info.formats.includes('search')) {
-    if (business.brand_terms.length > 0) {
-      drafts.push({ad_groups: [{final_url: business.url, name: 'Brand', product_ids: [], theme: 'brand'}], bid_strategy: info.search_bid_strategy, max_cpc_cents: cpc, name: `${business.name} - Brand`, type: 'search', weight: 0.1})
-    }
-    const share = 0.9 - (info.formats.includes('performance_max') ? 0.25 : 0) - (info.formats.includes('demand_gen') ? 0.15 : 0)
-    for (const [category, items] of categories) {
+  if (brandCents > 0) {
+    drafts.push({ad_groups: [{final_url: business.url, name: 'Brand', product_ids: [], theme: 'brand'}], bid_strategy: info.search_bid_strategy, max_cpc_cents: cpc, name: `${name} - Brand`, need: brandNeed, type: 'search', weight: brandCents})
+  }
+  for (const bin of bins) {
+    const groups: Planned[] = []
+    for (const [category, items] of bin) {
       const label = titleCase(category)
       const ids = items.map((p) => p.id)
-      const groups: Planned[] = [{final_url: pageFor(category), name: label, product_ids: ids, theme: 'generic'}]
-      if (items.length > 0) groups.push({final_url: pageFor(category), name: `${label} - Products`, product_ids: ids, theme: 'products'})
+      groups.push({final_url: pageFor(category), name: label, product_ids: ids, theme: 'generic'})
+      if (items.some((p) => productTerm(p.title) !== null)) groups.push({final_url: pageFor(category), name: `${label} - Products`, product_ids: ids, theme: 'products'})
       groups.push({final_url: pageFor(category), name: `${label} - Prices`, product_ids: ids, theme: 'prices'})
-      drafts.push({
-        ad_groups: groups,
-        bid_strategy: info.search_bid_strategy,
-        max_cpc_cents: cpc,
-        name: `${business.name} - ${label}`,
-        type: 'search',
-        weight: products.length > 0 ? (share * items.length) / products.length : share / categories.length,
-      })
     }
+    const items = bin.flatMap(([, x]) => x)
+    drafts.push({
+      ad_groups: groups,
+      bid_strategy: info.search_bid_strategy,
+      max_cpc_cents: cpc,
+      name: `${name} - ${binLabel(bin.map(([c]) => titleCase(c)))}`,
+      need: need(items, items.length === 0 ? 'service' : undefined),
+      type: 'search',
+      weight: 0,
+    })
   }
-  const top = categories.slice(0, 5)
-  const imageGroups: Planned[] = top.map(([category, items]) => ({final_url: pageFor(category), name: titleCase(category), product_ids: items.slice(0, 3).map((p) => p.id), theme: 'image'}))
-  if (imageGroups.length === 0) imageGroups.push({final_url: business.url, name: business.name, product_ids: [], theme: 'image'})
-  if (info.formats.includes('performance_max')) {
-    drafts.push({ad_groups: imageGroups, bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${business.name} - Performance Max`, type: 'performance_max', weight: 0.25})
+  // Category campaigns share the Search money by product count (pages: evenly), never below need.
+  const catDrafts = drafts.filter((d) => d.weight === 0)
+  const catShares = splitWithFloor(searchCents, catDrafts.map((d) => Math.max(1, d.ad_groups.reduce((a, g) => a + (g.theme === 'generic' ? Math.max(1, g.product_ids.length) : 0), 0))), catDrafts.map((d) => d.need))
+  for (const [i, d] of catDrafts.entries()) d.weight = catShares[i]
+
+  // Asset groups: the biggest categories, with the products that have photos first.
+  const withPhotos = (items: Product[]) => [...items.filter((p) => p.image !== null), ...items.filter((p) => p.image === null)]
+  const imageGroups: Planned[] = categories.slice(0, 5).map(([category, items]) => ({final_url: pageFor(category), name: titleCase(category), product_ids: withPhotos(items).slice(0, 3).map((p) => p.id), theme: 'image'}))
+  for (const x of image) {
+    const pmax = x.type === 'performance_max'
+    drafts.push({ad_groups: pmax ? imageGroups : imageGroups.slice(0, 3), bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${name} - ${pmax ? 'Performance Max' : 'Demand Gen'}`, need: 0, type: x.type, weight: Math.round(daily * x.share)})
   }
-  if (info.formats.includes('demand_gen')) {
-    drafts.push({ad_groups: imageGroups.slice(0, 3), bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${business.name} - Demand Gen`, type: 'demand_gen', weight: 0.15})
-  }
+  if (drafts.length === 0) throw new PermanentFailure('no campaign fits the daily budget and the formats asked for')
   // Two names with one slug (a category called "Brand", say) would collide: number the later one.
   const used = new Set<string>()
   for (const d of drafts) {
-    let name = d.name
-    for (let n = 2; used.has(slugify(name)); n++) name = `${d.name} ${n}`
-    used.add(slugify(name))
-    d.name = name
+    let n = d.name
+    for (let k = 2; used.has(slugify(n)); k++) n = `${d.name} ${k}`
+    used.add(slugify(n))
+    d.name = n
   }
-  const budgets = split(budget.daily_cents, drafts.map((d) => d.weight))
-  session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${products.length} products.`)
-  if (!/^en\b/i.test(business.language)) session.text(`The local planner writes English copy; the ads' language is ${business.language}, so review the texts before import.`)
+  const budgets = split(daily, drafts.map((d) => d.weight))
+  session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${products.length} products.${notes.length > 0 ? ` ${notes.join('; ')}.` : ''}`)
   await call('set_account_plan', {
     campaigns: drafts.map((d, i) => ({ad_groups: d.ad_groups, bid_strategy: d.bid_strategy, daily_budget_cents: budgets[i], max_cpc_cents: d.max_cpc_cents, name: d.name, type: d.type})),
   })
   await call('finish', {summary: `${drafts.length} campaigns`})
+}
+
+/** `A`, `A & B`, `A, B & C`, or `A, B & 3 more` (so a campaign name stays short). */
+function binLabel(labels: string[]): string {
+  if (labels.length === 1) return labels[0]
+  if (labels.length <= 3) return `${labels.slice(0, -1).join(', ')} & ${labels.at(-1)}`
+  return `${labels.slice(0, 2).join(', ')} & ${labels.length - 2} more`
+}
+
+/**
+ * Groups categories into as many Search campaigns as the money allows: each campaign's share (by
+ * product count) must buy the minimum clicks at its CPC estimate. Biggest categories first, each
+ * into the campaign with the fewest products so far.
+ */
+function groupCategories<T extends [string, Product[]]>(categories: T[], cents: number, need: (items: Product[]) => number): T[][] {
+  const weight = (items: Product[]) => Math.max(1, items.length)
+  const total = categories.reduce((a, [, items]) => a + weight(items), 0)
+  for (let k = categories.length; k >= 1; k--) {
+    const bins: T[][] = Array.from({length: k}, () => [])
+    const size = new Array<number>(k).fill(0)
+    for (const c of categories) {
+      const i = size.indexOf(Math.min(...size))
+      bins[i].push(c)
+      size[i] += weight(c[1])
+    }
+    const fits = bins.every((bin, i) => (cents * size[i]) / total >= need(bin.flatMap(([, items]) => items)))
+    if (fits || k === 1) return bins
+  }
+  return []
+}
+
+/** Like split(), but every part first gets its floor when the total allows. */
+function splitWithFloor(total: number, weights: number[], floors: number[]): number[] {
+  const floorSum = floors.reduce((a, b) => a + b, 0)
+  if (weights.length === 0) return []
+  if (floorSum > total) return split(total, weights)
+  const raw = split(total, weights)
+  if (raw.every((r, i) => r >= floors[i])) return raw
+  const extra = split(total - floorSum, weights)
+  return floors.map((f, i) => f + extra[i])
 }
 
 /** Splits `total` cents by weight with the largest-remainder method, so the parts add up exactly. */
@@ -166,6 +253,9 @@ export function split(total: number, weights: number[]): number[] {
 async function build(call: Call, session: MissionSession): Promise<void> {
   const brief = await call<Brief>('get_brief')
   const {business, budget, campaign} = brief
+  const words = phrasesFor(business.language)
+  if (words === null) throw new PermanentFailure(`the offline planner cannot write ${business.language} copy; use a model provider (--provider)`)
+  const name = displayName(business.name)
   const byId = new Map(brief.products.map((p) => [p.id, p]))
   const maxCpc = campaign.max_cpc_cents ?? budget.max_cpc_cents ?? 100
   const own: string[] = []
@@ -173,28 +263,29 @@ async function build(call: Call, session: MissionSession): Promise<void> {
     for (const g of campaign.planned) {
       const items = g.product_ids.map((id) => byId.get(id)).filter((p): p is Product => p !== undefined)
       const category = items[0]?.category ?? g.name
-      const keywords = keywordsFor(g.theme, category, items, business)
+      const keywords = keywordsFor(g.theme, category, items, business, words)
       own.push(...keywords.map((k) => k.text))
       const factor = g.theme === 'products' ? 1 : g.theme === 'prices' ? 0.9 : 0.8
       await call('upsert_ad_group', {
-        ads: [adFor(g, category, items, business, budget)],
+        ads: [adFor(g, category, items, business, name, budget, words)],
         final_url: g.final_url,
         keywords,
+        language: business.language,
         max_cpc_cents: Math.max(1, Math.round(maxCpc * factor)),
         name: g.name,
         negatives: [],
       })
     }
-    const negatives = [...GENERIC_NEGATIVES, ...business.avoid, ...business.competitors]
+    const negatives = [...words.negatives, ...business.avoid, ...business.competitors]
       .map(keywordOf)
       .filter((n) => n !== '' && !own.some((k) => ` ${k} `.includes(` ${n} `) || n.split(' ').every((w) => k.split(' ').includes(w))))
     await call('set_campaign_negatives', {negatives: [...new Set(negatives)].map((text) => ({match: 'phrase', text}))})
   } else {
-    const name = brief.brand_kit?.business_name ?? fit(business.name, 25) ?? business.name.slice(0, 25)
+    const short = brief.brand_kit?.business_name ?? fit(name, 25) ?? name.slice(0, 25)
     await call('set_assets', {
       asset_groups: campaign.planned.map((g) => {
         const items = g.product_ids.map((id) => byId.get(id)).filter((p): p is Product => p !== undefined)
-        return assetGroupFor(g, items, business, budget, name, campaign.type)
+        return {...assetGroupFor(g, items, business, name, budget, short, campaign.type, words), language: business.language}
       }),
     })
   }
@@ -203,83 +294,108 @@ async function build(call: Call, session: MissionSession): Promise<void> {
   await call('finish', {summary: campaign.name})
 }
 
-function keywordsFor(theme: string, category: string, items: Product[], business: Business): Keyword[] {
+/**
+ * A product name as a search term, whole or not at all: the title, or its part before a
+ * separator ("Moka Pot 6 Cup - Aluminium" -> "moka pot 6 cup"), when it fits Google's 10 words
+ * and 80 characters and does not end on a connecting word.
+ */
+export function productTerm(title: string): null | string {
+  const clean = (part: string) => part.toLowerCase().replace(/[’‘]/g, "'").replace(/[^\p{L}\p{N}\s&'.+/-]/gu, ' ').replace(/\.(?=\s|$)/g, '').trim().split(/\s+/).filter(Boolean)
+  const fits = (w: string[]) => w.length >= 2 && w.length <= 10 && w.join(' ').length <= 80 && !CONNECTORS.has(w.at(-1) as string)
+  for (const part of [title, title.split(/\s[-–—|:]\s|[,(/]/)[0]]) {
+    const w = clean(part)
+    if (fits(w)) return keywordOf(w.join(' '))
+    // Too long: stop before a connecting word, so the term ends where a phrase does
+    // ("moedor manual de café com regulagem ..." -> "moedor manual de café").
+    for (let i = Math.min(w.length, 11) - 1; i >= 2; i--) if (CONNECTORS.has(w[i]) && fits(w.slice(0, i))) return keywordOf(w.slice(0, i).join(' '))
+  }
+  return null
+}
+
+const CONNECTORS = new Set('and with for in of or to e com para em de da do das dos und mit für von y con en del'.split(' '))
+
+function keywordsFor(theme: string, category: string, items: Product[], business: Business, words: Phrases): Keyword[] {
   const cat = keywordOf(category)
-  const both = (text: string): Keyword[] => [
-    {match: 'exact', text},
-    {match: 'phrase', text},
+  const both = (text: string, final_url?: string): Keyword[] => [
+    {match: 'exact', text, ...(final_url ? {final_url} : {})},
+    {match: 'phrase', text, ...(final_url ? {final_url} : {})},
   ]
   let list: Keyword[]
   if (theme === 'brand') list = business.brand_terms.flatMap((t) => both(keywordOf(t)))
-  else if (theme === 'products') list = items.flatMap((p) => both(keywordOf(p.title)))
-  else if (theme === 'prices') list = [`${cat} price`, `${cat} prices`, `best ${cat}`, `${cat} deals`, `${cat} sale`].map((text) => ({match: 'phrase', text: keywordOf(text)}))
-  else list = [...both(cat), ...[`buy ${cat}`, `${cat} online`, `${cat} shop`].map((text): Keyword => ({match: 'phrase', text: keywordOf(text)}))]
+  else if (theme === 'products') list = items.flatMap((p) => {
+    const term = productTerm(p.title)
+    return term === null ? [] : both(term, p.url)
+  })
+  else if (theme === 'prices') list = words.price(cat).map((text) => ({match: 'phrase', text: keywordOf(text)}))
+  // A one-word category ("tea") alone is a head term that buys every kind of search: only with intent.
+  else list = [...(cat.includes(' ') ? both(cat) : []), ...words.intent(cat).map((text): Keyword => ({match: 'phrase', text: keywordOf(text)}))]
   const seen = new Set<string>()
   return list.filter((k) => k.text !== '' && !seen.has(`${k.match}:${k.text}`) && seen.add(`${k.match}:${k.text}`))
 }
 
-function adFor(g: Planned, category: string, items: Product[], business: Business, budget: Budget) {
+function adFor(g: Planned, category: string, items: Product[], business: Business, name: string, budget: Budget, w: Phrases) {
+  const a = w.ad
   const cat = titleCase(category)
   const min = items.length > 0 ? Math.min(...items.map((p) => p.price_cents)) : null
-  const from = min === null ? null : price(min, budget.currency)
-  const name = business.name
+  const from = min === null ? null : price(min, budget.currency, business.language)
   const productTitles = items.map((p) => p.title)
-  const priceLines = from ? [`${cat} From ${from}`, `Prices From ${from}`] : [`${cat} Deals`, 'Fair Prices']
+  const priceLines = from ? [a.from(cat, from), a.pricesFrom(from)] : [a.deals(cat), a.fairPrices]
   const headlines =
     g.theme === 'brand'
-      ? [name, `${name} Official Site`, `Shop ${name} Online`, `${name} Store`, 'Order Online Today', 'Secure Checkout', `Discover ${name}`, `Visit ${name}`, 'See the Full Range', 'Browse Our Catalog']
+      ? a.brandHeadlines(name)
       : [
           ...(g.theme === 'prices' ? priceLines : []),
           ...(g.theme === 'products' ? productTitles.slice(0, 6) : []),
           cat,
-          `Shop ${cat}`,
-          `${cat} at ${name}`,
-          `Buy ${cat} Online`,
+          a.shop(cat),
+          a.at(cat, name),
+          a.buyOnline(cat),
           ...priceLines,
           ...productTitles.slice(0, 4),
-          `${items.length} ${cat} to Choose`,
-          `Compare ${cat}`,
-          'Order Online Today',
-          'Secure Checkout',
-          `Official ${name} Store`,
-          'Browse the Full Range',
-          `Discover ${name}`,
+          ...(items.length > 1 ? [a.toChoose(items.length, cat)] : []),
+          a.compareCategory(cat),
+          a.order,
+          a.secure,
+          a.officialStore(name),
+          a.fullRange,
+          a.discover(name),
         ]
   const lower = category.toLowerCase()
   const descriptions = [
     firstSentence(business.description),
-    g.theme === 'brand' ? `Shop the full ${name} range online. Order today.` : `Browse ${items.length} ${lower} at ${name} and order online today.`,
-    from ? `Prices from ${from}. Compare options side by side and pick the right one for you.` : 'Compare options side by side and pick the right one for you.',
-    g.theme === 'brand' ? `Order from the ${name} online store with secure checkout.` : `Order ${lower} from the ${name} online store with secure checkout.`,
-    g.theme === 'brand' ? `${name}: chosen with care, ready to order online.` : `${name}: ${lower} chosen with care, ready to order online.`,
-    'Secure checkout. Order online today.',
+    g.theme === 'brand' ? a.rangeBrand(name) : items.length > 1 ? a.browse(items.length, lower, name) : a.orderCategory(lower, name),
+    from ? a.pricesFromCompare(from) : a.compare,
+    g.theme === 'brand' ? a.orderBrand(name) : a.orderCategory(lower, name),
+    g.theme === 'brand' ? a.careBrand(name) : a.careCategory(name, lower),
+    a.secureOrder,
   ]
   const h = pick(headlines, 30, 15)
-  for (const extra of ['Order Online', 'Shop Now', 'See the Range', 'Compare Options']) if (h.length < 3) h.push(...pick([extra], 30, 1).filter((x) => !h.includes(x)))
+  for (const extra of [a.order, a.shopNow, a.fullRange, a.compare]) if (h.length < 3) h.push(...pick([extra], 30, 1).filter((x) => !h.includes(x)))
   const d = pick(descriptions, 90, 4)
-  for (const extra of ['Order online today.', 'Compare options and choose yours.']) if (d.length < 2) d.push(extra)
-  const p1 = pathOf(g.theme === 'brand' ? 'shop' : category)
-  return {descriptions: d, final_url: g.final_url, headlines: h, path1: p1, path2: g.theme === 'prices' ? 'prices' : g.theme === 'products' ? 'products' : ''}
+  for (const extra of [a.secureOrder, a.orderFrom(name)]) if (d.length < 2 && !d.includes(extra)) d.push(extra)
+  const p1 = pathOf(g.theme === 'brand' ? w.paths.shop : category) || w.paths.shop
+  return {descriptions: d, final_url: g.final_url, headlines: h, path1: p1, path2: g.theme === 'prices' ? w.paths.prices : g.theme === 'products' ? w.paths.products : ''}
 }
 
-function assetGroupFor(g: Planned, items: Product[], business: Business, budget: Budget, businessName: string, type: CampaignType) {
+function assetGroupFor(g: Planned, items: Product[], business: Business, name: string, budget: Budget, businessName: string, type: CampaignType, w: Phrases) {
+  const a = w.ad
   const cat = g.name
   const min = items.length > 0 ? Math.min(...items.map((p) => p.price_cents)) : null
-  const from = min === null ? null : price(min, budget.currency)
+  const from = min === null ? null : price(min, budget.currency, business.language)
   const pmax = type === 'performance_max'
   const headlineMax = pmax ? 30 : 40
-  const headlines = pick([`Shop ${cat}`, cat, `${cat} at ${business.name}`, `Buy ${cat} Online`, from ? `${cat} From ${from}` : `${cat} Deals`, ...items.map((p) => p.title), 'Order Online Today', `Discover ${business.name}`], headlineMax, pmax ? 15 : 5)
-  if (pmax && !headlines.some((x) => x.length <= 15)) headlines.unshift(pick([`Shop ${cat}`, 'Shop Now'], 15, 1)[0])
-  const descriptions = pick([`Shop ${cat.toLowerCase()} online.`, firstSentence(business.description), from ? `${cat} from ${from}. Order online today from ${business.name}.` : `Order online today from ${business.name}.`, `Order ${cat.toLowerCase()} from the ${business.name} online store with secure checkout.`, 'Secure checkout. Order online today.'], 90, 5)
+  const headlines = pick([a.shop(cat), cat, a.at(cat, name), a.buyOnline(cat), from ? a.from(cat, from) : a.deals(cat), ...items.map((p) => p.title), a.order, a.discover(name)], headlineMax, pmax ? 15 : 5)
+  if (pmax && !headlines.some((x) => x.length <= 15)) headlines.unshift(pick([a.shop(cat), a.shopNow], 15, 1)[0])
+  const descriptions = pick([a.shopOnline(cat.toLowerCase()), firstSentence(business.description), from ? `${a.fromSentence(cat, from)} ${a.orderFrom(name)}` : a.orderFrom(name), a.orderCategory(cat.toLowerCase(), name), a.secureOrder], 90, 5)
   return {
     business_name: businessName,
-    call_to_action: 'Shop now',
+    call_to_action: a.cta,
     descriptions,
     final_url: g.final_url,
     headlines: pmax ? headlines.slice(0, 15) : headlines.slice(0, 5),
-    long_headlines: pmax ? pick([`${cat} from ${business.name}, ready to order online`, firstSentence(business.description), `Shop ${cat.toLowerCase()} at ${business.name} with secure checkout`], 90, 5) : [],
+    long_headlines: pmax ? pick([...a.longHeadlines(cat, name).slice(0, 1), firstSentence(business.description), ...a.longHeadlines(cat, name).slice(1)], 90, 5) : [],
     name: g.name,
     product_ids: items.map((p) => p.id),
-    search_themes: pmax ? [keywordOf(cat), ...items.slice(0, 4).map((p) => keywordOf(p.title))].filter((t) => t !== '') : [],
+    search_themes: pmax ? [keywordOf(cat), ...items.slice(0, 4).map((p) => productTerm(p.title) ?? '')].filter((t) => t.includes(' ') || (t !== '' && t === keywordOf(cat))) : [],
   }
 }

@@ -6,6 +6,7 @@ import {randomBytes} from 'node:crypto'
 import {AuthError, RegistrationUnavailable} from '../errors.js'
 import {listenForCallback} from './callback.js'
 import {callbackPorts} from './ports.js'
+import {maskUrl} from '../url-mask.js'
 
 /** What a 401's `WWW-Authenticate` told us (RFC 9728 / RFC 6750). */
 export interface Challenge {
@@ -20,6 +21,8 @@ export interface FlowContext {
   openUrl: (url: string) => Promise<void>
   signal?: AbortSignal
   store: TokenStore
+  /** The server's key in the store (its URL as written in servers.json); the URL itself by default. */
+  storeKey?: string
 }
 
 interface Discovery {
@@ -41,12 +44,12 @@ async function discover(serverUrl: string, challenge: Challenge): Promise<Discov
   try {
     info = await discoverOAuthServerInfo(serverUrl, {resourceMetadataUrl: challenge.resourceMetadataUrl})
   } catch (error) {
-    throw new AuthError(`OAuth discovery failed for ${serverUrl}: ${(error as Error).message}`, 'oauth_discovery_failed', error)
+    throw new AuthError(`OAuth discovery failed for ${maskUrl(serverUrl)}: ${(error as Error).message.split('\n')[0]}`, 'oauth_discovery_failed', error)
   }
   if (!info.authorizationServerMetadata) return undefined
   const prm = info.resourceMetadata
   if (prm && !checkResourceAllowed({configuredResource: prm.resource, requestedResource: resourceUrlFromServerUrl(serverUrl)})) {
-    throw new AuthError(`protected-resource metadata names ${prm.resource}, which is not ${serverUrl}; refusing to send credentials there`, 'oauth_resource_mismatch')
+    throw new AuthError(`protected-resource metadata names ${maskUrl(prm.resource)}, which is not ${maskUrl(serverUrl)}; refusing to send credentials there`, 'oauth_resource_mismatch')
   }
   return {
     authorizationServerUrl: info.authorizationServerUrl,
@@ -71,7 +74,7 @@ const clientInformation = (c: ClientEntry): OAuthClientInformationMixed =>
 
 /** Step 3, reusing a stored registration when it was made for this very redirect URI. */
 async function ensureClient(serverUrl: string, d: Discovery, redirectUri: string, ctx: FlowContext): Promise<ClientEntry> {
-  const {client} = await ctx.store.get(serverUrl)
+  const {client} = await ctx.store.get(ctx.storeKey ?? serverUrl)
   // A registration without redirect_uri was written by hand (a pre-registered client): trust it.
   if (client?.client_id && (!client.redirect_uri || client.redirect_uri === redirectUri)) return client
   if (!d.metadata.registration_endpoint) {
@@ -97,7 +100,7 @@ async function ensureClient(serverUrl: string, d: Discovery, redirectUri: string
   const entry: ClientEntry = {client_id: full.client_id, redirect_uri: redirectUri}
   if (full.client_secret) entry.client_secret = full.client_secret
   if (client?.client_id) ctx.log(`callback port changed: registered a new OAuth client for ${redirectUri}`)
-  await ctx.store.setClient(serverUrl, entry)
+  await ctx.store.setClient(ctx.storeKey ?? serverUrl, entry)
   return entry
 }
 
@@ -108,11 +111,11 @@ async function ensureClient(serverUrl: string, d: Discovery, redirectUri: string
  */
 export async function runOAuthFlow(serverUrl: string, challenge: Challenge, ctx: FlowContext): Promise<TokenEntry> {
   const d = await discover(serverUrl, challenge)
-  if (!d) throw new RegistrationUnavailable(`${serverUrl} publishes no OAuth authorization-server metadata`)
+  if (!d) throw new RegistrationUnavailable(`${maskUrl(serverUrl)} publishes no OAuth authorization-server metadata`)
   if (d.metadata.code_challenge_methods_supported && !d.metadata.code_challenge_methods_supported.includes('S256')) {
     throw new AuthError(`the authorization server ${d.authorizationServerUrl} does not support PKCE S256`, 'oauth_unsupported')
   }
-  const {client: stored} = await ctx.store.get(serverUrl)
+  const {client: stored} = await ctx.store.get(ctx.storeKey ?? serverUrl)
   const preferred = stored?.redirect_uri ? Number(new URL(stored.redirect_uri).port) || undefined : undefined
   const listener = await listenForCallback(callbackPorts(ctx.env), preferred)
   try {
@@ -142,11 +145,11 @@ export async function runOAuthFlow(serverUrl: string, challenge: Challenge, ctx:
       })
     } catch (error) {
       // A client the server has forgotten must not be reused by the next attempt.
-      if ((error as {errorCode?: string}).errorCode === 'invalid_client') await ctx.store.remove(serverUrl, 'client')
+      if ((error as {errorCode?: string}).errorCode === 'invalid_client') await ctx.store.remove(ctx.storeKey ?? serverUrl, 'client')
       throw new AuthError(`token exchange failed: ${(error as Error).message}`, 'oauth_exchange_failed', error)
     }
     const entry = toTokenEntry(tokens)
-    await ctx.store.setToken(serverUrl, entry)
+    await ctx.store.setToken(ctx.storeKey ?? serverUrl, entry)
     return entry
   } finally {
     await listener.close()
@@ -156,10 +159,10 @@ export async function runOAuthFlow(serverUrl: string, challenge: Challenge, ctx:
 /** Exchanges the stored refresh token for a new access token and saves it; throws on refusal. */
 export async function refreshStoredToken(serverUrl: string, token: TokenEntry, ctx: FlowContext): Promise<TokenEntry> {
   if (!token.refresh_token) throw new AuthError('no refresh token', 'refresh_failed')
-  const {client} = await ctx.store.get(serverUrl)
+  const {client} = await ctx.store.get(ctx.storeKey ?? serverUrl)
   if (!client?.client_id) throw new AuthError('no client registration to refresh with', 'refresh_failed')
   const d = await discover(serverUrl, {})
-  if (!d) throw new AuthError(`${serverUrl} no longer publishes OAuth metadata`, 'refresh_failed')
+  if (!d) throw new AuthError(`${maskUrl(serverUrl)} no longer publishes OAuth metadata`, 'refresh_failed')
   const {refreshAuthorization} = await import('@modelcontextprotocol/sdk/client/auth.js')
   let tokens
   try {
@@ -173,6 +176,6 @@ export async function refreshStoredToken(serverUrl: string, token: TokenEntry, c
     throw new AuthError(`token refresh refused: ${(error as Error).message}`, 'refresh_failed', error)
   }
   const entry = toTokenEntry(tokens, token)
-  await ctx.store.setToken(serverUrl, entry)
+  await ctx.store.setToken(ctx.storeKey ?? serverUrl, entry)
   return entry
 }

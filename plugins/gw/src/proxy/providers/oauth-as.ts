@@ -1,6 +1,7 @@
 import {createHash, randomBytes, timingSafeEqual} from 'node:crypto'
 
 import {compileCidrs} from '../cidr.js'
+import type {RegistrationLimits} from '../registrations.js'
 import {parseGroups} from './forwarded.js'
 import {type AuthProvider, bearerToken, headerValue} from './types.js'
 
@@ -14,7 +15,9 @@ export interface OAuthAsOptions {
   /** Exactly as the RFC 8414 metadata publishes it (`https://host/` for a root issuer): JWT `iss` and RFC 9207 `iss`. */
   issuer: string
   jwtSecret: Uint8Array
+  /** Registered clients at most; when full, the oldest never-used registration makes room. */
   maxClients: number
+  registration: RegistrationLimits
   redirectUriAllowlist: string[]
   refreshTokenTtlSeconds: number
   /** The protected resource (the MCP endpoint): `<issuer without trailing slash>/mcp`, the JWT audience. */
@@ -33,9 +36,10 @@ function strings(v: unknown, where: string, required: boolean): string[] {
   return v as string[]
 }
 
+/** A positive whole number (seconds, or a count, as `where` says). */
 function seconds(v: unknown, where: string, fallback: number): number {
   if (v === undefined) return fallback
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new OAuthAsConfigError(`${where} must be a positive whole number of seconds`)
+  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new OAuthAsConfigError(`${where} must be a positive whole number${where.endsWith('Seconds') ? ' of seconds' : ''}`)
   return v
 }
 
@@ -68,7 +72,12 @@ export function oauthAsOptions(raw: unknown, defaults: {stateFile?: string} = {}
     injectedRoles: strings(c.injectedRoles, 'serverAuth.oauthAs.injectedRoles', false),
     issuer,
     jwtSecret: new Uint8Array(secret),
-    maxClients: 10_000,
+    maxClients: seconds(c.maxClients, 'serverAuth.oauthAs.maxClients', 10_000),
+    registration: {
+      perMinutePerSource: seconds(c.registrationsPerMinutePerSource, 'serverAuth.oauthAs.registrationsPerMinutePerSource', 10),
+      unusedPerSource: seconds(c.maxUnusedClientsPerSource, 'serverAuth.oauthAs.maxUnusedClientsPerSource', 100),
+      unusedTtlSeconds: seconds(c.unusedClientTtlSeconds, 'serverAuth.oauthAs.unusedClientTtlSeconds', 86_400),
+    },
     redirectUriAllowlist: allow,
     refreshTokenTtlSeconds: seconds(c.refreshTokenTtlSeconds, 'serverAuth.oauthAs.refreshTokenTtlSeconds', 30 * 24 * 3600),
     resource: `${issuer.replace(/\/+$/, '')}/mcp`,

@@ -14,8 +14,12 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
     '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --http-port 3000 --disable-sql',
     '<%= config.bin %> <%= command.id %> 3000 6379 --config /etc/svc/config.edn --log-level debug',
     '<%= config.bin %> <%= command.id %> --http-port 0 --disable-redis --disable-sql --format json',
+    '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --command compact',
+    '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --command remove-branch --name old-feature',
   ]
   static flags = {
+    command: Flags.option({description: 'Run one maintenance command instead of serving (the spec\'s --command compact | remove-branch --name B)', options: ['compact', 'remove-branch'] as const})(),
+    name: Flags.string({description: 'Branch for --command remove-branch'}),
     config: Flags.string({description: 'Configuration file (EDN). Default: config.edn in the current directory, if present'}),
     'data-dir': Flags.string({description: 'Data directory (default ./data)'}),
     'disable-redis': Flags.boolean({description: 'Do not start the Redis-protocol server'}),
@@ -35,6 +39,11 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
     const {runServer} = await import('../../servers/run.js')
     const {config, warnings} = await loadServerConfig(this.flags, {redisPort: this.args.redisPort, restPort: this.args.restPort})
     for (const w of warnings) this.out.warn(w)
+    if (this.flags.command) {
+      const {runMaintenance} = await import('../../ops/maintenance.js')
+      const r = await runMaintenance(this.flags.command, {dataDir: config.dataDir, name: this.flags.name})
+      return this.out.record(r.record, r.text)
+    }
     await runServer(config, {
       onReady: (info) => {
         const parts = [info.rest === undefined ? '' : `REST http://${config.rest.host}:${info.rest}`, info.redis === undefined ? '' : `Redis ${config.redis.host}:${info.redis}`, info.pg === undefined ? '' : `PostgreSQL ${config.postgresql.host}:${info.pg}`].filter(Boolean)

@@ -3,38 +3,31 @@
  * extended query protocols on top of the executor. Errors become ErrorResponses; only protocol
  * violations close the connection.
  */
-import type {Statement} from 'pgsql-ast-parser'
-
 import {randomBytes, randomInt} from 'node:crypto'
 import type {Socket} from 'node:net'
 
-import type {Engine, Logger} from '../../engine/types.js'
+import type {Logger} from '../../engine/types.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
-import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
-import {fromEngine, SqlError} from './errors.js'
-import {commitTx, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
-import {parseSql} from './parse.js'
-import {decodeParam, OID, toBinary, toText} from './types.js'
+import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, SqlError} from '../../query/index.js'
+
+import {decodeParam, toBinary, toText} from './encoding.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
 
 export interface ConnectionConfig {
   auth: 'md5' | 'scram-sha-256'
-  engine: Engine
   logger: Logger
   maxMessage: number
   password: string
-  registry: Map<number, {secret: number; session: PgSession; busy: () => boolean}>
+  query: QueryEngine
+  registry: Map<number, {secret: number; session: QuerySession; busy: () => boolean}>
   username: string
   verifier: ScramVerifier
-  version: string
 }
 
 interface Prepared {
-  lifted: unknown[]
   paramOids: number[]
-  sql: string
-  statement?: Statement
+  query: PreparedQuery
 }
 
 interface Portal {
@@ -45,10 +38,6 @@ interface Portal {
   sent: number
   stmt: Prepared
 }
-
-const TX_RE = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\b[^;]*;?\s*$/i
-const EXPLAIN_RE = /^\s*explain\s+(?:\((?:[^)]*)\)\s*|analyze\s+|verbose\s+)*(.*)$/is
-const SLEEP_RE = /^\s*select\s+(?:pg_catalog\.)?pg_sleep\(\s*([\d.]+)\s*\)\s*;?\s*$/i
 
 export class PgConnection {
   private readonly reader: MessageReader
@@ -67,7 +56,7 @@ export class PgConnection {
   private readonly portals = new Map<string, Portal>()
   private current?: Promise<void>
   private stopping = false
-  readonly session: PgSession
+  readonly session: QuerySession
 
   constructor(
     private readonly socket: Socket,
@@ -76,7 +65,7 @@ export class PgConnection {
   ) {
     this.pid = pid
     this.reader = new MessageReader(cfg.maxMessage)
-    this.session = {cancelRequested: false, database: 'svc', engine: cfg.engine, settings: new Map(), txFailed: false, user: '', version: cfg.version}
+    this.session = cfg.query.session({})
     socket.on('data', (chunk: Buffer) => {
       if (this.closed || this.stopping) return
       this.reader.feed(chunk)
@@ -331,8 +320,10 @@ export class PgConnection {
         this.out.emptyQuery()
         return
       }
-      const results = await this.run(sql, [], 'all')
-      for (const r of results) this.sendResult(r, [], true, 0)
+      const outcome = await this.cfg.query.execute(sql, [], this.session)
+      this.deliver(outcome)
+      for (const r of outcome.results) this.sendResult(r, [], true, 0)
+      if (outcome.error) this.sendError(outcome.error)
     } catch (error) {
       this.sendError(error)
     } finally {
@@ -342,140 +333,12 @@ export class PgConnection {
     }
   }
 
-  /**
-   * Runs SQL text: transaction control and psql's catalog queries first, then the parsed
-   * statements. Results are sent as they complete by the caller.
-   */
-  private async run(sql: string, params: unknown[], mode: 'all' | 'one', prepared?: Prepared): Promise<QueryResult[]> {
-    const s = this.session
-    const tx = TX_RE.exec(sql)
-    if (tx) return [await this.txControl(tx[1].toLowerCase())]
-    if (s.txFailed) throw new SqlError('25P02', 'current transaction is aborted, commands ignored until end of transaction block')
-    const sleep = SLEEP_RE.exec(sql)
-    if (sleep) {
-      await this.sleep(Number(sleep[1]))
-      return [{columns: [{name: 'pg_sleep', oid: OID.text}], rows: [['']], tag: 'SELECT 1'}]
-    }
-    const reset = /^\s*(discard\s+all|reset\s+all|reset\s+(\w+))\s*;?\s*$/i.exec(sql)
-    if (reset) {
-      // Connection poolers send DISCARD ALL / RESET ALL between clients.
-      if (reset[2]) s.settings.delete(reset[2].toLowerCase())
-      else s.settings.clear()
-      if (/^\s*discard/i.test(sql)) {
-        if (s.tx) throw new SqlError('25001', 'DISCARD ALL cannot run inside a transaction block')
-        this.statements.clear()
-        this.portals.clear()
-        return [{rows: [], tag: 'DISCARD ALL'}]
-      }
-      return [{rows: [], tag: 'RESET'}]
-    }
-    const ex = EXPLAIN_RE.exec(sql)
-    if (ex) {
-      const parsed = await parseSql(ex[1])
-      if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
-      return [await explain(s, parsed.statements[0], [...params, ...parsed.lifted])]
-    }
-    const cat = await catalogQuery(s, sql)
-    if (cat) return [cat]
-    let statements: Statement[]
-    let lifted: unknown[]
-    if (prepared?.statement) {
-      statements = [prepared.statement]
-      lifted = prepared.lifted
-    } else {
-      try {
-        const parsed = await parseSql(sql)
-        statements = parsed.statements
-        lifted = parsed.lifted
-      } catch (error) {
-        const empty = emptyCatalogResult(sql)
-        if (empty) return [empty]
-        throw error
-      }
-    }
-    if (mode === 'one' && statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
-    const all = lifted.length > 0 ? [...params, ...lifted] : params
-    const out: QueryResult[] = []
-    // Several statements in one Query message are one implicit transaction, as in PostgreSQL.
-    if (statements.length > 1 && !s.tx) s.tx = {branches: new Map(), implicit: true}
-    for (const st of statements) {
-      try {
-        out.push(await this.statement(st, all))
-      } catch (error) {
-        const empty = emptyCatalogResult(sql)
-        if (empty && !(error instanceof SqlError && error.code === '57014')) {
-          out.push(empty)
-          continue
-        }
-        if (s.tx?.implicit) rollbackTx(s)
-        // Results before the failing statement are still sent, as PostgreSQL does.
-        for (const r of out) this.sendResult(r, [], true, 0)
-        out.length = 0
-        throw error
-      }
-    }
-    if (s.tx?.implicit) {
-      try {
-        await commitTx(s)
-      } catch (error) {
-        rollbackTx(s)
-        throw fromEngine(error)
-      }
-    }
-    return out
-  }
-
-  private async statement(st: Statement, params: unknown[]): Promise<QueryResult> {
-    const t = st.type as string
-    if (t === 'begin' || t === 'start transaction') return this.txControl('begin')
-    if (t === 'commit') return this.txControl('commit')
-    if (t === 'rollback') return this.txControl('rollback')
-    return executeStatement(this.session, st, params)
-  }
-
-  private async txControl(kind: string): Promise<QueryResult> {
-    const s = this.session
-    if (kind === 'begin' || kind === 'start') {
-      // BEGIN inside a multi-statement query turns its implicit transaction into an explicit one.
-      if (s.tx?.implicit) s.tx.implicit = false
-      else if (s.tx) this.out.notice('there is already a transaction in progress')
-      else s.tx = {branches: new Map()}
-      return {rows: [], tag: 'BEGIN'}
-    }
-    if (kind === 'rollback' || kind === 'abort') {
-      if (!s.tx) this.out.notice('there is no transaction in progress')
-      rollbackTx(s)
-      s.txFailed = false
-      return {rows: [], tag: 'ROLLBACK'}
-    }
-    // commit / end
-    if (!s.tx) {
-      this.out.notice('there is no transaction in progress')
-      return {rows: [], tag: 'COMMIT'}
-    }
-    if (s.txFailed) {
-      rollbackTx(s)
-      s.txFailed = false
-      return {rows: [], tag: 'ROLLBACK'}
-    }
-    try {
-      await commitTx(s)
-    } catch (error) {
-      rollbackTx(s)
-      s.txFailed = false
-      throw fromEngine(error)
-    }
-    return {rows: [], tag: 'COMMIT'}
-  }
-
-  private async sleep(seconds: number): Promise<void> {
-    const until = Date.now() + Math.min(seconds, 3600) * 1000
-    while (Date.now() < until) {
-      if (this.session.cancelRequested) {
-        this.session.cancelRequested = false
-        throw new SqlError('57014', 'canceling statement due to user request')
-      }
-      await new Promise((r) => setTimeout(r, Math.min(20, until - Date.now())))
+  /** Notices, and the effect of DISCARD ALL on this connection's prepared statements. */
+  private deliver(outcome: ExecuteOutcome): void {
+    for (const n of outcome.notices) this.out.notice(n)
+    if (outcome.results.some((r) => r.tag === 'DISCARD ALL')) {
+      this.statements.clear()
+      this.portals.clear()
     }
   }
 
@@ -510,17 +373,9 @@ export class PgConnection {
     const paramOids: number[] = []
     for (let i = 0; i < n; i++) paramOids.push(r.int32())
     if (name !== '' && this.statements.has(name)) throw new SqlError('42P05', `prepared statement "${name}" already exists`)
-    const prepared: Prepared = {lifted: [], paramOids, sql}
-    if (!TX_RE.test(sql) && !SLEEP_RE.test(sql) && !EXPLAIN_RE.test(sql) && !/pg_catalog\.|information_schema\./i.test(sql) && !/^[\s;]*$/.test(sql)) {
-      const parsed = await parseSql(sql)
-      if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
-      prepared.statement = parsed.statements[0]
-      prepared.lifted = parsed.lifted
-    }
-    let maxParam = 0
-    for (const m of sql.matchAll(/\$(\d+)/g)) maxParam = Math.max(maxParam, Number(m[1]))
-    while (prepared.paramOids.length < maxParam) prepared.paramOids.push(0)
-    this.statements.set(name, prepared)
+    const query = await this.cfg.query.prepare(sql)
+    while (paramOids.length < query.paramCount) paramOids.push(0)
+    this.statements.set(name, {paramOids, query})
     this.out.parseComplete()
   }
 
@@ -553,12 +408,14 @@ export class PgConnection {
 
   private async runPortal(p: Portal): Promise<QueryResult> {
     if (!p.result) {
-      if (/^[\s;]*$/.test(p.stmt.sql)) p.result = {rows: [], tag: ''}
+      if (/^[\s;]*$/.test(p.stmt.query.sql)) p.result = {rows: [], tag: ''}
       else {
         this.running = true
         try {
-          const [res] = await this.run(p.stmt.sql, p.params, 'one', p.stmt)
-          p.result = res ?? {rows: [], tag: ''}
+          const outcome = await this.cfg.query.execute(p.stmt.query, p.params, this.session)
+          this.deliver(outcome)
+          if (outcome.error) throw outcome.error
+          p.result = outcome.results[0] ?? {rows: [], tag: ''}
         } finally {
           this.running = false
           this.session.cancelRequested = false
@@ -576,7 +433,7 @@ export class PgConnection {
       const stmt = this.statements.get(name)
       if (!stmt) throw new SqlError('26000', `prepared statement "${name}" does not exist`)
       this.out.parameterDescription(stmt.paramOids.map((o) => o || OID.text))
-      const cols = await this.describeStatement(stmt)
+      const cols = await this.cfg.query.describe(stmt.query, this.session)
       if (cols) this.out.rowDescription(cols)
       else this.out.noData()
       return
@@ -587,22 +444,6 @@ export class PgConnection {
     p.described = true
     if (res.columns) this.out.rowDescription(res.columns.map((c, i) => ({format: formatOf(p.formats, i), name: c.name, oid: c.oid})))
     else this.out.noData()
-  }
-
-  /** Row shape of a prepared statement before any parameters are bound. */
-  private async describeStatement(stmt: Prepared): Promise<Array<{name: string; oid: number}> | undefined> {
-    if (stmt.statement && !describesRows(stmt.statement)) return undefined
-    if (TX_RE.test(stmt.sql) || /^[\s;]*$/.test(stmt.sql)) return undefined
-    if (!stmt.statement || stmt.statement.type === 'select' || stmt.statement.type === 'show' || stmt.statement.type === 'values') {
-      try {
-        const [res] = await this.run(stmt.sql, stmt.paramOids.map(() => null), 'one', stmt)
-        if (res?.columns) return res.columns
-      } catch {
-        // Fall back to the names in the select list.
-      }
-    }
-    const items = stmt.statement && 'returning' in stmt.statement && stmt.statement.returning ? stmt.statement.returning.map((c) => c.alias?.name ?? '?column?') : selectItems(stmt.sql).map(itemName)
-    return items.map((name) => ({name, oid: OID.text}))
   }
 
   private async execute(body: Buffer): Promise<void> {
@@ -628,5 +469,5 @@ function formatOf(formats: number[], i: number): number {
 
 function toSqlError(e: unknown): SqlError {
   if (e instanceof SqlError) return e
-  return fromEngine(e)
+  return new SqlError('XX000', e instanceof Error ? e.message : String(e))
 }

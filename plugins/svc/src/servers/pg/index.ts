@@ -6,6 +6,7 @@
 import {createServer, type Socket} from 'node:net'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {createQueryEngine} from '../../query/index.js'
 import {endConnections, listen} from '../listen.js'
 
 import {scramVerifier} from './auth.js'
@@ -17,6 +18,10 @@ export interface PgServerOptions {
   host: string
   /** Largest frontend message accepted, in bytes (default 64 MB). */
   maxMessage?: number
+  /** Longest SQL text accepted (default 16 MiB): longer is SQLSTATE 54000. */
+  maxStatementBytes?: number
+  /** Time budget for parsing one statement (default 30 s): longer is SQLSTATE 54001. */
+  parseTimeoutMs?: number
   password: string
   port: number
   username: string
@@ -30,14 +35,13 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
   const connections = new Set<PgConnection>()
   const cfg: ConnectionConfig = {
     auth: options.auth ?? 'scram-sha-256',
-    engine: ctx.engine,
     logger: log,
     maxMessage: options.maxMessage ?? 64 * 1024 * 1024,
     password: options.password,
+    query: createQueryEngine(ctx.engine, {maxStatementBytes: options.maxStatementBytes, parseTimeoutMs: options.parseTimeoutMs, version: VERSION}),
     registry: new Map(),
     username: options.username,
     verifier: scramVerifier(options.password),
-    version: VERSION,
   }
   let nextPid = (process.pid % 1000) * 10_000 + 1
 

@@ -2,15 +2,18 @@
  * The Redis-protocol server (RESP2 and RESP3). Commands from one connection run in order; all
  * replies produced from one socket read are written in one write, so pipelines cost one syscall.
  */
-import {createServer, type Socket} from 'node:net'
+import {createServer} from 'node:net'
+
+import {Connections} from '@toolkit/kit'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
-import {endConnections, listen} from '../listen.js'
+import {listen} from '../listen.js'
 
-import {COMMANDS, CursorTable, execute, executeGet, ExpiryQueue, KeyLocks, type Session, type Shared} from './commands.js'
+import {COMMANDS, execute, executeGet} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
+import {CursorTable, ExpiryQueue, KeyLocks, type Session, type Shared} from './shared.js'
 
-export {COMMANDS} from './commands.js'
+export {COMMANDS} from './dispatch.js'
 
 export interface RedisServerOptions {
   host: string
@@ -24,24 +27,23 @@ const VERSION = '0.1.0'
 export async function startRedisServer(ctx: ServerContext, options: RedisServerOptions): Promise<RunningServer> {
   const log = ctx.logger.child('svc.redis')
   const limits: ParserLimits = {...DEFAULT_LIMITS, ...options.limits}
-  const sockets = new Set<Socket>()
   // Batches of commands being executed, so close() can let them finish and send their replies.
   const inFlight = new Set<Promise<void>>()
   let closing = false
   let nextId = 1
   const shared: Shared = {
-    clients: () => sockets.size,
+    clients: () => connections.size,
+    commands: COMMANDS,
     cursors: new CursorTable(),
     engine: ctx.engine,
     expiries: new ExpiryQueue(),
     locks: new KeyLocks(),
     startedAt: Date.now(),
+    store: ctx.engine,
     version: VERSION,
   }
 
   const server = createServer({noDelay: true}, (socket) => {
-    sockets.add(socket)
-    ctx.metrics.connectionOpened('redis')
     const sess: Session = {branch: 'main', id: nextId++, quit: false, resp3: false}
     const parser = new RespParser(limits)
     let busy = false
@@ -126,12 +128,9 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     })
     socket.on('drain', () => socket.resume())
     socket.on('error', (e) => log.debug('redis socket error', {client: sess.id, error: e.message}))
-    socket.on('close', () => {
-      sockets.delete(socket)
-      ctx.metrics.connectionClosed('redis')
-    })
   })
 
+  const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('redis'), opened: () => ctx.metrics.connectionOpened('redis')})
   const port = await listen(server, options.host, options.port, 'Redis')
   server.on('error', (e) => log.error('redis server error', {error: e.message}))
   let sweeping = false
@@ -150,14 +149,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     async close() {
       closing = true
       clearInterval(sweeper)
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
-      // Commands already running finish and their replies are sent; idle connections end now.
-      const deadline = Date.now() + 10_000
-      while (inFlight.size > 0 && Date.now() < deadline) {
-        await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, 100).unref())])
-      }
-      endConnections(sockets)
-      await stopped
+      // Commands already running finish and their replies are sent; then connections end.
+      await connections.shutdown({busy: () => inFlight.size > 0})
     },
     port,
   }

@@ -227,6 +227,8 @@ export type Reply =
   | {kind: 'set'; items: Reply[]}
   | {kind: 'status'; value: string}
   | {kind: 'verbatim'; value: string}
+  /** A 64-bit integer reply (INCR and friends work over the whole signed 64-bit range). */
+  | bigint
   | boolean
   | null
   | number
@@ -251,7 +253,7 @@ export function encode(reply: Reply, resp3: boolean, out: Array<Buffer | string>
     out.push(resp3 ? '_\r\n' : '$-1\r\n')
   } else if (typeof reply === 'string') {
     out.push(`$${Buffer.byteLength(reply)}\r\n${reply}\r\n`)
-  } else if (typeof reply === 'number') {
+  } else if (typeof reply === 'number' || typeof reply === 'bigint') {
     out.push(`:${reply}\r\n`)
   } else if (typeof reply === 'boolean') {
     out.push(resp3 ? (reply ? '#t\r\n' : '#f\r\n') : reply ? ':1\r\n' : ':0\r\n')

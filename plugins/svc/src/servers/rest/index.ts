@@ -1,6 +1,8 @@
 import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 
+import {Connections} from '@toolkit/kit'
+
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
 import type {Health} from '../health.js'
@@ -9,6 +11,7 @@ import {listen} from '../listen.js'
 
 import {branchRoutes} from './branches.js'
 import {documentRoutes} from './documents.js'
+import {opsRoutes} from './ops-routes.js'
 import {DEFAULT_MAX_DEPTH, readJsonBody} from './json-body.js'
 import {HttpError, type RestContext, type RestReply, type RestRequest, type Route, Router} from './router.js'
 import {searchRoutes} from './search.js'
@@ -28,7 +31,7 @@ export interface RestServerOptions {
 }
 
 /** Every route set of the API; a new one is one entry here (see router.ts). */
-const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes]
+const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes, opsRoutes]
 
 const STATUS: Record<string, number> = {
   branch_exists: 409,
@@ -131,34 +134,16 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}')
     else socket.destroy()
   })
-  const sockets = trackSockets(server, ctx)
+  const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('rest'), opened: () => ctx.metrics.connectionOpened('rest')})
   const port = await listen(server, options.host, options.port, 'REST')
   log.info('REST server listening', {host: options.host, port})
   return {
     async close() {
       draining = true
-      server.close()
-      server.closeIdleConnections()
-      const until = Date.now() + 10_000
-      while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-      server.closeAllConnections()
-      for (const s of sockets) s.destroy()
+      await connections.shutdown({busy: () => inFlight > 0, graceMs: 0})
     },
     port,
   }
-}
-
-function trackSockets(server: ReturnType<typeof createServer>, ctx: ServerContext): Set<import('node:net').Socket> {
-  const sockets = new Set<import('node:net').Socket>()
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    ctx.metrics.connectionOpened('rest')
-    socket.on('close', () => {
-      sockets.delete(socket)
-      ctx.metrics.connectionClosed('rest')
-    })
-  })
-  return sockets
 }
 
 function errorReply(error: unknown): {code: string; headers: Record<string, string>; message: string; status: number} {

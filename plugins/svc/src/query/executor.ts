@@ -18,13 +18,12 @@ import type {
 
 import {randomUUID} from 'node:crypto'
 
-import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../../engine/types.js'
+import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../engine/types.js'
 
-import {checkCatalogEntry} from '../../engine/catalog-entry.js'
-import {getManyParsed, getParsed} from '../../engine/parsed-read.js'
+import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, evaluate, type EvalCtx, flattenChain, isAggregate, listValues, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {coerce, inferOid, OID, oidOfTypeName} from './types.js'
 
 export interface Column {
@@ -109,14 +108,31 @@ export async function tableDef(s: PgSession, branch: string, table: string): Pro
   const schemaId = `${SCHEMA_TABLE}:${table}`
   if (t?.written.has(schemaId)) {
     const doc = await t.tx.get(schemaId)
-    return doc ? (doc as unknown as TableDef) : undefined
+    return doc ? checkDef(doc, branch) : undefined
   }
   if (cache.has(key)) return cache.get(key) ?? undefined
   const doc = await s.engine.get(schemaId, {branch})
-  // A damaged entry is an error naming it (engine/catalog-entry.ts), not a table without a schema.
-  const def = doc ? (checkCatalogEntry(doc) as TableDef) : null
+  // A damaged entry is reported each time (naming it), never cached or silently ignored.
+  const def = doc ? checkDef(doc, branch) : null
   cache.set(key, def)
   return def ?? undefined
+}
+
+/** A `_pg_schema` document as a table definition, or XX001 naming the entry when it is not one. */
+function checkDef(doc: Doc, branch: string): TableDef {
+  const bad = (why: string): SqlError =>
+    new SqlError('XX001', `catalog entry "${doc.id}" on branch ${branch} is damaged: ${why}`, {
+      hint: `see its versions with SELECT * FROM history('${doc.id}'); DROP TABLE and CREATE TABLE write a new definition`,
+    })
+  const cols = doc.columns
+  if (!Array.isArray(cols) || cols.length === 0) throw bad('"columns" must be a non-empty list of {name, type}')
+  for (const [i, c] of cols.entries()) {
+    if (!c || typeof c !== 'object' || Array.isArray(c)) throw bad(`column ${i + 1} is not an object`)
+    if (typeof c.name !== 'string' || c.name === '') throw bad(`column ${i + 1} has no name`)
+    if (typeof c.type !== 'string' || c.type === '') throw bad(`column "${c.name}" has no type`)
+    if (c.notNull !== undefined && typeof c.notNull !== 'boolean') throw bad(`column "${c.name}" has a notNull that is not a boolean`)
+  }
+  return doc as unknown as TableDef
 }
 
 function txOf(s: PgSession, branch: string): undefined | {tx: Transaction; written: Set<string>} {
@@ -302,9 +318,7 @@ interface Source {
 const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user'])
 
 function splitAnd(e: Expr | null | undefined): Expr[] {
-  if (!e) return []
-  if (e.type === 'binary' && e.op === 'AND') return [...splitAnd(e.left), ...splitAnd(e.right)]
-  return [e]
+  return e ? flattenChain(e, 'AND') : []
 }
 
 function isConst(e: Expr): boolean {
@@ -345,7 +359,16 @@ function idKeys(where: Expr | null | undefined, alias: string, single: boolean, 
       }
     } else if (c.op === 'IN' && refersToId(c.left, alias, single) && isConst(c.right)) {
       const v = evaluate(c.right, {}, ctx)
-      return (Array.isArray(v) ? v : [v]).filter((x) => x !== null).map(keyText)
+      return listValues(v).filter((x) => x !== null).map(keyText)
+    } else if (c.op === 'OR') {
+      // `id = 1 OR id = 2 OR ...` is an IN list.
+      const keys: string[] = []
+      for (const term of flattenChain(c, 'OR')) {
+        const k = term.type === 'binary' && term.op === '=' ? idKeys(term, alias, single, ctx) : undefined
+        if (!k) return undefined
+        keys.push(...k)
+      }
+      return [...new Set(keys)]
     }
   }
   return undefined
@@ -376,7 +399,7 @@ async function indexedKeys(
     } else if (c.op === 'IN' && isConst(c.right)) {
       field = column(c.left)
       const v = field ? evaluate(c.right, {}, ctx) : undefined
-      values = Array.isArray(v) ? v : [v]
+      values = listValues(v)
     }
     if (!field || !values) continue
     indexes ??= await s.engine.indexes({branch, table}).catch(() => [])

@@ -2,6 +2,7 @@
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
 import {SqlError, unsupported} from './errors.js'
+import {LiftedList} from './parse.js'
 import {coerce, oidOfTypeName} from './types.js'
 
 export type RowObj = Record<string, unknown>
@@ -161,7 +162,14 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case 'list':
     case 'array': {
-      return e.expressions.map((x) => evaluate(x, row, ctx))
+      const out: unknown[] = []
+      for (const x of e.expressions) {
+        const v = evaluate(x, row, ctx)
+        // A long IN list of literals arrives as one lifted parameter (parse.ts): spread it.
+        if (v instanceof LiftedList) for (const item of v.values) out.push(item)
+        else out.push(v)
+      }
+      return out
     }
     case 'unary': {
       const v = evaluate(e.operand, row, ctx)
@@ -171,6 +179,8 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
           return t === null ? null : !t
         }
         case '-': {
+          // A bigint literal beyond 2^53 stays exact digits (the normaliser lifts it as text).
+          if (typeof v === 'string' && /^\d{16,19}$/.test(v) && !Number.isSafeInteger(Number(v))) return `-${v}`
           return v === null ? null : -num(v)
         }
         case '+': {
@@ -274,20 +284,89 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
   throw unsupported(`expression of kind ${e.type}${e.type === 'select' || e.type === 'union' ? ' (subqueries are not supported)' : ''}`)
 }
 
-function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
-  if (op === 'AND') {
-    const a = truthy(evaluate(l, row, ctx))
-    if (a === false) return false
-    const b = truthy(evaluate(r, row, ctx))
-    if (b === false) return false
-    return a === null || b === null ? null : true
+/**
+ * The operands of a chain of one boolean operator (`a OR b OR c ...`), found without recursion:
+ * the parser nests them thousands deep, which must not exhaust the stack.
+ */
+export function flattenChain(e: Expr, op: 'AND' | 'OR'): Expr[] {
+  const out: Expr[] = []
+  const stack: Expr[] = [e]
+  while (stack.length > 0) {
+    const x = stack.pop() as Expr
+    if (x.type === 'binary' && x.op === op) stack.push(x.right, x.left)
+    else out.push(x)
   }
-  if (op === 'OR') {
-    const a = truthy(evaluate(l, row, ctx))
-    if (a === true) return true
-    const b = truthy(evaluate(r, row, ctx))
-    if (b === true) return true
-    return a === null || b === null ? null : false
+  return out
+}
+
+/** The values of an IN list: `IN ($1)` with a lifted list (parse.ts) parses as the bare parameter. */
+export function listValues(v: unknown): unknown[] {
+  if (v instanceof LiftedList) return v.values
+  return Array.isArray(v) ? v : [v]
+}
+
+/** A constant IN list's values, with sets for the common all-numbers and all-strings cases. */
+interface InLookup {
+  items: unknown[]
+  numbers?: Set<number>
+  sawNull: boolean
+  strings?: Set<string>
+}
+
+const IN_FAST_MIN = 16
+const inLookups = new WeakMap<unknown[], Map<Expr, InLookup>>()
+
+function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
+  const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
+  let byExpr = constant ? inLookups.get(ctx.params) : undefined
+  const hit = byExpr?.get(r)
+  if (hit) return hit
+  const items = listValues(evaluate(r, row, ctx))
+  const lookup: InLookup = {items, sawNull: items.includes(null)}
+  if (constant && items.length >= IN_FAST_MIN) {
+    const present = items.filter((x) => x !== null)
+    if (present.every((x) => typeof x === 'number' && Number.isFinite(x))) lookup.numbers = new Set(present as number[])
+    else if (present.every((x) => typeof x === 'string')) lookup.strings = new Set(present as string[])
+    if (!byExpr) {
+      byExpr = new Map()
+      inLookups.set(ctx.params, byExpr)
+    }
+    byExpr.set(r, lookup)
+  }
+  return lookup
+}
+
+function inList(op: string, a: unknown, lookup: InLookup): unknown {
+  if (a === null) return null
+  let found: boolean | undefined
+  if (lookup.numbers) {
+    const n = typeof a === 'number' ? a : typeof a === 'string' && a.trim() !== '' ? Number(a) : Number.NaN
+    if (!Number.isNaN(n)) found = lookup.numbers.has(n)
+  } else if (lookup.strings && typeof a === 'string') found = lookup.strings.has(a)
+  if (found === undefined) {
+    found = false
+    for (const it of lookup.items) {
+      if (it !== null && compare(a, it) === 0) {
+        found = true
+        break
+      }
+    }
+  }
+  if (found) return op === 'IN'
+  return lookup.sawNull ? null : op !== 'IN'
+}
+
+function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
+  if (op === 'AND' || op === 'OR') {
+    // Three-valued logic over the whole chain, left to right, stopping at the deciding value.
+    const decide = op === 'OR'
+    let sawNull = false
+    for (const x of flattenChain({left: l, op, right: r, type: 'binary'}, op)) {
+      const v = truthy(evaluate(x, row, ctx))
+      if (v === decide) return decide
+      if (v === null) sawNull = true
+    }
+    return sawNull ? null : !decide
   }
   if (op === '@@') {
     if (ctx.ftsFromIndex) return true
@@ -299,15 +378,8 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
   }
   const a = evaluate(l, row, ctx)
   if (op === 'IN' || op === 'NOT IN') {
-    const list = evaluate(r, row, ctx)
-    const items = Array.isArray(list) ? list : [list]
     if (a === null) return null
-    let sawNull = false
-    for (const it of items) {
-      if (it === null) sawNull = true
-      else if (compare(a, it) === 0) return op === 'IN'
-    }
-    return sawNull ? null : op !== 'IN'
+    return inList(op, a, inLookup(r, row, ctx))
   }
   const b = evaluate(r, row, ctx)
   if (a === null || a === undefined || b === null || b === undefined) return null

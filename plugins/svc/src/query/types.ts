@@ -135,7 +135,8 @@ export function coerce(v: unknown, oid: number): unknown {
   if (v === null || v === undefined) return null
   if (INT_OIDS.has(oid)) {
     if (typeof v === 'number' && Number.isInteger(v)) return checkRange(v, oid)
-    if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return checkRange(Number(v), oid)
+    if (typeof v === 'bigint') return checkRange(v, oid)
+    if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return checkRange(v.trim(), oid)
     if (typeof v === 'boolean' && oid === OID.int4) return v ? 1 : 0
     throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${display(v)}"`)
   }
@@ -168,10 +169,27 @@ export function coerce(v: unknown, oid: number): unknown {
   return String(v)
 }
 
-function checkRange(n: number, oid: number): number {
-  const lim = oid === OID.int2 ? 32_767 : oid === OID.int4 ? 2_147_483_647 : Number.MAX_SAFE_INTEGER
-  if (n > lim || n < -lim - 1) throw new SqlError('22003', `value "${n}" is out of range for type ${typeName(oid)}`)
-  return n
+const INT_MAX: Record<number, bigint> = {[OID.int2]: 32_767n, [OID.int4]: 2_147_483_647n, [OID.int8]: 9_223_372_036_854_775_807n}
+
+/**
+ * An integer of the column's range. bigint takes the whole signed 64-bit range: values a double
+ * cannot hold exactly stay a decimal string (so they are stored and returned digit for digit).
+ */
+function checkRange(n: bigint | number | string, oid: number): number | string {
+  const lim = INT_MAX[oid] ?? INT_MAX[OID.int8]
+  if (typeof n === 'number') {
+    if (n > Number(lim) || n < -Number(lim) - 1) throw new SqlError('22003', `value "${n}" is out of range for type ${typeName(oid)}`)
+    return n
+  }
+  let b: bigint
+  try {
+    b = typeof n === 'bigint' ? n : BigInt(typeof n === 'string' ? n.replace(/^\+/, '') : n)
+  } catch {
+    throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${String(n)}"`)
+  }
+  if (b > lim || b < -lim - 1n) throw new SqlError('22003', `value "${String(n)}" is out of range for type ${typeName(oid)}`)
+  const asNumber = Number(b)
+  return Number.isSafeInteger(asNumber) ? asNumber : b.toString()
 }
 
 function display(v: unknown): string {
@@ -198,95 +216,3 @@ export function inferOid(values: Iterable<unknown>, fallback: number = OID.text)
   return oid ?? fallback
 }
 
-/** Text-format rendering of a value for a column of type `oid`. */
-export function toText(v: unknown, oid: number): Buffer | null {
-  if (v === null || v === undefined) return null
-  if (typeof v === 'boolean') return Buffer.from(oid === OID.bool ? (v ? 't' : 'f') : String(v))
-  if (typeof v === 'number') {
-    if (oid === OID.bool) return Buffer.from(v ? 't' : 'f')
-    if (Number.isNaN(v)) return Buffer.from('NaN')
-    if (!Number.isFinite(v)) return Buffer.from(v > 0 ? 'Infinity' : '-Infinity')
-    return Buffer.from(String(v))
-  }
-  if (typeof v === 'string') return Buffer.from(v)
-  if (Buffer.isBuffer(v)) return Buffer.from('\\x' + v.toString('hex'))
-  return Buffer.from(JSON.stringify(v))
-}
-
-/** Binary-format rendering (only requested by drivers that ask for it explicitly). */
-export function toBinary(v: unknown, oid: number): Buffer | null {
-  if (v === null || v === undefined) return null
-  switch (oid) {
-    case OID.bool: {
-      return Buffer.from([v ? 1 : 0])
-    }
-    case OID.int2: {
-      const b = Buffer.alloc(2)
-      b.writeInt16BE(Number(v))
-      return b
-    }
-    case OID.int4:
-    case OID.oid: {
-      const b = Buffer.alloc(4)
-      b.writeInt32BE(Number(v))
-      return b
-    }
-    case OID.int8: {
-      const b = Buffer.alloc(8)
-      b.writeBigInt64BE(BigInt(Math.trunc(Number(v))))
-      return b
-    }
-    case OID.float4: {
-      const b = Buffer.alloc(4)
-      b.writeFloatBE(Number(v))
-      return b
-    }
-    case OID.float8: {
-      const b = Buffer.alloc(8)
-      b.writeDoubleBE(Number(v))
-      return b
-    }
-    case OID.jsonb: {
-      return Buffer.concat([Buffer.from([1]), toText(v, oid) as Buffer])
-    }
-    default: {
-      return toText(v, oid)
-    }
-  }
-}
-
-/** Decodes a Bind parameter. Text parameters of unspecified type stay strings. */
-export function decodeParam(raw: Buffer | null, oid: number, format: number): unknown {
-  if (raw === null) return null
-  if (format === 1) {
-    switch (oid) {
-      case OID.bool: {
-        return raw[0] !== 0
-      }
-      case OID.int2: {
-        return raw.readInt16BE(0)
-      }
-      case OID.int4: {
-        return raw.readInt32BE(0)
-      }
-      case OID.int8: {
-        return Number(raw.readBigInt64BE(0))
-      }
-      case OID.float4: {
-        return raw.readFloatBE(0)
-      }
-      case OID.float8: {
-        return raw.readDoubleBE(0)
-      }
-      case OID.jsonb: {
-        return JSON.parse(raw.subarray(1).toString('utf8'))
-      }
-      default: {
-        return raw.toString('utf8')
-      }
-    }
-  }
-  const s = raw.toString('utf8')
-  if (oid === 0 || oid === OID.text || oid === OID.varchar || oid === OID.unknown) return s
-  return coerce(s, oid)
-}

@@ -1,0 +1,66 @@
+/** Sentence and name handling shared by the input reader and the offline planner. */
+
+// Words that end with a dot without ending the sentence ("Acme Co. roasts", "e.g. a grinder").
+const ABBREVIATIONS = new Set(
+  'co corp inc ltd ltda llc plc bros dr mr mrs ms st sr sra jr no nr vs etc approx ca e.g i.e z.b u.a bzw usw ggf inkl evtl p.ex s.a s.l av dept est fig min max'.split(' '),
+)
+
+/**
+ * Splits text into sentences: a sentence ends at `.`, `!`, `?` (or `。！？`) followed by a space or
+ * the end, except after a known abbreviation, a single letter ("J. Smith") or a number ("Nr. 5").
+ */
+export function sentences(text: string): string[] {
+  const out: string[] = []
+  let start = 0
+  const t = text.replace(/\s+/g, ' ').trim()
+  for (let i = 0; i < t.length; i++) {
+    const c = t[i]
+    if (c === '。' || c === '！' || c === '？') {
+      out.push(t.slice(start, i + 1).trim())
+      start = i + 1
+      continue
+    }
+    if (c !== '.' && c !== '!' && c !== '?') continue
+    if (i + 1 < t.length && t[i + 1] !== ' ') continue
+    if (c === '.') {
+      const word = /(\S+)$/.exec(t.slice(start, i))?.[1]?.toLowerCase().replace(/^[("'¿¡]+/, '') ?? ''
+      if (ABBREVIATIONS.has(word) || /^\p{L}$/u.test(word) || /^(\p{L}\.)+\p{L}$/u.test(word)) continue
+      // "R$ 150." ends a sentence, "Nr. 5" does not: only a following lowercase word continues it.
+      if (/^ \p{Ll}/u.test(t.slice(i + 1, i + 3)) && /\p{L}$/u.test(word)) continue
+    }
+    out.push(t.slice(start, i + 1).trim())
+    start = i + 1
+  }
+  if (start < t.length && t.slice(start).trim() !== '') out.push(t.slice(start).trim())
+  return out
+}
+
+const LEGAL = /[\s,]+(co|corp|inc|ltd|ltda|llc|plc|gmbh|ag|sa|s\.a|s\.l|sl|srl|bv|kg|me|eireli|k\.k|株式会社)\.?$/iu
+
+/**
+ * The name people would type and read in an ad: emoji and symbols out, a tagline after a dash,
+ * bar or comma dropped, legal forms (Co., Inc., Ltda, GmbH) dropped, shouting capitals turned
+ * into title case. `ÇAFÉ DO BRASIL & CO. ☕ LTDA — DESDE 1952` becomes `Çafé do Brasil`.
+ */
+export function displayName(name: string): string {
+  let n = name
+    .replace(/\p{Extended_Pictographic}|\uFE0F|\u200D/gu, ' ')
+    .replace(/[!?*™®©]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  n = n.split(/\s[—–|-]\s|\s[|]|,\s/)[0].trim()
+  for (let prev = ''; prev !== n; ) {
+    prev = n
+    n = n.replace(LEGAL, '').replace(/[\s&,]+$/u, '').trim()
+  }
+  const letters = n.replace(/[^\p{L}]/gu, '')
+  if (letters.length >= 4 && letters === letters.toUpperCase() && letters !== letters.toLowerCase()) {
+    const small = new Set(['a', 'as', 'and', 'da', 'das', 'de', 'del', 'der', 'des', 'di', 'do', 'dos', 'du', 'e', 'el', 'en', 'et', 'la', 'le', 'les', 'of', 'the', 'und', 'van', 'von', 'y'])
+    n = n
+      .toLowerCase()
+      .split(' ')
+      .map((w, i) => (i > 0 && small.has(w) ? w : w.replace(/^(\P{L}*)(\p{L})/u, (_, pre: string, c: string) => pre + c.toUpperCase())))
+      .join(' ')
+  }
+  return n === '' ? name.trim() : n
+}

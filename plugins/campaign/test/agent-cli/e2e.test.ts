@@ -1,0 +1,127 @@
+import {expect} from 'chai'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {startAnthropic} from '../fakes/anthropic.js'
+import {startOpenAI} from '../fakes/openai.js'
+import type {Fake} from '../fakes/server.js'
+import {exampleDir, type Line, readEvents, readJson, runCli, runDirIn, sharedExampleRun, tempDir} from '../helpers.js'
+import {cliPath} from './cli-env.js'
+import {startCodexDialect} from './codex-dialect.js'
+
+const CSVS = ['1-campaign.csv', '2-ad-groups.csv', '3-keywords.csv', '4-negative-keywords.csv', '5-responsive-search-ads.csv']
+const KEY = 'sk-test-agent-cli-0123456789abcdef'
+
+interface Case {
+  env(api: Fake): Record<string, string>
+  start(): Promise<{api: Fake; close(): Promise<void>}>
+  /** Whether the CLI reports money. */
+  reportsCost: boolean
+  /** The stream line that ends a model turn. */
+  turnEnd: string
+}
+
+const CASES: Record<'claude' | 'codex', Case> = {
+  claude: {
+    env: (api) => ({ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url}),
+    async start() {
+      const api = await startAnthropic({apiKey: KEY})
+      return {api, close: () => api.close()}
+    },
+    reportsCost: true,
+    turnEnd: 'result',
+  },
+  codex: {
+    env: (api) => ({OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${api.url}/v1`}),
+    async start() {
+      const fake = await startOpenAI({apiKey: KEY})
+      const api = await startCodexDialect(fake)
+      return {
+        api,
+        async close() {
+          await api.close()
+          await fake.close()
+        },
+      }
+    },
+    reportsCost: false,
+    turnEnd: 'turn.completed',
+  },
+}
+
+for (const [provider, c] of Object.entries(CASES)) {
+  describe(`agent-cli end to end: ${provider} against a loopback model API`, function () {
+    this.timeout(300_000)
+    let fake: Awaited<ReturnType<Case['start']>>
+    let runDir: string
+    let events: Line[]
+    let result: Awaited<ReturnType<typeof runCli>>
+    const of = (type: string) => events.filter((l) => l.event.type === type)
+
+    before(async () => {
+      fake = await c.start()
+      const out = tempDir()
+      result = await runCli(['campaign', 'generate', join(exampleDir, 'business.toml'), '--provider', provider, '--model', 'test-model', '--skip-url-check', '--format', 'json', '--out', out], {
+        env: {ANTHROPIC_API_KEY: '', CODEX_API_KEY: '', OPENAI_API_KEY: '', ...c.env(fake.api), PATH: cliPath, TOOLKIT_CAMPAIGN_AGENT_TIMEOUT_MS: '120000'},
+        timeoutMs: 280_000,
+      })
+      runDir = runDirIn(out)
+      events = readEvents(runDir)
+    })
+
+    after(() => fake.close())
+
+    it('ends with exit 0 and the same import files as the offline planner', async () => {
+      const failed = of('mission_finished').filter((l) => l.event.ok === false)
+      expect(result.code, `${result.stderr}\n${JSON.stringify(failed)}`).to.equal(0)
+      expect(readJson(join(runDir, 'run.json'))).to.include({model: 'test-model', provider, status: 'success'})
+      const offline = (await sharedExampleRun()).runDir
+      for (const f of CSVS) expect(readFileSync(join(runDir, 'google-ads', f), 'utf8'), f).to.equal(readFileSync(join(offline, 'google-ads', f), 'utf8'))
+    })
+
+    it('the model drove every tool through the CLI\'s MCP client, refusals included', () => {
+      const finished = of('tool_finished')
+      expect(finished.length).to.be.greaterThan(10)
+      // Every mission's first wrong call was refused, and the model read that and went on.
+      const missions = new Set(of('mission_started').map((l) => l.event.mission))
+      const refusedIn = new Set(finished.filter((l) => l.event.ok === false).map((l) => l.event.mission))
+      expect(refusedIn).to.deep.equal(missions)
+      // One model request per tool result at least: each result went back through the CLI.
+      const modelRequests = fake.api.requests.filter((r) => JSON.stringify(r.body ?? '').includes('set_account_plan') || JSON.stringify(r.body ?? '').includes('get_brief'))
+      expect(modelRequests.length).to.be.at.least(finished.length)
+      for (const r of fake.api.requests) expect(String(r.headers['x-api-key'] ?? r.headers.authorization)).to.include(KEY)
+    })
+
+    it('writes each mission\'s raw stream to transcripts/<mission>.cli.jsonl', () => {
+      const missions = of('mission_finished').map((l) => String(l.event.mission))
+      expect(missions).to.include('plan')
+      for (const m of missions) {
+        const file = join(runDir, 'transcripts', `${m.replaceAll(':', '-')}.cli.jsonl`)
+        expect(existsSync(file), file).to.equal(true)
+        const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as {type: string})
+        expect(lines.map((l) => l.type)).to.include(c.turnEnd)
+      }
+    })
+
+    it('reports agent_text and usage events from the stream', () => {
+      const missions = new Set(of('mission_started').map((l) => l.event.mission))
+      const usage = of('usage')
+      expect(new Set(usage.map((l) => l.event.mission))).to.deep.equal(missions)
+      for (const u of usage) {
+        expect(u.event.input_tokens).to.be.greaterThan(0)
+        expect(u.event.output_tokens).to.be.greaterThan(0)
+        if (c.reportsCost) expect(u.event.cost_usd).to.be.a('number')
+        else expect(u.event.cost_usd).to.equal(null)
+      }
+      const totals = readJson<{totals: {input_tokens: number}}>(join(runDir, 'run.json')).totals
+      expect(totals.input_tokens).to.equal(usage.reduce((s, u) => s + Number(u.event.input_tokens), 0))
+      expect(of('agent_text').map((l) => l.event.text)).to.include('The mission is finished.')
+    })
+
+    it('never writes the API key to the run directory or the output', () => {
+      const files = (dir: string): string[] => readdirSync(dir, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]))
+      for (const f of files(runDir).filter((x) => !x.endsWith('.jpg') && !x.endsWith('.png'))) expect(readFileSync(f, 'utf8'), f).not.to.include(KEY)
+      expect(result.stdout + result.stderr).not.to.include(KEY)
+    })
+  })
+}

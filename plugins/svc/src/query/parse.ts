@@ -1,0 +1,430 @@
+/**
+ * SQL text -> AST with a plan cache. Parsing with pgsql-ast-parser costs ~0.5 ms, more than the
+ * whole point select, so literals are lifted into parameters first (like pg_stat_statements'
+ * normalisation) and the AST of the normalised text is parsed once and reused.
+ *
+ * pgsql-ast-parser is an Earley parser whose time grows faster than linearly with the statement
+ * (2,000 `OR` terms: ~2 s). So no client can stall the others: a long IN list of literals is
+ * lifted as ONE parameter (parsing stays O(1) in the list length), short texts are parsed inline,
+ * and longer ones in a worker thread with a time and heap budget (54001 when exceeded); texts
+ * over `maxStatementBytes` are refused with 54000 before any work.
+ */
+import type {Statement} from 'pgsql-ast-parser'
+
+import {createRequire} from 'node:module'
+import {Worker} from 'node:worker_threads'
+
+import {SqlError, unsupported} from './errors.js'
+
+export interface ParseLimits {
+  /** Longest SQL text accepted, in bytes (default 16 MiB): longer is 54000. */
+  maxStatementBytes?: number
+  /** Time budget of one parse in the worker (default 30 s): longer is 54001. */
+  parseTimeoutMs?: number
+}
+
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+const DEFAULT_PARSE_TIMEOUT = 30_000
+/** Normalised texts up to this length parse inline (well under a millisecond); longer ones in the worker. */
+const INLINE_MAX = 2048
+/** Texts longer than this are not cached (a cache of huge keys would hold their memory). */
+const CACHE_KEY_MAX = 16_384
+/** IN lists of at least this many literals become one parameter. */
+const LIST_MIN = 8
+
+/** The values of an `IN (...)` literal list lifted as one parameter; `list` expressions spread it. */
+export class LiftedList {
+  constructor(readonly values: unknown[]) {}
+}
+
+/** Valid PostgreSQL commands outside svc's subset: 0A000, not a syntax error. */
+const UNSUPPORTED_START =
+  /^\s*(copy|grant|revoke|vacuum|analyze|cluster|listen|notify|unlisten|lock|reindex|checkpoint|comment|security|refresh|import|call|declare|fetch|move|close|prepare|execute|deallocate|load|reassign|merge|alter|create(?!\s+(?:table|schema|index|unique\s+index)\b)|drop(?!\s+(?:table|index)\b)|do|savepoint|release|set\s+(?:local\s+)?transaction|set\s+role|set\s+session)\b/i
+
+export interface Parsed {
+  /** Values of the literals lifted out of the text, appended after the query's own parameters. */
+  lifted: unknown[]
+  statements: Statement[]
+}
+
+let parseFn: ((sql: string) => Statement[]) | undefined
+
+async function parser(): Promise<(sql: string) => Statement[]> {
+  if (!parseFn) {
+    const mod = await import('pgsql-ast-parser')
+    parseFn = (sql) => mod.parse(sql, {locationTracking: false})
+  }
+  return parseFn
+}
+
+const CACHE_MAX = 2000
+const cache = new Map<string, Statement[]>()
+
+function remember(key: string, st: Statement[]): void {
+  if (key.length > CACHE_KEY_MAX) return
+  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string)
+  cache.set(key, st)
+}
+
+export async function parseSql(sql: string, limits: ParseLimits = {}): Promise<Parsed> {
+  const hit = cache.get(sql)
+  if (hit) return {lifted: [], statements: hit}
+  const max = limits.maxStatementBytes ?? DEFAULT_MAX_BYTES
+  if (sql.length > max || (sql.length * 3 > max && Buffer.byteLength(sql) > max)) {
+    throw new SqlError('54000', `statement is too long: ${Buffer.byteLength(sql)} bytes, the limit is ${max}`, {hint: 'send long value lists as one array parameter, or in several statements'})
+  }
+  const norm = normalize(sql)
+  if (norm) {
+    const nhit = cache.get(norm.text)
+    if (nhit) return {lifted: norm.values, statements: nhit}
+  }
+  if (norm) {
+    try {
+      const st = await parseText(norm.text, limits)
+      remember(norm.text, st)
+      return {lifted: norm.values, statements: st}
+    } catch (error) {
+      if (error instanceof SqlError) throw error
+      // Some literals cannot be parameters (type names, interval units, ...): parse the text as is.
+    }
+  }
+  let st: Statement[]
+  try {
+    st = await parseText(sql, limits)
+  } catch (error) {
+    if (error instanceof SqlError) throw error
+    const kw = UNSUPPORTED_START.exec(sql)
+    if (kw) throw unsupported(`${kw[1].toUpperCase()} statements are not supported`)
+    throw syntaxError(sql, error)
+  }
+  remember(sql, st)
+  return {lifted: [], statements: st}
+}
+
+/** Parses inline when the text is short, else in the parse worker. Parser errors are plain Errors. */
+async function parseText(text: string, limits: ParseLimits): Promise<Statement[]> {
+  if (text.length <= INLINE_MAX) return (await parser())(text)
+  return parseInWorker(text, limits.parseTimeoutMs ?? DEFAULT_PARSE_TIMEOUT)
+}
+
+// The worker runs plain CommonJS so it needs no TypeScript loader; the parser's path is resolved here.
+// The parser nests a chain of AND or OR one level per term; copying such a tree thousands of
+// levels deep to the main thread never finishes, so chains are rebuilt as balanced trees first
+// (same terms, same left-to-right order, depth log2(n)), without recursing along the chain.
+const WORKER_SOURCE = `
+const {parentPort, workerData} = require('node:worker_threads')
+const {parse} = require(workerData.parser)
+function chain(node, op) {
+  const leaves = []
+  const stack = [node]
+  while (stack.length > 0) {
+    const x = stack.pop()
+    if (x && x.type === 'binary' && x.op === op) stack.push(x.right, x.left)
+    else leaves.push(x)
+  }
+  return leaves
+}
+function balanced(leaves, op, lo, hi) {
+  if (hi - lo === 1) return leaves[lo]
+  const mid = (lo + hi) >> 1
+  return {type: 'binary', op, left: balanced(leaves, op, lo, mid), right: balanced(leaves, op, mid, hi)}
+}
+function shape(x) {
+  if (Array.isArray(x)) return x.map(shape)
+  if (!x || typeof x !== 'object') return x
+  if (x.type === 'binary' && (x.op === 'OR' || x.op === 'AND')) {
+    const leaves = chain(x, x.op).map(shape)
+    return balanced(leaves, x.op, 0, leaves.length)
+  }
+  const out = {}
+  for (const k of Object.keys(x)) out[k] = shape(x[k])
+  return out
+}
+parentPort.on('message', ({id, text}) => {
+  try {
+    parentPort.postMessage({id, statements: shape(parse(text, {locationTracking: false}))})
+  } catch (error) {
+    parentPort.postMessage({id, error: error instanceof Error ? error.message : String(error)})
+  }
+})
+`
+
+interface Job {
+  id: number
+  reject: (e: Error) => void
+  resolve: (st: Statement[]) => void
+  text: string
+  timeoutMs: number
+}
+
+let worker: undefined | Worker
+let running: Job | undefined
+let nextJobId = 1
+const queue: Job[] = []
+
+function startWorker(): Worker {
+  const parserPath = createRequire(import.meta.url).resolve('pgsql-ast-parser')
+  const w = new Worker(WORKER_SOURCE, {eval: true, resourceLimits: {maxOldGenerationSizeMb: 256, stackSizeMb: 16}, workerData: {parser: parserPath}})
+  // An idle parser must not keep the process alive.
+  w.unref()
+  w.on('message', (m: {error?: string; id: number; statements?: Statement[]}) => {
+    const job = running
+    if (!job || job.id !== m.id) return
+    finish()
+    if (m.error === undefined) job.resolve(m.statements ?? [])
+    else job.reject(new Error(m.error))
+  })
+  w.on('error', (error) => {
+    const job = running
+    worker = undefined
+    finish()
+    // ERR_WORKER_OUT_OF_MEMORY and stack exhaustion end only the worker, never the server.
+    job?.reject(new SqlError('54001', 'statement is too complex: parsing it needs more memory than allowed', {detail: error.message}))
+  })
+  w.on('exit', () => {
+    if (worker === w) worker = undefined
+  })
+  return w
+}
+
+let timer: NodeJS.Timeout | undefined
+
+function finish(): void {
+  if (timer) clearTimeout(timer)
+  timer = undefined
+  running = undefined
+  pump()
+}
+
+function pump(): void {
+  if (running || queue.length === 0) return
+  const job = queue.shift() as Job
+  running = job
+  worker ??= startWorker()
+  worker.ref()
+  const w = worker
+  timer = setTimeout(() => {
+    if (running !== job) return
+    // The parse cannot be interrupted inside the worker: end the worker, start a fresh one for the next job.
+    worker = undefined
+    void w.terminate()
+    finish()
+    job.reject(new SqlError('54001', `statement is too complex: parsing took longer than ${job.timeoutMs} ms`, {hint: 'use fewer terms, or send long value lists as one array parameter'}))
+  }, job.timeoutMs)
+  w.postMessage({id: job.id, text: job.text})
+}
+
+function parseInWorker(text: string, timeoutMs: number): Promise<Statement[]> {
+  return new Promise<Statement[]>((resolve, reject) => {
+    queue.push({id: nextJobId++, reject, resolve: (st) => {
+      if (queue.length === 0 && !running) worker?.unref()
+      resolve(st)
+    }, text, timeoutMs})
+    pump()
+  })
+}
+
+function syntaxError(sql: string, error: unknown): SqlError {
+  const msg = error instanceof Error ? error.message : String(error)
+  // pgsql-ast-parser messages start with "Syntax error at line L col C:" followed by a long grammar dump.
+  const m = /line (\d+) col (\d+)/.exec(msg)
+  const tok = /Unexpected \w+ token: "([^"]*)"/.exec(msg)
+  let position: number | undefined
+  if (m) {
+    const lines = sql.split('\n')
+    position = lines.slice(0, Number(m[1]) - 1).reduce((n, l) => n + l.length + 1, 0) + Number(m[2])
+  }
+  const near = tok ? `at or near "${tok[1]}"` : position ? `at position ${position}` : 'in statement'
+  return new SqlError('42601', `syntax error ${near}`, {position})
+}
+
+const LIFTABLE_START = /^\s*(select|insert|update|delete|with)\b/i
+const TYPE_WORDS = new Set(['date', 'interval', 'time', 'timestamp', 'timestamptz', 'uuid', 'json', 'jsonb', 'inet', 'numeric', 'decimal', 'varchar', 'char', 'bit', 'float', 'double', 'precision'])
+
+/**
+ * Replaces numeric and string literals by $n placeholders. Returns undefined when the text is not
+ * a DML statement or uses syntax the lexer does not model (E'' strings, dollar quoting, ...).
+ */
+export function normalize(sql: string): undefined | {text: string; values: unknown[]} {
+  if (!LIFTABLE_START.test(sql)) return undefined
+  let maxParam = 0
+  for (const m of sql.matchAll(/\$(\d+)/g)) maxParam = Math.max(maxParam, Number(m[1]))
+  const values: unknown[] = []
+  let out = ''
+  let i = 0
+  const n = sql.length
+  let prevWord = ''
+  let byContext = false
+  let lifted = false
+  while (i < n) {
+    const c = sql[i]
+    if (c === '-' && sql[i + 1] === '-') {
+      const e = sql.indexOf('\n', i)
+      i = e < 0 ? n : e
+      continue
+    }
+    if (c === '/' && sql[i + 1] === '*') {
+      const e = sql.indexOf('*/', i + 2)
+      if (e < 0) return undefined
+      i = e + 2
+      out += ' '
+      continue
+    }
+    if (c === "'") {
+      let j = i + 1
+      let s = ''
+      for (;;) {
+        if (j >= n) return undefined
+        if (sql[j] === "'") {
+          if (sql[j + 1] === "'") {
+            s += "'"
+            j += 2
+            continue
+          }
+          break
+        }
+        s += sql[j++]
+      }
+      if (TYPE_WORDS.has(prevWord) || byContext) {
+        out += sql.slice(i, j + 1)
+      } else {
+        values.push(s)
+        out += `$${maxParam + values.length}`
+        lifted = true
+      }
+      i = j + 1
+      prevWord = ''
+      continue
+    }
+    if (c === '"') {
+      const e = sql.indexOf('"', i + 1)
+      if (e < 0) return undefined
+      out += sql.slice(i, e + 1)
+      i = e + 1
+      prevWord = ''
+      continue
+    }
+    if (c === '$') {
+      if (!/\d/.test(sql[i + 1] ?? '')) return undefined // dollar quoting
+      let j = i + 1
+      while (j < n && /\d/.test(sql[j])) j++
+      out += sql.slice(i, j)
+      i = j
+      prevWord = ''
+      continue
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      let j = i + 1
+      while (j < n && /[\w$]/.test(sql[j])) j++
+      const word = sql.slice(i, j)
+      const lw = word.toLowerCase()
+      if ((lw === 'e' || lw === 'b' || lw === 'x' || lw === 'u') && sql[j] === "'") return undefined
+      if (lw === 'by') byContext = prevWord === 'order' || prevWord === 'group' || prevWord === 'partition'
+      else if (['limit', 'offset', 'having', 'from', 'where', 'union', 'returning', 'for'].includes(lw)) byContext = false
+      out += word
+      prevWord = lw
+      i = j
+      continue
+    }
+    if (/\d/.test(c) || (c === '.' && /\d/.test(sql[i + 1] ?? ''))) {
+      const m = /^(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(sql.slice(i, i + 64))
+      const lit = m ? m[1] : c
+      const prev = out.at(-1) ?? ' '
+      if (byContext || /[\w$]/.test(prev) || prev === ':') {
+        // Positions in ORDER BY/GROUP BY, parts of identifiers and type modifiers stay literal.
+        out += lit
+      } else {
+        const v = Number(lit)
+        values.push(/^\d+$/.test(lit) && !Number.isSafeInteger(v) ? lit : v)
+        out += `$${maxParam + values.length}`
+        lifted = true
+      }
+      i += lit.length
+      prevWord = ''
+      continue
+    }
+    if (c === '(' && prevWord === 'in' && !byContext) {
+      const list = literalList(sql, i)
+      if (list && list.values.length >= LIST_MIN) {
+        values.push(new LiftedList(list.values))
+        out += `($${maxParam + values.length})`
+        lifted = true
+        prevWord = ''
+        i = list.end
+        continue
+      }
+    }
+    if (c === '(' && TYPE_WORDS.has(prevWord)) {
+      // varchar(255), numeric(10,2): type modifiers must stay literal.
+      const e = sql.indexOf(')', i)
+      if (e < 0) return undefined
+      out += sql.slice(i, e + 1)
+      i = e + 1
+      continue
+    }
+    if (c === ':' && sql[i + 1] === ':') {
+      out += '::'
+      i += 2
+      continue
+    }
+    if (!/\s/.test(c)) prevWord = c === ',' ? prevWord : ''
+    out += c
+    i++
+  }
+  if (!lifted) return undefined
+  return {text: out, values}
+}
+
+/** `(lit, lit, ...)` at `start` made only of number and plain string literals: their values and the end. */
+function literalList(sql: string, start: number): undefined | {end: number; values: unknown[]} {
+  const values: unknown[] = []
+  const n = sql.length
+  let j = start + 1
+  const skip = (): void => {
+    while (j < n && (sql[j] === ' ' || sql[j] === '\n' || sql[j] === '\t' || sql[j] === '\r')) j++
+  }
+  for (;;) {
+    skip()
+    if (sql[j] === "'") {
+      let k = j + 1
+      let s = ''
+      for (;;) {
+        if (k >= n) return undefined
+        if (sql[k] === "'") {
+          if (sql[k + 1] === "'") {
+            s += "'"
+            k += 2
+            continue
+          }
+          break
+        }
+        const e = sql.indexOf("'", k)
+        if (e < 0) return undefined
+        s += sql.slice(k, e)
+        k = e
+      }
+      values.push(s)
+      j = k + 1
+    } else {
+      let sign = ''
+      if (sql[j] === '-' || sql[j] === '+') {
+        sign = sql[j] === '-' ? '-' : ''
+        j++
+      }
+      const m = /^(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/.exec(sql.slice(j, j + 64))
+      if (!m) return undefined
+      const lit = m[1]
+      const v = Number(sign + lit)
+      values.push(/^\d+$/.test(lit) && !Number.isSafeInteger(v) ? sign + lit : v)
+      j += lit.length
+      if (/[\w.$]/.test(sql[j] ?? '')) return undefined
+    }
+    skip()
+    if (sql[j] === ',') {
+      j++
+      continue
+    }
+    if (sql[j] === ')') return {end: j + 1, values}
+    return undefined
+  }
+}

@@ -1,0 +1,97 @@
+/** Result and parameter encoding of the PostgreSQL wire protocol (text and binary formats). */
+import {coerce, OID} from '../../query/types.js'
+
+/** Text-format rendering of a value for a column of type `oid`. */
+export function toText(v: unknown, oid: number): Buffer | null {
+  if (v === null || v === undefined) return null
+  if (typeof v === 'boolean') return Buffer.from(oid === OID.bool ? (v ? 't' : 'f') : String(v))
+  if (typeof v === 'number') {
+    if (oid === OID.bool) return Buffer.from(v ? 't' : 'f')
+    if (Number.isNaN(v)) return Buffer.from('NaN')
+    if (!Number.isFinite(v)) return Buffer.from(v > 0 ? 'Infinity' : '-Infinity')
+    return Buffer.from(String(v))
+  }
+  if (typeof v === 'string') return Buffer.from(v)
+  if (Buffer.isBuffer(v)) return Buffer.from('\\x' + v.toString('hex'))
+  return Buffer.from(JSON.stringify(v))
+}
+
+/** Binary-format rendering (only requested by drivers that ask for it explicitly). */
+export function toBinary(v: unknown, oid: number): Buffer | null {
+  if (v === null || v === undefined) return null
+  switch (oid) {
+    case OID.bool: {
+      return Buffer.from([v ? 1 : 0])
+    }
+    case OID.int2: {
+      const b = Buffer.alloc(2)
+      b.writeInt16BE(Number(v))
+      return b
+    }
+    case OID.int4:
+    case OID.oid: {
+      const b = Buffer.alloc(4)
+      b.writeInt32BE(Number(v))
+      return b
+    }
+    case OID.int8: {
+      const b = Buffer.alloc(8)
+      b.writeBigInt64BE(typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : BigInt(Math.trunc(Number(v))))
+      return b
+    }
+    case OID.float4: {
+      const b = Buffer.alloc(4)
+      b.writeFloatBE(Number(v))
+      return b
+    }
+    case OID.float8: {
+      const b = Buffer.alloc(8)
+      b.writeDoubleBE(Number(v))
+      return b
+    }
+    case OID.jsonb: {
+      return Buffer.concat([Buffer.from([1]), toText(v, oid) as Buffer])
+    }
+    default: {
+      return toText(v, oid)
+    }
+  }
+}
+
+/** Decodes a Bind parameter. Text parameters of unspecified type stay strings. */
+export function decodeParam(raw: Buffer | null, oid: number, format: number): unknown {
+  if (raw === null) return null
+  if (format === 1) {
+    switch (oid) {
+      case OID.bool: {
+        return raw[0] !== 0
+      }
+      case OID.int2: {
+        return raw.readInt16BE(0)
+      }
+      case OID.int4: {
+        return raw.readInt32BE(0)
+      }
+      case OID.int8: {
+        const b = raw.readBigInt64BE(0)
+        // Beyond 2^53 a double would round: keep the exact digits.
+        return Number.isSafeInteger(Number(b)) ? Number(b) : b.toString()
+      }
+      case OID.float4: {
+        return raw.readFloatBE(0)
+      }
+      case OID.float8: {
+        return raw.readDoubleBE(0)
+      }
+      case OID.jsonb: {
+        return JSON.parse(raw.subarray(1).toString('utf8'))
+      }
+      default: {
+        return raw.toString('utf8')
+      }
+    }
+  }
+  const s = raw.toString('utf8')
+  if (oid === 0 || oid === OID.text || oid === OID.varchar || oid === OID.unknown) return s
+  return coerce(s, oid)
+}

@@ -1,0 +1,248 @@
+/**
+ * The machinery every Redis command module shares: sessions, per-key locks, SCAN cursors,
+ * argument parsing, error replies and reading keys (an expired key reads as absent).
+ */
+import {type Doc, type Engine, type Json} from '../../engine/types.js'
+
+import {getManyParsed, getParsed, getParsedIfCached} from '../../engine/parsed-read.js'
+
+import {expired, EXPIRES_FIELD, typeOf} from './keyspace.js'
+import {err, type Reply, ReplyError} from './resp.js'
+
+export interface Session {
+  branch: string
+  /** Commands queued by MULTI; `dirty` when one of them was refused while queueing. */
+  multi?: {dirty: boolean; queue: Buffer[][]}
+  id: number
+  name?: string
+  /** Set by QUIT: close after the reply is written. */
+  quit: boolean
+  resp3: boolean
+}
+
+/** The part of the engine that key commands use; a MULTI transaction provides the same. */
+export type KeyStore = Pick<Engine, 'batch' | 'count' | 'delete' | 'getRaw' | 'getRawIfCached' | 'list' | 'put'>
+
+export interface Shared {
+  clients(): number
+  /** The command table (COMMAND describes it). */
+  commands: ReadonlyMap<string, CommandSpec>
+  expiries: ExpiryQueue
+  cursors: CursorTable
+  /** For commands that are not about keys (branches, search, history, stats). */
+  engine: Engine
+  locks: KeyLocks
+  /** What key commands read and write through: the engine, or inside EXEC its transaction. */
+  store: KeyStore
+  startedAt: number
+  version: string
+}
+
+export type Handler = (s: Session, a: Buffer[], sh: Shared) => Promise<Reply> | Reply
+
+export interface CommandSpec {
+  /** Redis convention: N exact argument count incl. the name; -N at least N. */
+  arity: number
+  /** Index of the first/last key argument and step, as COMMAND reports them. */
+  keys: [number, number, number]
+  flags: string[]
+  run: Handler
+}
+
+export const WRONGTYPE = err('WRONGTYPE Operation against a key holding the wrong kind of value')
+
+export const NOT_INT = err('ERR value is not an integer or out of range')
+
+export const NOT_FLOAT = err('ERR value is not a valid float')
+
+export const SYNTAX = err('ERR syntax error')
+
+/** Serialises read-modify-write commands on the same key inside this process. */
+export class KeyLocks {
+  private readonly tails = new Map<string, Promise<void>>()
+  async with<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve()
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const tail = prev.then(() => mine)
+    this.tails.set(key, tail)
+    await prev
+    try {
+      return await fn()
+    } finally {
+      release()
+      if (this.tails.get(key) === tail) this.tails.delete(key)
+    }
+  }
+}
+
+/**
+ * Keys given a TTL through this server, so they are deleted (one commit each) when they expire
+ * even if no client reads them again. Keys whose TTL was set before a restart expire lazily.
+ */
+export class ExpiryQueue {
+  private readonly due = new Map<string, {at: number; branch: string; key: string}>()
+  schedule(branch: string, key: string, at: number): void {
+    this.due.set(`${branch}\0${key}`, {at, branch, key})
+  }
+
+  /** Deletes keys whose time has come (at most `max` per call). */
+  async sweep(sh: Shared, now = Date.now(), max = 1000): Promise<number> {
+    let n = 0
+    for (const [k, e] of this.due) {
+      if (n >= max) break
+      if (e.at > now) continue
+      this.due.delete(k)
+      n++
+      await sh.locks
+        .with(e.key, async () => {
+          const doc = await sh.engine.get(e.key, {branch: e.branch})
+          if (doc && expired(doc, now)) await sh.engine.delete(e.key, {branch: e.branch, meta: {origin: 'redis', user: 'expiry'}})
+        })
+        .catch(() => undefined)
+    }
+    return n
+  }
+}
+
+/** Stores a document written by a Redis command, scheduling its expiry when it has a TTL. */
+export async function put(sh: Shared, sess: Session, doc: Doc): Promise<void> {
+  await sh.store.put(doc, wopts(sess))
+  const at = doc[EXPIRES_FIELD]
+  if (typeof at === 'number') sh.expiries.schedule(sess.branch, doc.id, at)
+}
+
+/** SCAN cursors are numbers for clients; they stand for an engine listing cursor held here. */
+export class CursorTable {
+  private next = 1
+  private readonly entries = new Map<number, string>()
+  put(engineCursor: string): number {
+    const n = this.next++
+    this.entries.set(n, engineCursor)
+    // Bound memory: abandoned scans are forgotten oldest first.
+    if (this.entries.size > 10_000) this.entries.delete(this.entries.keys().next().value as number)
+    return n
+  }
+  take(n: number): string | undefined {
+    const c = this.entries.get(n)
+    this.entries.delete(n)
+    return c
+  }
+}
+
+export const s = (b: Buffer): string => b.toString('utf8')
+
+/** Bare keys live in the engine's `default` table; Redis shows them without that prefix. */
+export function displayKey(id: string): string {
+  return id.startsWith('default:') ? id.slice(8) : id
+}
+
+export const up = (b: Buffer): string => b.toString('latin1').toUpperCase()
+
+export function int(b: Buffer): number | undefined {
+  const t = s(b)
+  if (!/^-?\d{1,16}$/.test(t)) return undefined
+  const n = Number(t)
+  return Number.isSafeInteger(n) ? n : undefined
+}
+
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/** A signed 64-bit integer written the way Redis accepts one (no sign `+`, no leading zeros), else undefined. */
+export function int64(b: Buffer | string): bigint | undefined {
+  const t = typeof b === 'string' ? b : s(b)
+  if (!/^(0|-?[1-9]\d{0,18})$/.test(t)) return undefined
+  const n = BigInt(t)
+  return n < INT64_MIN || n > INT64_MAX ? undefined : n
+}
+
+/** `a + b` when it stays in the signed 64-bit range, else undefined (Redis' overflow error). */
+export function add64(a: bigint, b: bigint): bigint | undefined {
+  const r = a + b
+  return r < INT64_MIN || r > INT64_MAX ? undefined : r
+}
+
+export function float(b: Buffer): number | undefined {
+  const t = s(b).toLowerCase()
+  if (t === 'inf' || t === '+inf') return Infinity
+  if (t === '-inf') return -Infinity
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return undefined
+  return Number(t)
+}
+
+export function engineError(e: unknown): ReplyError {
+  const msg = e instanceof Error ? e.message : String(e)
+  return err(`ERR ${msg}`)
+}
+
+export function wopts(sess: Session) {
+  return {branch: sess.branch, meta: {origin: 'redis', user: sess.name}}
+}
+
+/**
+ * `load` without waiting when the document is in memory and not expired; `false` when the
+ * caller must use `load` (a read from Git, or an expired key to delete).
+ */
+export function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
+  const doc = getParsedIfCached(sh.store, key, {branch: sess.branch})
+  return doc && expired(doc) ? false : doc
+}
+
+/** Reads a key, treating an expired document as absent (and deleting it lazily). */
+export async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
+  const doc = await getParsed(sh.store, key, {branch: sess.branch})
+  if (doc && expired(doc)) {
+    await sh.store.delete(key, wopts(sess)).catch(() => undefined)
+    return undefined
+  }
+  return doc
+}
+
+export async function loadMany(sh: Shared, sess: Session, keys: string[]): Promise<Array<Doc | undefined>> {
+  const docs = await getManyParsed(sh.store, keys, {branch: sess.branch})
+  return docs.map((d) => (d && expired(d) ? undefined : d))
+}
+
+export function expiryOf(doc: Doc | undefined): Json | undefined {
+  return doc?.[EXPIRES_FIELD]
+}
+
+export async function withDoc(
+  sess: Session,
+  sh: Shared,
+  key: string,
+  want: 'hash' | 'list' | 'set' | 'zset',
+  fn: (doc: Doc | undefined) => Promise<Reply>,
+): Promise<Reply> {
+  return sh.locks.with(key, async () => {
+    const doc = await load(sh, sess, key)
+    if (doc && typeOf(doc) !== want) return WRONGTYPE
+    return fn(doc)
+  })
+}
+
+export async function readTyped(sess: Session, sh: Shared, key: string, want: string): Promise<Doc | ReplyError | undefined> {
+  const doc = await load(sh, sess, key)
+  if (doc && typeOf(doc) !== want) return WRONGTYPE
+  return doc
+}
+
+export function normRange(start: number, stop: number, len: number): [number, number] {
+  if (start < 0) start = Math.max(0, len + start)
+  if (stop < 0) stop = len + stop
+  if (stop >= len) stop = len - 1
+  return [start, stop]
+}
+
+export const W = ['write']
+
+export const R = ['readonly', 'fast']
+
+export const K1: [number, number, number] = [1, 1, 1]
+
+export const NK: [number, number, number] = [0, 0, 0]
+
+export function c(arity: number, flags: string[], keys: [number, number, number], run: Handler): CommandSpec {
+  return {arity, flags, keys, run}
+}
