@@ -2,7 +2,7 @@ import type {Config} from '@oclif/core'
 import {loadConfig} from '@toolkit/kit'
 
 /** The `campaign` section of the shared configuration; '' and 0 mean "not set". */
-export const CAMPAIGN_DEFAULTS = {baseUrl: '', maxCost: 0, maxTurns: 200, model: '', out: 'out', parallel: 4, provider: 'local'}
+export const CAMPAIGN_DEFAULTS = {baseUrl: '', images: 'offline', imagesModel: '', maxCost: 0, maxTurns: 200, model: '', out: 'out', parallel: 4, provider: 'local'}
 
 export type CampaignConfig = typeof CAMPAIGN_DEFAULTS
 

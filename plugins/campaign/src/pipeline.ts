@@ -23,6 +23,9 @@ export interface RunOptions {
   /** API providers: the endpoint; null for the vendor's default or its variable. */
   baseUrl?: null | string
   maxAttempts?: number
+  /** Image provider for the images step: `offline` (default), `openai`, `gemini`; and its model. */
+  images?: string
+  imagesModel?: null | string
   /** Stop starting model requests once the run's reported cost reaches this many dollars. */
   maxCostUsd?: null | number
   maxTurns?: number
@@ -57,6 +60,8 @@ export async function generate(opts: GenerateOptions, listeners: EventListener[]
   const inputs = await readInputs(opts.businessFile)
   const {parsed} = inputs
   const provider = createProvider(opts.provider ?? DEFAULT_PROVIDER, {baseUrl: opts.baseUrl ?? null, maxTurns: opts.maxTurns ?? 200, model: opts.model ?? null})
+  const {imageGenerator} = await import('./providers/images/index.js')
+  imageGenerator(imageOptions(opts))
 
   const {runDir, runId} = createRunDir(resolve(opts.out))
   const release = lockRunDir(runDir, 'generate')
@@ -106,6 +111,11 @@ async function exportLocked(runDir: string, opts: RunOptions, listeners: EventLi
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
   return execute({entry: 'steps', model: previous?.model ?? null, opts, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+}
+
+function imageOptions(opts: RunOptions) {
+  // The image endpoint is the vendor's own (or its variable): --base-url belongs to the text provider.
+  return {baseUrl: null, model: opts.imagesModel ?? null, name: opts.images ?? 'offline'}
 }
 
 /** Runs `work` holding the run directory's lock; a directory that is not a run is left alone. */
@@ -163,7 +173,9 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
 
     const plans = planPictures(ws)
     events.emit({detail: {pictures: plans.length, sizes: Object.fromEntries(Object.entries(PICTURE_SIZES).map(([k, v]) => [k, `${v.width}x${v.height}`])), planned: plans.map((p) => p.path)}, name: 'images', type: 'step'})
-    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}))
+    const makeGenerator = plans.length > 0 ? (await import('./providers/images/index.js')).imageGenerator(imageOptions(x.opts)) : null
+    const generator = makeGenerator ? await makeGenerator() : undefined
+    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}), generator)
     if (plans.length > 0) save()
     for (const p of plans) if (!pictures.failed.some((f) => f.path === p.path)) events.emit({path: p.path, type: 'artifact_written'})
 

@@ -83,7 +83,9 @@ describe('campaign generate --provider anthropic (the real SDK against a loopbac
       expect(r.code).to.equal(1)
       const reason = ofType(r.events, 'mission_finished')[0].reason as string
       expect(reason).to.match(/anthropic rejected the credentials \(401\): check ANTHROPIC_API_KEY/)
-      expect(readJson<{missions: {plan: {status: unknown}}}>(join(r.runDir, 'workspace.json')).missions.plan.status).to.deep.equal({failed: {reason}})
+      // Another attempt cannot fix a refused key: one attempt, recorded as not worth retrying.
+      expect(readJson<{missions: {plan: {status: unknown}}}>(join(r.runDir, 'workspace.json')).missions.plan.status).to.deep.equal({failed: {reason, retry: false}})
+      expect(ofType(r.events, 'mission_started')).to.have.length(1)
       expect(r.stdout + r.stderr + readFileSync(join(r.runDir, 'events.ndjson'), 'utf8')).not.to.include(KEY)
     })
   })
@@ -118,7 +120,9 @@ describe('campaign generate --provider anthropic (the real SDK against a loopbac
   })
 
   it('trims old tool results when the context fills up, and the model asks again for what it needs', async () => {
-    await withFake({contextTokens: 8000}, async (fake) => {
+    // 7,500 tokens: above every campaign mission's largest request and below the plan's last ones
+    // (the example's catalog alone is about 5,000), so the plan mission has to trim.
+    await withFake({contextTokens: 7500}, async (fake) => {
       const r = await generate(fake)
       expect(r.code, r.stderr).to.equal(0)
       expect(ofType(r.events, 'agent_text').some((e) => /context is full/.test(e.text as string))).to.equal(true)

@@ -91,4 +91,47 @@ describe('svc Redis through the built CLI (issues 13 and 24)', function () {
     expect(subjects().slice(0, 3)).to.deep.equal(['put tx:fence', 'put tx:h', 'batch of 2 operations'])
     expect(await io.exists('tx:d', 'tx:e')).to.equal('0')
   })
+
+  it("refuses SET on svc's own tables and BRANCH CREATE of names Git refuses, and keeps serving", async () => {
+    expect(await cli('SET', '_pg_schema:people', 'x')).to.equal(`ERR table "_pg_schema" is reserved for svc's own data`)
+    expect(await cli('HSET', '_pg_schema:people', 'columns', 'garbage')).to.match(/^ERR table "_pg_schema" is reserved/)
+    expect(await cli('EXISTS', '_pg_schema:people')).to.equal('0')
+    for (const name of ['x.', 'x.lock', 'HEAD', 'a..b']) {
+      expect(await cli('BRANCH', 'CREATE', name), name).to.match(new RegExp(`^ERR invalid branch name "${name.replaceAll('.', '\\.')}"`))
+    }
+    expect(await cli('BRANCH', 'CREATE', 'ok-branch')).to.equal('OK')
+    expect(await cli('SET', 'after', '1')).to.equal('OK')
+    await headIs('put default:after')
+  })
+
+  it("a TTL is the engine's expiry: an expired key is gone from REST at once, also across a restart", async () => {
+    const rest = (id: string): Promise<number> => fetch(`http://127.0.0.1:${server.ready.rest}/api/v1/documents/${id}`).then((r) => r.status)
+    expect(await cli('SET', 'ttl:short', 'v', 'PX', '300')).to.equal('OK')
+    expect(await rest('ttl:short')).to.equal(200)
+    await new Promise((r) => setTimeout(r, 400))
+    expect(await rest('ttl:short')).to.equal(404)
+    expect(await cli('GET', 'ttl:short')).to.equal('')
+
+    expect(await cli('SET', 'ttl:restart', 'v', 'PX', '1500')).to.equal('OK')
+    expect(await cli('SET', 'ttl:long', 'v', 'EX', '1000')).to.equal('OK')
+    expect(await cli('HSET', 'ttl:h', 'f', '1')).to.equal('1')
+    expect(await cli('EXPIRE', 'ttl:h', '1000')).to.equal('1')
+    expect(await cli('HINCRBY', 'ttl:h', 'f', '1')).to.equal('2')
+    io.disconnect()
+    server.child.kill('SIGTERM')
+    expect((await server.exited).code).to.equal(0)
+    await new Promise((r) => setTimeout(r, 1600))
+    server = await startServer(['--data-dir', dir, '--http-port', '0', '--redis-port', '0', '--disable-sql'])
+    io = new Redis({lazyConnect: true, port: Number(server.ready.redis), stringNumbers: true})
+    await io.connect()
+    expect(await rest('ttl:restart')).to.equal(404)
+    expect(await cli('EXISTS', 'ttl:restart')).to.equal('0')
+    expect(Number(await cli('TTL', 'ttl:long'))).to.be.within(990, 1000)
+    // HINCRBY kept the TTL, as in Redis; SET without KEEPTTL clears it.
+    expect(Number(await cli('TTL', 'ttl:h'))).to.be.within(990, 1000)
+    expect(await cli('SET', 'ttl:long', 'w')).to.equal('OK')
+    expect(await cli('TTL', 'ttl:long')).to.equal('-1')
+    expect(await cli('PERSIST', 'ttl:h')).to.equal('1')
+    expect(await cli('TTL', 'ttl:h')).to.equal('-1')
+  })
 })

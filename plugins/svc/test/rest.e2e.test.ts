@@ -97,4 +97,59 @@ describe('svc REST through the built CLI: data exactly as written (issue 24)', f
     expect((await curl('PUT', `${base}/documents/t:deep`, ok)).status).to.equal(200)
     expect((await curl('GET', `${base}/documents/t:deep`)).json).to.deep.equal({id: 't:deep', ...(JSON.parse(ok) as object)})
   })
+
+  it("refuses writes to svc's own tables and branch names Git would refuse, with 400", async () => {
+    const r = await curl('PUT', `${base}/documents/_pg_schema:people`, '{"columns":"garbage"}')
+    expect(r.status).to.equal(400)
+    expect(errorOf(r)).to.deep.equal({code: 'reserved', message: `table "_pg_schema" is reserved for svc's own data`})
+    expect((await curl('DELETE', `${base}/documents/_pg_schema:people`)).status).to.equal(400)
+    for (const name of ['x.', 'x.lock', 'HEAD', 'a..b', '-x', 'a b', 'a~1']) {
+      const b = await curl('POST', `${base}/branches`, JSON.stringify({name}))
+      expect(b.status, name).to.equal(400)
+      expect(errorOf(b).code, name).to.equal('invalid_argument')
+      expect(errorOf(b).message, name).to.include(JSON.stringify(name))
+    }
+    // Writes keep working on every branch.
+    expect((await curl('PUT', `${base}/documents/t:after`, '{"ok":true}')).status).to.equal(200)
+    expect((await curl('POST', `${base}/branches`, '{"name":"feature-1"}')).status).to.equal(201)
+    expect((await curl('PUT', `${base}/documents/t:after?branch=feature-1`, '{"ok":1}')).status).to.equal(200)
+  })
+
+  it('POST /api/v1/query runs SQL with parameters and answers {columns, rows}; errors carry their SQLSTATE', async () => {
+    const q = (body: unknown): Promise<Answer> => curl('POST', `${base}/query`, JSON.stringify(body))
+    let r = await q({params: [1, 'Ann', 36], sql: 'INSERT INTO people (id, name, age) VALUES ($1, $2, $3)'})
+    expect(r.status, r.body).to.equal(200)
+    expect(r.json).to.deep.include({command: 'INSERT 0 1', rows: []})
+    r = await q({params: [30], sql: 'SELECT name, age FROM people WHERE age > $1'})
+    expect(r.json).to.deep.equal({columns: ['name', 'age'], command: 'SELECT 1', rows: [['Ann', 36]]})
+    // The same row through the document API.
+    expect((await curl('GET', `${base}/documents/people:1`)).json).to.deep.equal({age: 36, id: 'people:1', name: 'Ann'})
+
+    const errors: Array<[unknown, number, string]> = [
+      [{sql: 'SELEC 1'}, 400, '42601'],
+      [{sql: 'SELECT * FROM no_such_table'}, 404, '42P01'],
+      [{sql: 'SELECT 1/0'}, 400, '22012'],
+      [{sql: `INSERT INTO _pg_schema (id, columns) VALUES ('x', 'garbage')`}, 400, '42501'],
+    ]
+    for (const [body, status, sqlstate] of errors) {
+      const e = await q(body)
+      expect(e.status, e.body).to.equal(status)
+      expect(errorOf(e)).to.include({code: 'sql_error', sqlstate})
+      expect(errorOf(e).message).to.be.a('string').and.not.empty
+    }
+    // Several statements are one transaction: a failure keeps none of them.
+    const multi = await q({sql: `INSERT INTO people (id, name) VALUES (2, 'Bob'); SELECT 1/0`})
+    expect(multi.status).to.equal(400)
+    expect((await curl('GET', `${base}/documents/people:2`)).status).to.equal(404)
+    for (const bad of [{}, {sql: ''}, {params: 'x', sql: 'SELECT 1'}, {branch: 7, sql: 'SELECT 1'}]) {
+      const e = await q(bad)
+      expect(e.status, JSON.stringify(bad)).to.equal(400)
+      expect(errorOf(e).code).to.equal('invalid_argument')
+    }
+    // A branch is the schema the statement runs in.
+    expect((await curl('POST', `${base}/branches`, '{"name":"sql-branch"}')).status).to.equal(201)
+    expect((await q({branch: 'sql-branch', params: [3, 'Cy'], sql: 'INSERT INTO people (id, name) VALUES ($1, $2)'})).status).to.equal(200)
+    expect((await q({branch: 'sql-branch', sql: 'SELECT count(*) AS n FROM people'})).json).to.deep.include({rows: [[2]]})
+    expect((await q({sql: 'SELECT count(*) AS n FROM people'})).json).to.deep.include({columns: ['n'], rows: [[1]]})
+  })
 })

@@ -125,6 +125,10 @@ describe('svc REST API', function () {
       ['POST', '/api/v1/branches', '{"name":"main"}', 409, 'branch_exists'],
       ['POST', '/api/v1/branches', '{"name":"a b"}', 400, 'invalid_argument'],
       ['DELETE', '/api/v1/branches/main', undefined, 400, 'invalid_argument'],
+      ['PUT', '/api/v1/documents/x:1', '{"n":9007199254740993}', 400, 'inexact_number'],
+      ['PUT', '/api/v1/documents/x:1', '{"a":[1e400]}', 400, 'inexact_number'],
+      ['PUT', '/api/v1/documents/x:1', `{"a":${'['.repeat(200)}${']'.repeat(200)}}`, 400, 'too_deep'],
+      ['POST', '/api/v1/search', '{}', 405, 'method_not_allowed'],
     ]
     for (const [method, path, body, status, code] of cases) {
       const r = await call(method, path, body)
@@ -133,6 +137,13 @@ describe('svc REST API', function () {
       expect(e.code, `${method} ${path}`).to.equal(code)
       expect(e.message).to.be.a('string').and.not.empty
     }
+    const head = await fetch(`${base}/api/v1/documents/users:1`, {method: 'HEAD'})
+    expect(head.status).to.equal(200)
+    const post = await call('POST', '/api/v1/tables', '{}')
+    expect(post.headers.allow).to.equal('GET, HEAD')
+    // Numbers a double holds exactly, written in any form, are accepted.
+    expect((await call('PUT', '/api/v1/documents/x:n', '{"a":1.0,"b":1e2,"c":-0,"d":0.000001,"e":123456789012345,"f":4.5e15,"g":1.7976931348623157e308}')).status).to.equal(200)
+    expect((await call('GET', '/api/v1/documents/x:n')).json).to.deep.equal({a: 1, b: 100, c: 0, d: 0.000_001, e: 123_456_789_012_345, f: 4.5e15, g: 1.797_693_134_862_315_7e308, id: 'x:n'})
     // Still serving, nothing lost.
     expect((await call('GET', '/api/v1/documents/users:1')).status).to.equal(200)
   })

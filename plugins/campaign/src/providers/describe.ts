@@ -1,7 +1,6 @@
 import type {ApiProviderSpec} from './api/provider.js'
 import {baseUrlOf, keyOf} from './api/provider.js'
 import {DEFAULT_URLS} from './api/specs.js'
-import {type CliSpec, type FoundCli, probeCli} from './agent-cli/cli-check.js'
 
 export type ProviderKind = 'agent-cli' | 'api' | 'offline'
 
@@ -53,20 +52,4 @@ async function reachable(url: string): Promise<null | string> {
     const cause = (error as {cause?: {code?: string}}).cause?.code
     return cause ?? (error as Error).message
   }
-}
-
-/**
- * An agent CLI's row: usable when a supported version is on PATH and it has credentials (a key in
- * the environment or a stored login, which the CLI itself is asked about).
- */
-export async function describeAgentCli(name: string, spec: CliSpec, auth: (cli: FoundCli) => unknown, o: DescribeOptions): Promise<ProviderDescription> {
-  const row: ProviderDescription = {base_url: null, default_model: o.model, detail: '', kind: 'agent-cli', name, usable: false}
-  const probe = probeCli(spec)
-  if (!probe.ok) return {...row, detail: probe.problem}
-  try {
-    auth(probe.found)
-  } catch (error) {
-    return {...row, detail: `${spec.command} ${probe.found.version}; ${(error as Error).message}`}
-  }
-  return {...row, detail: `${spec.command} ${probe.found.version} at ${probe.found.path}`, usable: true}
 }

@@ -1,10 +1,11 @@
 import {closest, UsageError} from '@toolkit/kit'
 
-import {CLAUDE, claudeAuth, createClaudeProvider} from './agent-cli/claude.js'
-import {CODEX, codexAuth, createCodexProvider} from './agent-cli/codex.js'
+import {createClaudeProvider} from './agent-cli/claude.js'
+import {createCodexProvider} from './agent-cli/codex.js'
+import {describeAgentCli} from './agent-cli/describe.js'
 import {apiProvider} from './api/provider.js'
 import {API_SPECS} from './api/specs.js'
-import {describeAgentCli, type DescribeOptions, describeApi, type ProviderDescription} from './describe.js'
+import {type DescribeOptions, describeApi, type ProviderDescription} from './describe.js'
 import {createLocalProvider} from './local/provider.js'
 import type {Provider, ProviderFactory, ProviderOptions} from './provider.js'
 
@@ -23,8 +24,8 @@ const PROVIDERS: Record<string, ProviderEntry> = {
     describe: async () => ({base_url: null, default_model: null, detail: 'built in, no account needed', kind: 'offline', name: 'local', usable: true}),
   },
   ...Object.fromEntries(API_SPECS.map((spec) => [spec.name, {create: apiProvider(spec), describe: (o: DescribeOptions) => describeApi(spec, o)}])),
-  claude: {create: createClaudeProvider, describe: (o) => describeAgentCli('claude', CLAUDE, claudeAuth, o)},
-  codex: {create: createCodexProvider, describe: (o) => describeAgentCli('codex', CODEX, codexAuth, o)},
+  claude: {create: createClaudeProvider, describe: (o) => describeAgentCli('claude', o)},
+  codex: {create: createCodexProvider, describe: (o) => describeAgentCli('codex', o)},
 }
 
 export function providerNames(): string[] {

@@ -1,7 +1,8 @@
-import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, dirname, isAbsolute, join} from 'node:path'
 
 import {slugify} from '../lib/slug.js'
+import type {ImageGenerator} from '../providers/images/index.js'
 import type {ImageKind, ImageRecord, Product, Workspace} from '../types.js'
 import {imageCampaigns} from '../export/google-ads/editor-file.js'
 import {PLATFORM_DIR} from './export.js'
@@ -55,7 +56,7 @@ export function planPictures(ws: Workspace): PicturePlan[] {
  * and `export` keep what an earlier run made. A picture that cannot be made is reported and
  * left out (validation then reports the asset group's missing picture).
  */
-export async function makePictures(ws: Workspace, runDir: string, plans: PicturePlan[], onFailed: (path: string, reason: string) => void): Promise<ImagesReport> {
+export async function makePictures(ws: Workspace, runDir: string, plans: PicturePlan[], onFailed: (path: string, reason: string) => void, generate?: ImageGenerator): Promise<ImagesReport> {
   const report: ImagesReport = {failed: [], made: 0, reused: 0}
   if (plans.length === 0) return report
   const {default: sharp} = await import('sharp')
@@ -76,6 +77,23 @@ export async function makePictures(ws: Workspace, runDir: string, plans: Picture
       const meta = await sharp(file).metadata()
       report.reused++
       return {...record, height: meta.height ?? height, width: meta.width ?? width}
+    }
+    if (generate) {
+      // An image model's picture, cropped to the exact size; written under a temporary name and
+      // renamed, so an interrupted run never leaves half a picture for --resume to reuse.
+      const tmp = `${file}.tmp`
+      try {
+        const bytes = await generate(picturePrompt(ws, plan, products), {height, width})
+        mkdirSync(dirname(file), {recursive: true})
+        await sharp(bytes).resize({fit: 'cover', height, width}).jpeg({quality: 85}).toFile(tmp)
+        renameSync(tmp, file)
+        report.made++
+        return record
+      } catch (error) {
+        rmSync(tmp, {force: true})
+        // The run goes on with the offline composition; the step event says what failed.
+        onFailed(plan.path, `the image model failed (${(error as Error).message}); composed offline instead`)
+      }
     }
     const band = Math.round(height * 0.16)
     const layers: {input: Buffer; left: number; top: number}[] = []
@@ -121,4 +139,16 @@ export async function makePictures(ws: Workspace, runDir: string, plans: Picture
     }
   }
   return report
+}
+
+/** What the image model is asked for: the product or group, the brand, and no text in the picture. */
+function picturePrompt(ws: Workspace, plan: PicturePlan, products: Map<string, Product>): string {
+  const product = plan.product === null ? null : products.get(plan.product)
+  const subject = product ? `${product.title}: ${product.description}` : plan.asset_group
+  const colors = ws.account.brand_kit?.colors.join(', ') ?? ws.input.colors.join(', ')
+  return [
+    `An advertising photograph for ${ws.input.business.name} (${ws.input.business.description})`,
+    `Subject: ${subject}.`,
+    `${plan.kind} format. Clean, well lit, realistic.${colors ? ` Brand colours: ${colors}.` : ''} No text, letters, logos or watermarks in the picture.`,
+  ].join('\n')
 }

@@ -82,10 +82,13 @@ for (const [provider, c] of Object.entries(CASES)) {
     it('the model drove every tool through the CLI\'s MCP client, refusals included', () => {
       const finished = of('tool_finished')
       expect(finished.length).to.be.greaterThan(10)
-      // Every mission's first wrong call was refused, and the model read that and went on.
-      const missions = new Set(of('mission_started').map((l) => l.event.mission))
-      const refusedIn = new Set(finished.filter((l) => l.event.ok === false).map((l) => l.event.mission))
-      expect(refusedIn).to.deep.equal(missions)
+      // The brain's wrong calls were refused, and the model read that and made the call right.
+      const refused = finished.filter((l) => l.event.ok === false)
+      expect(refused.length).to.be.greaterThan(0)
+      for (const r of refused) {
+        const fixed = finished.some((l) => l.seq > r.seq && l.event.ok === true && l.event.mission === r.event.mission && l.event.tool === r.event.tool)
+        expect(fixed, JSON.stringify(r.event)).to.equal(true)
+      }
       // One model request per tool result at least: each result went back through the CLI.
       const modelRequests = fake.api.requests.filter((r) => JSON.stringify(r.body ?? '').includes('set_account_plan') || JSON.stringify(r.body ?? '').includes('get_brief'))
       expect(modelRequests.length).to.be.at.least(finished.length)

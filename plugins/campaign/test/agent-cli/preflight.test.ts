@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {compareVersions, probeCli} from '../../src/providers/agent-cli/cli-check.js'
 import {CLAUDE} from '../../src/providers/agent-cli/claude.js'
 import {CODEX} from '../../src/providers/agent-cli/codex.js'
+import {describeAgentCli} from '../../src/providers/agent-cli/describe.js'
 import {exampleDir, runCli, tempDir} from '../helpers.js'
 import {cliPath} from './cli-env.js'
 
@@ -85,6 +86,23 @@ describe('agent-cli: checks before any mission starts', function () {
     expect(probeCli(CODEX, env)).to.deep.include({ok: true})
     const missing = probeCli(CLAUDE, {PATH: tempDir('empty-path-')})
     expect(missing).to.deep.include({found: null, ok: false})
+  })
+
+  it('describes each CLI for the providers list: version, credentials, and why not usable', async () => {
+    const home = tempDir('agent-cli-home-')
+    const env = {CODEX_HOME: home, HOME: home, PATH: cliPath}
+    const keyed = await describeAgentCli('claude', {check: false, model: null}, {...env, ANTHROPIC_API_KEY: 'sk-test-0123456789', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9'})
+    expect(keyed).to.deep.equal({base_url: 'http://127.0.0.1:9', default_model: null, detail: 'claude 2.1.330; ANTHROPIC_API_KEY is set', kind: 'agent-cli', name: 'claude', usable: true, version: '2.1.330'})
+    expect(JSON.stringify(keyed)).not.to.include('sk-test')
+    const unchecked = await describeAgentCli('codex', {check: false, model: 'gpt-x'}, env)
+    expect(unchecked).to.include({default_model: 'gpt-x', usable: true, version: '0.169.0'})
+    expect(unchecked.detail).to.include('stored login not checked')
+    const checked = await describeAgentCli('codex', {check: true, model: null}, env)
+    expect(checked).to.include({usable: false})
+    expect(checked.detail).to.include('codex is not logged in')
+    const missing = await describeAgentCli('claude', {check: false, model: null}, {PATH: tempDir('empty-path-')})
+    expect(missing).to.include({usable: false, version: null})
+    expect(missing.detail).to.include('not found on PATH')
   })
 
   it('compares versions by number, not text', () => {

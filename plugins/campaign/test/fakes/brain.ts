@@ -68,6 +68,8 @@ class Pending extends Error {
 }
 
 const PLAN_TOOL = 'set_account_plan'
+/** Tools whose results the model reads to decide what to do next. */
+const READS = /^(get_|query_|validate$)/
 const CAMPAIGN_TOOL = 'get_brief'
 
 /** The mission tool name without an MCP prefix (`mcp__server__tool`, `server__tool`). */
@@ -99,9 +101,10 @@ export function createBrain(options: BrainOptions = {}): Brain {
           refused = true
           continue
         }
-        // Trimmed from the context or not JSON: the model has to ask again.
-        if (result === UNREADABLE) continue
-        answered.push({input: JSON.stringify(c.input ?? {}), name: bareName(c.name), result, used: false})
+        // Trimmed from the context or not JSON: a read has to be made again; a write is
+        // remembered as done (its result says nothing the model needs).
+        if (result === UNREADABLE && READS.test(bareName(c.name))) continue
+        answered.push({input: JSON.stringify(c.input ?? {}), name: bareName(c.name), result: result === UNREADABLE ? null : result, used: false})
       }
     }
 

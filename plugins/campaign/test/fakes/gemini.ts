@@ -1,13 +1,14 @@
 import type {ServerResponse} from 'node:http'
 
 import type {Brain, BrainRequest, BrainTurn} from './brain.js'
-import {cut, type Fake, type FakeOptions, type Handler, normalise, pieces, type Script, sse, startFake, tokensOf} from './server.js'
+import {cut, type Fake, fakePicture, type FakeOptions, type Handler, normalise, pieces, type Script, sse, startFake, tokensOf} from './server.js'
 
 /**
  * A loopback Gemini API: `POST /v1beta/models/<model>:generateContent` and
  * `:streamGenerateContent?alt=sse` with function calling. `@google/genai` runs against it with
  * `httpOptions.baseUrl` (or `GOOGLE_GEMINI_BASE_URL`) set to `fake.url`. Function results are
  * read from `response.output` / `response.error` (any other object is read as its JSON).
+ * A model whose name has `-image` answers `generateContent` with an inline PNG.
  */
 export function startGemini(arg?: Brain | FakeOptions | Script): Promise<Fake> {
   const options = normalise(arg)
@@ -15,6 +16,15 @@ export function startGemini(arg?: Brain | FakeOptions | Script): Promise<Fake> {
     const b = body as GeminiRequest
     const model = /models\/([^:]+):/.exec(req.url ?? '')?.[1] ?? 'unknown'
     const streaming = (req.url ?? '').includes(':streamGenerateContent')
+    if (model.includes('-image')) {
+      const ratio = (b as {generationConfig?: {imageConfig?: {aspectRatio?: string}}}).generationConfig?.imageConfig?.aspectRatio ?? '1:1'
+      const [w, h] = ratio.split(':').map(Number)
+      const png = await fakePicture(options, JSON.stringify(b.contents), 256 * w, 256 * h)
+      if (png === null) return error(res, 500, 'Internal error encountered.')
+      const image = {candidates: [{content: {parts: [{inlineData: {data: png.toString('base64'), mimeType: 'image/png'}}], role: 'model'}, finishReason: 'STOP', index: 0}], modelVersion: model}
+      res.writeHead(200, {'content-type': 'application/json'}).end(JSON.stringify(image))
+      return
+    }
     const request = toBrain(b, model)
     const promptTokens = tokensOf({c: b.contents, s: b.systemInstruction, t: b.tools})
     const decision = await ctx.decide(request, promptTokens)

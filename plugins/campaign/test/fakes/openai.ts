@@ -1,7 +1,7 @@
 import type {ServerResponse} from 'node:http'
 
 import type {Brain, BrainRequest, BrainTurn} from './brain.js'
-import {counter, cut, type Fake, type FakeOptions, type Handler, normalise, pieces, type Script, sse, startFake, tokensOf} from './server.js'
+import {counter, cut, type Fake, fakePicture, type FakeOptions, type Handler, normalise, pieces, type Script, sse, startFake, tokensOf} from './server.js'
 
 /**
  * A loopback OpenAI API with both tool-calling wire formats:
@@ -12,6 +12,7 @@ import {counter, cut, type Fake, type FakeOptions, type Handler, normalise, piec
  * - `POST /v1/chat/completions` (Chat Completions, streamed as `chat.completion.chunk`s ending
  *   with `data: [DONE]`, usage in the last chunk with `stream_options.include_usage`), which
  *   Ollama, vLLM and llama.cpp's server speak.
+ * - `POST /v1/images/generations` (b64_json pictures of the requested size).
  * Give clients `${fake.url}/v1` as the base URL.
  */
 export function startOpenAI(arg?: Brain | FakeOptions | Script): Promise<Fake> {
@@ -119,6 +120,14 @@ export function startOpenAI(arg?: Brain | FakeOptions | Script): Promise<Fake> {
     s.end()
   }
 
+  const images: Handler = async (_req, res, body) => {
+    const b = body as {prompt?: string; size?: string}
+    const [w, h] = (b.size ?? '1024x1024').split('x').map(Number)
+    const png = await fakePicture(options, b.prompt ?? '', w, h)
+    if (png === null) return error(res, 500, 'The server had an error while processing your request.')
+    res.writeHead(200, {'content-type': 'application/json'}).end(JSON.stringify({created: Math.floor(Date.now() / 1000), data: [{b64_json: png.toString('base64')}], usage: {input_tokens: 50, output_tokens: 1000, total_tokens: 1050}}))
+  }
+
   const models: Handler = async (_req, res) => {
     res.writeHead(200, {'content-type': 'application/json'}).end(JSON.stringify({data: [{created: 0, id: 'fake-model', object: 'model', owned_by: 'fake'}], object: 'list'}))
   }
@@ -128,6 +137,7 @@ export function startOpenAI(arg?: Brain | FakeOptions | Script): Promise<Fake> {
     (method, path) => {
       if (method === 'GET' && path === '/v1/models') return models
       if (method !== 'POST') return undefined
+      if (path === '/v1/images/generations') return images
       return path === '/v1/responses' ? responses : path === '/v1/chat/completions' ? chat : undefined
     },
     (res) => error(res, 401, 'Incorrect API key provided.'),

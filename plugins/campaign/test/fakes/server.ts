@@ -27,6 +27,8 @@ export interface FakeOptions {
   brain?: Brain
   /** Requests whose estimated tokens exceed this get the vendor's "context too long" error. */
   contextTokens?: number
+  /** Image requests whose prompt this accepts are answered with a 500. */
+  imageFailures?: (prompt: string) => boolean
   /** Waited before every model response (simulated model latency). */
   latencyMs?: number
   script?: Script
@@ -167,4 +169,11 @@ export function cut(res: ServerResponse): void {
 export function counter(prefix: string): () => string {
   let i = 0
   return () => `${prefix}${(++i).toString(36).padStart(6, '0')}${Math.random().toString(36).slice(2, 8)}`
+}
+
+/** A picture for the image endpoints: a PNG of the given size in one colour; null when the options say this one fails. */
+export async function fakePicture(options: FakeOptions, prompt: string, width: number, height: number): Promise<Buffer | null> {
+  if (options.imageFailures?.(prompt)) return null
+  const {default: sharp} = await import('sharp')
+  return sharp({create: {background: {b: 40, g: 120, r: 200}, channels: 3, height, width}}).png().toBuffer()
 }

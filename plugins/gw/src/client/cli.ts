@@ -5,7 +5,7 @@ import {Flags} from '@oclif/core'
 import {openTokenStore} from '@toolkit/kit'
 
 import {loadServersConfig} from './config.js'
-import {authFilePath, type GwContext, isInteractive} from './context.js'
+import {authFilePath, type GwContext, isInteractive, moveLegacyAuthFile} from './context.js'
 
 /** Flags every gw client command shares. */
 export const clientFlags = {
@@ -20,7 +20,10 @@ export async function commandContext(config: Config, out: Output, flags: {config
   const env = process.env
   // Loading the MCP SDK is most of a call's start-up: begin while the config and the store load.
   if (options.network) preloadSdk()
-  const [servers, store] = await Promise.all([loadServersConfig({env, file: flags.config}), openTokenStore(config, authFilePath(env))])
+  const authFile = authFilePath(env, config.configDir)
+  const moved = await moveLegacyAuthFile(authFile, env)
+  if (moved) out.log(`moved the gw token store from ${moved} to ${authFile}`)
+  const [servers, store] = await Promise.all([loadServersConfig({env, file: flags.config}), openTokenStore(config, authFile)])
   return {config: servers, env, interactive: isInteractive(env), log: (m) => out.log(m), store}
 }
 

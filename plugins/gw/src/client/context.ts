@@ -1,7 +1,7 @@
 import type {TokenStore} from '@toolkit/kit'
 
 import {closest, UsageError} from '@toolkit/kit'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 import {gwConfigDir, type ServerEntry, type ServersConfig, serversConfigCandidates} from './config.js'
 import type {ConnectOptions} from './connect.js'
@@ -14,9 +14,43 @@ export interface GwContext extends Omit<ConnectOptions, 'tokenStore'> {
   store: TokenStore
 }
 
-/** `GW_AUTH_FILE`, else `~/.config/gw/auth.json` (XDG_CONFIG_HOME honoured). */
-export function authFilePath(env: Record<string, string | undefined> = process.env): string {
-  return env.GW_AUTH_FILE || join(gwConfigDir(env), 'auth.json')
+/**
+ * `GW_AUTH_FILE`, else `gw-auth.json` in the host's configuration directory (`~/.config/toolkit`,
+ * docs/plugins.md), where every plugin keeps its credentials. Without a host directory (library
+ * use), the former place `~/.config/gw/auth.json`.
+ */
+export function authFilePath(env: Record<string, string | undefined> = process.env, hostConfigDir?: string): string {
+  if (env.GW_AUTH_FILE) return env.GW_AUTH_FILE
+  return hostConfigDir ? join(hostConfigDir, 'gw-auth.json') : legacyAuthFile(env)
+}
+
+/** Where gw kept its token store before it moved to the host's configuration directory. */
+export const legacyAuthFile = (env: Record<string, string | undefined> = process.env): string => join(gwConfigDir(env), 'auth.json')
+
+/**
+ * The one-time move of `~/.config/gw/auth.json` to its new place: done when the new file does not
+ * exist yet and the old one does; a rename, so two processes starting at once cannot both move
+ * it (the loser finds it gone). Returns the old path when this process moved it.
+ */
+export async function moveLegacyAuthFile(target: string, env: Record<string, string | undefined> = process.env): Promise<string | undefined> {
+  const legacy = legacyAuthFile(env)
+  if (env.GW_AUTH_FILE || legacy === target) return undefined
+  const {access, chmod, copyFile, mkdir, rename, unlink} = await import('node:fs/promises')
+  const exists = (f: string) => access(f).then(() => true, () => false)
+  if ((await exists(target)) || !(await exists(legacy))) return undefined
+  await mkdir(dirname(target), {mode: 0o700, recursive: true})
+  try {
+    await rename(legacy, target)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    if (code !== 'EXDEV') throw error
+    // Another file system: copy (exclusive, so a concurrent mover cannot be overwritten), then remove.
+    await copyFile(legacy, target, (await import('node:fs')).constants.COPYFILE_EXCL)
+    await unlink(legacy)
+  }
+  await chmod(target, 0o600)
+  return legacy
 }
 
 /** A person can answer: stdin and stderr are terminals and CI is not set. */

@@ -3,11 +3,11 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {closest} from '@toolkit/kit'
 
 import {type CompiledAcl, evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
+import {INVALID_PARAMS, MAX_ARGUMENT_DEPTH, nestedDeeperThan, shortParamsError} from './params.js'
 import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 
 /** JSON-RPC error code for a call the ACL denies (server-defined range). */
 export const ACCESS_DENIED = -32003
-const INVALID_PARAMS = -32602
 const INTERNAL_ERROR = -32603
 
 /**
@@ -104,6 +104,11 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
         }
       }
       const decision = judge(t.ref, t.access)
+      // Absurdly deep arguments fail this call alone; they never reach (and upset) the upstream.
+      if (nestedDeeperThan(params.arguments, MAX_ARGUMENT_DEPTH)) {
+        audit({allowed: true, outcome: 'error', rule: decision.rule})
+        throw new RpcError(INVALID_PARAMS, `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels`)
+      }
       const started = performance.now()
       try {
         const result = await ctx.pool.call(name, params.arguments, params._meta as Record<string, unknown> | undefined, signal)
@@ -138,5 +143,16 @@ export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?
   })
   server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => handlers.listTools(userOf(extra, fixedUser)))
   server.setRequestHandler(CallToolRequestSchema, (req, extra) => handlers.callTool(userOf(extra, fixedUser), req.params, extra.signal))
+  // Params that fail the SDK's validation get a short -32602, not the validator's dump.
+  const table = (server as unknown as {_requestHandlers: Map<string, (request: {method: string}, extra: unknown) => Promise<unknown>>})._requestHandlers
+  for (const [method, handler] of table) {
+    table.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra)
+      } catch (error) {
+        throw shortParamsError(error, method)
+      }
+    })
+  }
   return server
 }

@@ -23,14 +23,36 @@ export interface ProxyAuth {
   warnings: string[]
 }
 
-/** `${NAME}` replaced from the environment in every string inside `serverAuth` (secrets are given that way). */
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+const fill = (text: string, env: Record<string, string | undefined>): string => text.replaceAll(VARIABLE, (_, n: string) => env[n] ?? '')
+
+/**
+ * `${NAME}` replaced from the environment in every string inside `serverAuth`, object keys
+ * included (static bearer tokens are keys, and secrets are given that way).
+ */
 function substitute(value: unknown, env: Record<string, string | undefined>): unknown {
-  if (typeof value === 'string') return value.replaceAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => env[n] ?? '')
+  if (typeof value === 'string') return fill(value, env)
   if (Array.isArray(value)) return value.map((v) => substitute(v, env))
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env)]))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [fill(k, env), substitute(v, env)]))
   }
   return value
+}
+
+/**
+ * A bearer token given as `${NAME}` whose variable is unset would become an empty or partial
+ * token that anyone could guess: that is a start-up error, never a usable credential.
+ */
+function checkTokenVariables(serverAuth: unknown, env: Record<string, string | undefined>): string | undefined {
+  const tokens = isObject(serverAuth) && isObject(serverAuth.bearer) ? serverAuth.bearer.tokens : undefined
+  if (!isObject(tokens)) return undefined
+  let entry = 0
+  for (const key of Object.keys(tokens)) {
+    entry++
+    const unset = [...key.matchAll(VARIABLE)].map((m) => m[1]).filter((n) => !env[n])
+    if (unset.length > 0) return `serverAuth.bearer.tokens (entry ${entry}): the token is \${${unset[0]}}, which is not set in the environment`
+  }
+  return undefined
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -49,7 +71,10 @@ export function buildProxyAuth(
   const fail = (message: string): never => {
     throw new InputError(message, {code: 'config_invalid', file})
   }
-  const sa = substitute(raw.serverAuth ?? {}, options.env ?? process.env)
+  const env = options.env ?? process.env
+  const unsetToken = checkTokenVariables(raw.serverAuth, env)
+  if (unsetToken) fail(unsetToken)
+  const sa = substitute(raw.serverAuth ?? {}, env)
   if (!isObject(sa)) return fail('serverAuth must be an object')
   const warnings: string[] = []
 

@@ -11,6 +11,7 @@ import {type AggregatorContext, createAggregatingServer, toolHandlers} from './a
 import type {ProxyAuth} from './config.js'
 import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
 import type {AuthResult} from './providers/types.js'
+import {TokenBuckets} from './limits.js'
 import type {UpstreamPool} from './upstreams.js'
 
 export interface HttpProxyOptions {
@@ -20,12 +21,26 @@ export interface HttpProxyOptions {
   log?: (message: string) => void
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
-  maxSessions?: number
+  /** Sessions, load and their limits; see `SessionLimits`. */
+  limits?: Partial<SessionLimits>
   pool: UpstreamPool
   port: number
-  /** Sessions idle this long are closed. */
-  sessionIdleMs?: number
 }
+
+/** What one user (or one address) may take of the proxy; docs/gw-proxy.md "Limits". */
+export interface SessionLimits {
+  /** Requests per second per client address on /mcp (burst twice that); 0 = off. */
+  addressRate: number
+  /** Open sessions in total; when full, the least recently used one is closed to make room. */
+  maxSessions: number
+  maxSessionsPerSubject: number
+  /** Sessions idle this long are closed. */
+  sessionIdleMs: number
+  /** Requests per second per subject on /mcp (burst twice that); 0 = off. */
+  subjectRate: number
+}
+
+export const DEFAULT_LIMITS: SessionLimits = {addressRate: 500, maxSessions: 10_000, maxSessionsPerSubject: 100, sessionIdleMs: 30 * 60_000, subjectRate: 200}
 
 export interface HttpProxy {
   close(): Promise<void>
@@ -35,6 +50,8 @@ export interface HttpProxy {
 }
 
 interface Session {
+  /** Whose session-count it uses (the subject; for anonymous users, the subject at an address). */
+  owner: string
   lastSeen: number
   server: McpServer
   subject: string
@@ -118,8 +135,12 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   ])
   const log = o.log ?? (() => {})
   const limit = o.maxBodyBytes ?? 4 * 1024 * 1024
-  const maxSessions = o.maxSessions ?? 10_000
-  const idleMs = o.sessionIdleMs ?? 30 * 60_000
+  const limits: SessionLimits = {...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(o.limits ?? {}).filter(([, v]) => v !== undefined))}
+  const idleMs = limits.sessionIdleMs
+  const byAddress = new TokenBuckets(limits.addressRate, limits.addressRate * 2)
+  const bySubject = new TokenBuckets(limits.subjectRate, limits.subjectRate * 2)
+  const perOwner = new Map<string, number>()
+  const tooMany = (res: ServerResponse, seconds: number, message: string) => rpcError(res, 429, -32_000, message, {'retry-after': String(seconds)})
   const {auth, pool} = o
   const ctx: AggregatorContext = {
     acl: auth.acl,
@@ -133,6 +154,13 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new Map<string, Session>()
+  const forget = (id: string, s: Session) => {
+    if (sessions.get(id) !== s) return
+    sessions.delete(id)
+    const n = (perOwner.get(s.owner) ?? 1) - 1
+    if (n > 0) perOwner.set(s.owner, n)
+    else perOwner.delete(s.owner)
+  }
 
   // DNS-rebinding protection: on a loopback bind, a browser page on another origin must not reach us.
   const allowedHosts = LOOPBACK.has(o.host) ? new Set([...LOOPBACK, '[::1]', ...(auth.oauthAs ? [new URL(auth.oauthAs.issuer).hostname] : [])]) : undefined
@@ -203,20 +231,34 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
       rpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; send an initialize request first')
       return
     }
-    if (sessions.size >= maxSessions) {
-      rpcError(res, 503, -32000, 'too many open sessions; try again later', {'retry-after': '30'})
+    // Anonymous users all share one subject: their sessions are counted per address instead.
+    const owner = user.provider === 'none' ? `${user.subject}@${req.socket.remoteAddress}` : user.subject
+    if ((perOwner.get(owner) ?? 0) >= limits.maxSessionsPerSubject) {
+      tooMany(res, 60, `too many open sessions for "${user.subject}" (${limits.maxSessionsPerSubject}); close some (DELETE /mcp) or let idle ones expire`)
       return
     }
+    if (sessions.size >= limits.maxSessions) {
+      // Full: the least recently used session makes room (its client re-initializes on 404).
+      let lru: [string, Session] | undefined
+      for (const entry of sessions) if (!lru || entry[1].lastSeen < lru[1].lastSeen) lru = entry
+      if (lru) {
+        forget(lru[0], lru[1])
+        lru[1].transport.close().catch(() => {})
+      }
+    }
     const server = await createAggregatingServer(ctx, undefined, handlers)
+    let session: Session | undefined
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       enableJsonResponse: true,
       onsessioninitialized: (sid) => {
-        sessions.set(sid, {lastSeen: Date.now(), server, subject: user.subject, transport})
+        session = {lastSeen: Date.now(), owner, server, subject: user.subject, transport}
+        sessions.set(sid, session)
+        perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1)
       },
       sessionIdGenerator: randomUUID,
     })
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId)
+      if (transport.sessionId && session) forget(transport.sessionId, session)
     }
     await server.connect(transport)
     await transport.handleRequest(req, res, body)
@@ -268,10 +310,21 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     const q = req.url?.indexOf('?') ?? -1
     const path = q === -1 ? (req.url ?? '/') : req.url!.slice(0, q)
     if (path === '/mcp' || path === '/mcp/') {
+      // Per address before authentication (which costs more, and which a guesser would hammer).
+      const addressWait = byAddress.take(req.socket.remoteAddress ?? '')
+      if (addressWait > 0) {
+        tooMany(res, addressWait, 'too many requests from this address')
+        return
+      }
       const pending = auth.chain.authenticate({headers: req.headers, remoteAddress: req.socket.remoteAddress})
       const r = pending instanceof Promise ? await pending : pending
       if (!r.ok) {
         unauthorized(res, r, req.headers.authorization !== undefined)
+        return
+      }
+      const subjectWait = bySubject.take(r.user.subject)
+      if (subjectWait > 0) {
+        tooMany(res, subjectWait, `too many requests for "${r.user.subject}"`)
         return
       }
       await handleMcp(req, res, r.user)
@@ -297,10 +350,12 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     const cutoff = Date.now() - idleMs
     for (const [id, s] of sessions) {
       if (s.lastSeen < cutoff) {
-        sessions.delete(id)
+        forget(id, s)
         s.transport.close().catch(() => {})
       }
     }
+    byAddress.sweep()
+    bySubject.sweep()
   }, Math.min(60_000, idleMs))
   sweep.unref()
   const onChange = () => {

@@ -1,6 +1,7 @@
 import {isIP} from 'node:net'
 
 import {normalizeAddress} from './cidr.js'
+import {TokenBuckets} from './limits.js'
 
 /** What the built-in authorization server remembers of each dynamic registration. */
 export interface Registration {
@@ -29,13 +30,15 @@ export type Admission = {ok: true} | {ok: false; reason: string; retryAfterSecon
  * keep registering; the total bound is the registry's own (`maxClients`).
  */
 export class RegistrationGuard {
-  private readonly buckets = new Map<string, {at: number; tokens: number}>()
+  private readonly buckets: TokenBuckets
   private readonly unused = new Map<string, number>()
 
   constructor(
     private readonly limits: RegistrationLimits,
     private readonly now: () => number = () => Date.now() / 1000,
-  ) {}
+  ) {
+    this.buckets = new TokenBuckets(limits.perMinutePerSource / 60, limits.perMinutePerSource, now)
+  }
 
   /** Counts a restored registration (state file) toward its source. */
   restore(r: Registration): void {
@@ -48,18 +51,8 @@ export class RegistrationGuard {
     if (waiting >= this.limits.unusedPerSource) {
       return {ok: false, reason: `this address has ${waiting} registrations that were never used`, retryAfterSeconds: Math.min(this.limits.unusedTtlSeconds, 3600)}
     }
-    const rate = this.limits.perMinutePerSource / 60
-    const t = this.now()
-    const b = this.buckets.get(source) ?? {at: t, tokens: this.limits.perMinutePerSource}
-    b.tokens = Math.min(this.limits.perMinutePerSource, b.tokens + (t - b.at) * rate)
-    b.at = t
-    if (b.tokens < 1) {
-      this.buckets.set(source, b)
-      return {ok: false, reason: 'too many registrations from this address', retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / rate))}
-    }
-    b.tokens -= 1
-    this.buckets.set(source, b)
-    return {ok: true}
+    const wait = this.buckets.take(source)
+    return wait === 0 ? {ok: true} : {ok: false, reason: 'too many registrations from this address', retryAfterSeconds: wait}
   }
 
   registered(r: Registration): void {
@@ -76,9 +69,7 @@ export class RegistrationGuard {
 
   /** Drops full buckets (idle sources), so the map stays as small as the set of active sources. */
   sweep(): void {
-    const t = this.now()
-    const rate = this.limits.perMinutePerSource / 60
-    for (const [k, b] of this.buckets) if (b.tokens + (t - b.at) * rate >= this.limits.perMinutePerSource) this.buckets.delete(k)
+    this.buckets.sweep()
   }
 
   expired(r: Registration): boolean {

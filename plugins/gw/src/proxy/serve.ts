@@ -1,4 +1,4 @@
-import {InputError, type TokenStore} from '@toolkit/kit'
+import {InputError, type TokenStore, UsageError} from '@toolkit/kit'
 
 import type {AuditEntry} from './aggregator.js'
 
@@ -15,7 +15,9 @@ export interface ServeRequest {
   connector?: Connector
   env?: Record<string, string | undefined>
   /** Serve over HTTP on this address; stdio when omitted. */
-  http?: {host: string; maxBodyBytes?: number; port: number}
+  http?: {host: string; limits?: Partial<import('./http-server.js').SessionLimits>; maxBodyBytes?: number; port: number}
+  /** Allow binding beyond loopback with requests accepted anonymously (`--insecure`). */
+  insecure?: boolean
   log: (message: string) => void
   pingIntervalMs?: number
   /** Where `oauth_as` keeps clients and refresh tokens across restarts (unless `oauthAs.stateFile` says otherwise); memory only when omitted. */
@@ -40,6 +42,16 @@ export interface RunningProxy {
  */
 export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   const auth: ProxyAuth = buildProxyAuth(r.config.raw, {env: r.env, file: r.config.file, oauthStateFile: r.oauthStateFile})
+  if (r.http && !isLoopback(r.http.host) && auth.providers.includes('none')) {
+    if (!r.insecure) {
+      throw new UsageError(
+        `refusing to serve on ${r.http.host} without authentication: anyone who can reach that address could call every tool. ` +
+          'Configure serverAuth.providers (see docs/gw-proxy.md), bind to 127.0.0.1, or pass --insecure if the network itself is trusted',
+        'insecure_bind',
+      )
+    }
+    auth.warnings.push(`serving on ${r.http.host} without authentication (--insecure): every request is accepted anonymously.`)
+  }
   for (const w of auth.warnings) r.log(`WARNING: ${w}`)
   const names = Object.keys(r.config.servers)
   if (names.length === 0) r.log('WARNING: no servers configured: the proxy serves no tools (see docs/gw-proxy.md)')
@@ -68,7 +80,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({audit, auth, host: r.http.host, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({audit, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
       return {
         async close() {
           await proxy.close()
@@ -106,4 +118,9 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   }
   await server.connect(transport)
   return {close, providers: ['stdio'], upstreams: pool.status(), warnings: auth.warnings}
+}
+
+/** Loopback addresses only a local process can reach. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
 }

@@ -13,7 +13,7 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
   let dir: string
   let home: string
   let port: number
-  const authFile = (): string => join(home, '.config', 'gw', 'auth.json')
+  const authFile = (): string => join(home, '.config', 'toolkit', 'gw-auth.json')
   const run = (args: string[], extra: Partial<Parameters<typeof toolkit>[1]> = {}) =>
     toolkit(args, {cwd: dir, home, ...extra, env: {GW_OAUTH_CALLBACK_PORT: String(port), GW_OAUTH_TIMEOUT: '20', ...extra.env}})
 
@@ -46,7 +46,7 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
     expect(r.stdout).to.include('fixture: signed in with OAuth, tokens saved')
   }
 
-  it('login prints the authorization URL without a TTY, saves tokens to ~/.config/gw/auth.json (0600); call reuses them', async () => {
+  it('login prints the authorization URL without a TTY, saves tokens to ~/.config/toolkit/gw-auth.json (0600); call reuses them', async () => {
     await login()
     expect(statSync(authFile()).mode & 0o777).to.equal(0o600)
     const saved = JSON.parse(readFileSync(authFile(), 'utf8'))
@@ -88,6 +88,21 @@ describe('gw auth and call through the CLI against the OAuth fixture', function 
     expect(bad.code).to.equal(3)
     expect(bad.stderr).to.include('rejected the given token')
     expect(JSON.parse(readFileSync(authFile(), 'utf8')).tokens[server.url].access_token, 'previous token kept').to.equal('static-secret')
+  })
+
+  it('moves an existing ~/.config/gw/auth.json to the host configuration directory once, and uses it', async () => {
+    const legacy = join(home, '.config', 'gw', 'auth.json')
+    mkdirSync(join(home, '.config', 'gw'), {recursive: true})
+    writeFileSync(legacy, JSON.stringify({clients: {}, tokens: {[server.url]: {access_token: 'static-secret', token_type: 'Bearer'}}}), {mode: 0o600})
+    const r = await run(['gw', 'call', 'fixture', 'whoami', '--format', 'json'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stderr).to.include(`moved the gw token store from ${legacy} to ${authFile()}`)
+    expect(() => statSync(legacy)).to.throw()
+    expect(statSync(authFile()).mode & 0o777).to.equal(0o600)
+    expect(JSON.parse(readFileSync(authFile(), 'utf8')).tokens[server.url].access_token).to.equal('static-secret')
+    const again = await run(['gw', 'call', 'fixture', 'whoami'])
+    expect(again.code, again.stderr).to.equal(0)
+    expect(again.stderr).not.to.include('moved')
   })
 
   it('a tool result that is an error exits 1 with the server message, the content still printed', async () => {

@@ -66,7 +66,7 @@ describe('gw client: the manual token prompt in a real terminal', function () {
     expect(first.screen).to.include('does not offer dynamic client registration')
     expect(first.screen).to.include('client static')
     expect(first.screen, 'input is masked').to.not.include('typed-secret-123')
-    const saved = JSON.parse(readFileSync(join(home, '.config', 'gw', 'auth.json'), 'utf8'))
+    const saved = JSON.parse(readFileSync(join(home, '.config', 'toolkit', 'gw-auth.json'), 'utf8'))
     expect(saved.tokens[server.url]).to.deep.equal({access_token: 'typed-secret-123', token_type: 'Bearer'})
     const second = await inTerminal(['gw', 'call', 'nodcr', 'whoami'], env, dir, /Access token for/, 'should-not-be-asked')
     expect(second.code, second.screen).to.equal(0)

@@ -90,3 +90,31 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 15_000
   }
   throw new Error(`timed out waiting for ${what}`)
 }
+
+export interface ServingCli {
+  child: ChildProcess
+  stderr: () => string
+  /** The MCP endpoint from the listening record. */
+  url: string
+}
+
+/**
+ * Starts `toolkit gw serve --http --format json` from the built CLI and resolves with its
+ * listening record; a start that fails rejects with the exit code and stderr.
+ */
+export function serveCli(args: string[], env: NodeJS.ProcessEnv, started?: (child: ChildProcess) => void): Promise<ServingCli> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, 'gw', 'serve', '--http', '--format', 'json', ...args], {env})
+    started?.(child)
+    let out = ''
+    let err = ''
+    child.stderr!.on('data', (d) => (err += d))
+    child.stdout!.on('data', (d) => {
+      out += d
+      const first = out.includes('\n') ? (JSON.parse(out.split('\n')[0]) as {type?: string; url?: string}) : undefined
+      // An error record comes before the exit: the exit handler reports it.
+      if (first && first.type !== 'error') resolve({child, stderr: () => err, url: String(first.url)})
+    })
+    child.once('exit', (code) => reject(Object.assign(new Error(`gw serve exited ${code}: ${err}`), {code, stderr: err})))
+  })
+}

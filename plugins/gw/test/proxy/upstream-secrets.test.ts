@@ -1,7 +1,7 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
-import {type ChildProcess, spawn} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
@@ -9,17 +9,11 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {records, toolkit} from '../client/cli.js'
-import {type Everything, RUN_JS, startEverything, until} from './helpers.js'
+import {type Everything, serveCli, type ServingCli, startEverything, until} from './helpers.js'
 
 const PATH_KEY = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'
 const QUERY_KEY = 'q-secret-77aa'
 const BODY = 'stack trace with internal-hostname-db7 and password=hunter2'
-
-interface Started {
-  child: ChildProcess
-  stderr: () => string
-  url: string
-}
 
 /** A hosted MCP service whose URL carries a key, failing with a chatty 500 page. */
 async function failingHosted(seen: string[]): Promise<Server> {
@@ -43,19 +37,7 @@ describe('gw serve: secrets in upstream URLs, the ACL before outages, a restarte
   let config: string
   const children: ChildProcess[] = []
 
-  const serve = (extra: string[] = []): Promise<Started> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [RUN_JS, 'gw', 'serve', '--http', '--port', '0', '--format', 'json', '--config', config, ...extra], {env})
-      children.push(child)
-      let out = ''
-      let err = ''
-      child.stderr!.on('data', (d) => (err += d))
-      child.stdout!.on('data', (d) => {
-        out += d
-        if (out.includes('\n')) resolve({child, stderr: () => err, url: JSON.parse(out.split('\n')[0]).url})
-      })
-      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)))
-    })
+  const serve = (extra: string[] = []): Promise<ServingCli> => serveCli(['--port', '0', '--config', config, ...extra], env, (c) => children.push(c))
 
   const connect = async (url: string, token: string): Promise<Client> => {
     const c = new Client({name: 'secrets-e2e', version: '1'})

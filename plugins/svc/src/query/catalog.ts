@@ -1,11 +1,14 @@
 /**
- * Answers the catalog queries psql sends for `\d`, `\dt`, `\d table` (and similar client
+ * svc's system catalog, in one place: the information_schema and pg_catalog tables that
+ * statements read (`virtualTable`), and the catalog queries psql sends for `\d`, `\dt`, `\d table` (and similar client
  * introspection). svc has no relational catalog, so these queries are recognised by shape and
  * answered from the engine's tables and their declared or inferred columns. Any other catalog
  * query that the executor cannot run gets an empty result with the columns it asked for, so
  * clients degrade to "nothing found" instead of failing.
  */
-import {branchOf, currentSchema, type PgSession, type QueryResult, tableColumns, tableNames} from './executor.js'
+import type {RowObj} from './eval.js'
+import {branchOf, currentSchema, type PgSession, type QueryResult, type Source, tableColumns, tableNames} from './executor.js'
+import {SqlError} from './errors.js'
 import {OID, typeName} from './types.js'
 
 export function oidOf(branch: string, table: string): number {
@@ -260,3 +263,76 @@ export function emptyCatalogResult(sql: string): QueryResult | undefined {
   if (!/pg_catalog\.|information_schema\.|\bpg_\w+\b/i.test(sql) || !/^\s*select\b/i.test(sql)) return undefined
   return result(selectItems(sql).map(itemName), [])
 }
+
+// ---------------------------------------------------------------------------------------
+// information_schema and pg_catalog tables read by ordinary statements
+
+const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user'])
+
+export function isVirtualTable(name: string): boolean {
+  return VIRTUAL.has(name)
+}
+
+/** Rows of an information_schema or pg_catalog table. */
+export async function virtualTable(s: PgSession, table: string, alias: string): Promise<Source> {
+  const branch = branchOf(s)
+  const schema = currentSchema(s)
+  const names = await tableNames(s, branch)
+  const rows: RowObj[] = []
+  switch (table) {
+    case 'tables': {
+      for (const t of names) rows.push({table_catalog: s.database, table_name: t, table_schema: schema, table_type: 'BASE TABLE'})
+      break
+    }
+    case 'pg_tables': {
+      for (const t of names) rows.push({hasindexes: true, schemaname: schema, tablename: t, tableowner: s.user})
+      break
+    }
+    case 'columns': {
+      for (const t of names) {
+        for (const [i, c] of (await tableColumns(s, branch, t)).entries()) {
+          rows.push({
+            column_name: c.name,
+            data_type: c.oid === OID.text ? 'text' : typeName(c.oid),
+            is_nullable: c.name === 'id' ? 'NO' : 'YES',
+            ordinal_position: i + 1,
+            table_catalog: s.database,
+            table_name: t,
+            table_schema: schema,
+          })
+        }
+      }
+      break
+    }
+    case 'schemata':
+    case 'pg_namespace': {
+      const branches = await s.engine.branches()
+      rows.push({nspname: 'public', oid: 2200, schema_name: 'public'})
+      for (const b of branches) if (b.name !== 'main') rows.push({nspname: b.name, oid: 0, schema_name: b.name})
+      rows.push({nspname: 'pg_catalog', oid: 11, schema_name: 'pg_catalog'}, {nspname: 'information_schema', oid: 13, schema_name: 'information_schema'})
+      break
+    }
+    case 'pg_database': {
+      rows.push({datname: s.database, oid: 16_384})
+      break
+    }
+    case 'pg_roles':
+    case 'pg_user': {
+      rows.push({rolname: s.user, rolsuper: true, usename: s.user})
+      break
+    }
+    case 'pg_settings': {
+      for (const [name, setting] of s.settings) rows.push({name, setting})
+      break
+    }
+    case 'pg_type': {
+      for (const [typname, oid] of Object.entries(OID)) rows.push({oid, typname})
+      break
+    }
+    default: {
+      throw new SqlError('42P01', `relation "${table}" does not exist`)
+    }
+  }
+  return {alias, rows}
+}
+

@@ -426,14 +426,14 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     case '||': {
       return text(a) + text(b)
     }
-    case '+': {
-      return num(a) + num(b)
-    }
-    case '-': {
-      return num(a) - num(b)
-    }
+    case '+':
+    case '-':
     case '*': {
-      return num(a) * num(b)
+      const exact = integerArith(op, a, b)
+      if (exact !== undefined) return exact
+      const x = num(a)
+      const y = num(b)
+      return op === '+' ? x + y : op === '-' ? x - y : x * y
     }
     case '/': {
       const d = num(b)
@@ -665,4 +665,31 @@ export function columnName(e: Expr): string {
       return '?column?'
     }
   }
+}
+
+const INT8_MAX = 9_223_372_036_854_775_807n
+
+/** An integer operand: a safe integer, or the exact digits svc keeps for a bigint beyond 2^53. */
+function exactInt(v: unknown): bigint | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : undefined
+  if (typeof v === 'string' && /^-?\d{16,19}$/.test(v) && !Number.isSafeInteger(Number(v))) return BigInt(v)
+  return undefined
+}
+
+/**
+ * Integer + - * beyond 2^53 computed exactly, as PostgreSQL's bigint does: the result keeps its
+ * digits, and past the signed 64-bit range it is 22003 instead of a rounded double.
+ */
+function integerArith(op: '*' | '+' | '-', a: unknown, b: unknown): number | string | undefined {
+  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a) && Number.isSafeInteger(b)) {
+    const r = op === '+' ? a + b : op === '-' ? a - b : a * b
+    if (Number.isSafeInteger(r)) return r
+  }
+  const x = exactInt(a)
+  const y = exactInt(b)
+  if (x === undefined || y === undefined) return undefined
+  const r = op === '+' ? x + y : op === '-' ? x - y : x * y
+  if (r > INT8_MAX || r < -INT8_MAX - 1n) throw new SqlError('22003', 'bigint out of range')
+  const n = Number(r)
+  return Number.isSafeInteger(n) ? n : r.toString()
 }

@@ -23,7 +23,9 @@ import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} f
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, evaluate, type EvalCtx, flattenChain, isAggregate, listValues, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {isVirtualTable, virtualTable} from './catalog.js'
+import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {coerce, inferOid, OID, oidOfTypeName} from './types.js'
 
 export interface Column {
@@ -302,7 +304,7 @@ export function rollbackTx(s: PgSession): void {
 // -----------------------------------------------------------------------------------------
 // FROM sources
 
-interface Source {
+export interface Source {
   alias: string
   /** Rows not read yet: the join fetches only the matching documents (by id or a secondary index). */
   lazy?: boolean
@@ -315,104 +317,6 @@ interface Source {
   ftsFromIndex?: boolean
 }
 
-const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user'])
-
-function splitAnd(e: Expr | null | undefined): Expr[] {
-  return e ? flattenChain(e, 'AND') : []
-}
-
-function isConst(e: Expr): boolean {
-  switch (e.type) {
-    case 'integer':
-    case 'numeric':
-    case 'string':
-    case 'parameter':
-    case 'null':
-    case 'boolean': {
-      return true
-    }
-    case 'cast': {
-      return isConst(e.operand)
-    }
-    case 'list': {
-      return e.expressions.every(isConst)
-    }
-    default: {
-      return false
-    }
-  }
-}
-
-function refersToId(e: Expr, alias: string, single: boolean): boolean {
-  return e.type === 'ref' && e.name === 'id' && (e.table ? e.table.name === alias : single)
-}
-
-/** The keys an access path can fetch directly, from `id = c`, `id IN (...)` conjuncts. */
-function idKeys(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): string[] | undefined {
-  for (const c of splitAnd(where)) {
-    if (c.type !== 'binary') continue
-    if (c.op === '=') {
-      const other = refersToId(c.left, alias, single) ? c.right : refersToId(c.right, alias, single) ? c.left : undefined
-      if (other && isConst(other)) {
-        const v = evaluate(other, {}, ctx)
-        return v === null ? [] : [keyText(v)]
-      }
-    } else if (c.op === 'IN' && refersToId(c.left, alias, single) && isConst(c.right)) {
-      const v = evaluate(c.right, {}, ctx)
-      return listValues(v).filter((x) => x !== null).map(keyText)
-    } else if (c.op === 'OR') {
-      // `id = 1 OR id = 2 OR ...` is an IN list.
-      const keys: string[] = []
-      for (const term of flattenChain(c, 'OR')) {
-        const k = term.type === 'binary' && term.op === '=' ? idKeys(term, alias, single, ctx) : undefined
-        if (!k) return undefined
-        keys.push(...k)
-      }
-      return [...new Set(keys)]
-    }
-  }
-  return undefined
-}
-
-/** A conjunct `col = const` or `col IN (...)` on a column with a secondary index: its field and values. */
-async function indexedKeys(
-  s: PgSession,
-  branch: string,
-  table: string,
-  where: Expr | null | undefined,
-  alias: string,
-  single: boolean,
-  ctx: EvalCtx,
-): Promise<undefined | {field: string; name: string; values: Json[]}> {
-  const conjuncts = splitAnd(where)
-  if (conjuncts.length === 0) return undefined
-  const column = (e: Expr): string | undefined => (e.type === 'ref' && e.name !== 'id' && e.name !== '*' && (e.table ? e.table.name === alias : single) ? e.name : undefined)
-  let indexes: Awaited<ReturnType<Engine['indexes']>> | undefined
-  for (const c of conjuncts) {
-    if (c.type !== 'binary') continue
-    let field: string | undefined
-    let values: unknown[] | undefined
-    if (c.op === '=') {
-      field = column(c.left) ?? column(c.right)
-      const other = column(c.left) ? c.right : c.left
-      if (field && isConst(other)) values = [evaluate(other, {}, ctx)]
-    } else if (c.op === 'IN' && isConst(c.right)) {
-      field = column(c.left)
-      const v = field ? evaluate(c.right, {}, ctx) : undefined
-      values = listValues(v)
-    }
-    if (!field || !values) continue
-    indexes ??= await s.engine.indexes({branch, table}).catch(() => [])
-    const idx = indexes.find((i) => i.field === field && !i.error)
-    if (!idx) continue
-    const plain = (v: unknown): boolean =>
-      v === null || v === undefined || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'object' && (Array.isArray(v) || v.constructor === Object))
-    // Values the index cannot represent (dates, bigints, NaN): the table scan decides.
-    if (!values.every((v) => plain(v))) return undefined
-    return {field, name: idx.name, values: values.filter((v) => v !== null && v !== undefined) as Json[]}
-  }
-  return undefined
-}
 
 function safeCoerce(v: unknown, oid: number): unknown {
   try {
@@ -428,41 +332,6 @@ function idOidOf(def: TableDef | undefined): number {
   return c ? oidOfTypeName(c.type) : OID.text
 }
 
-/** `id LIKE 'abc%'`: the literal prefix, so the engine lists only ids that start with it. */
-function idPrefix(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): string | undefined {
-  for (const c of splitAnd(where)) {
-    if (c.type !== 'binary' || c.op !== 'LIKE' || !refersToId(c.left, alias, single) || !isConst(c.right)) continue
-    const v = evaluate(c.right, {}, ctx)
-    if (typeof v !== 'string') continue
-    const m = /^([^%_\\]+)%$/.exec(v)
-    if (m) return m[1]
-  }
-  return undefined
-}
-
-function keyText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)
-}
-
-/** A `@@` conjunct's query text, when the rows can come from the full-text index. */
-function ftsQuery(where: Expr | null | undefined, ctx: EvalCtx): string | undefined {
-  for (const c of splitAnd(where)) {
-    if (c.type === 'binary' && c.op === '@@') {
-      const side = isConstish(c.right) ? c.right : isConstish(c.left) ? c.left : undefined
-      if (side) {
-        const v = evaluate(side, {}, ctx)
-        if (typeof v === 'string') return v
-      }
-    }
-  }
-  return undefined
-}
-
-function isConstish(e: Expr): boolean {
-  if (isConst(e)) return true
-  return e.type === 'call' && /tsquery$/.test(e.function.name.toLowerCase()) && e.args.every(isConst)
-}
-
 async function loadTable(
   s: PgSession,
   schema: string | undefined,
@@ -471,10 +340,10 @@ async function loadTable(
   where: Expr | null | undefined,
   single: boolean,
   ctx: EvalCtx,
-  early?: {stop: number; test: (row: RowObj) => boolean},
+  early?: EarlyStop,
   lazy?: boolean,
 ): Promise<Source> {
-  if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && VIRTUAL.has(table) && !(await tableExists(s, branchOf(s), table)))) {
+  if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && isVirtualTable(table) && !(await tableExists(s, branchOf(s), table)))) {
     return virtualTable(s, table, alias)
   }
   const branch = branchOf(s, schema)
@@ -492,8 +361,9 @@ async function loadTable(
     base.lazy = true
     return base
   }
-  const keys = idKeys(where, alias, single, ctx)
-  if (keys) {
+  const path = await planAccess({alias, branch, ctx, early, engine: s.engine, single, table, where})
+  if (path.kind === 'id') {
+    const {keys} = path
     const docs = await getDocs(
       s,
       branch,
@@ -503,8 +373,8 @@ async function loadTable(
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
-  const byIndex = await indexedKeys(s, branch, table, where, alias, single, ctx)
-  if (byIndex) {
+  if (path.kind === 'index') {
+    const byIndex = path
     const ids = new Set<string>()
     for (const v of byIndex.values) {
       const found = await s.engine.findIds(table, byIndex.field, v, {branch})
@@ -518,8 +388,8 @@ async function loadTable(
     if (base.rows.length === 0 && !def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
-  const q = ftsQuery(where, ctx)
-  if (q !== undefined) {
+  if (path.kind === 'fulltext') {
+    const q = path.query
     if (!def && !(await tableExists(s, branch, table))) throw noTable(table)
     const r = await s.engine.search(q, {branch, limit: 10_000, table}).catch((error: unknown) => {
       throw fromEngine(error)
@@ -528,19 +398,20 @@ async function loadTable(
     base.ftsFromIndex = true
     return base
   }
-  const prefix = idPrefix(where, alias, single, ctx)
-  if (prefix !== undefined) {
+  if (path.kind === 'prefix') {
+    const {prefix} = path
     let cursor: string | undefined
     do {
       checkCancel(s)
       const page = await listPage(s, branch, {cursor, limit: 1000, prefix: `${table}:${prefix}`})
       for (const d of page.docs) base.rows.push(toRow(d, table, idOid))
       cursor = page.nextCursor
-    } while (cursor && (!early || base.rows.filter(early.test).length < early.stop))
+    } while (cursor && (!path.early || base.rows.filter(path.early.test).length < path.early.stop))
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
-  if (early) {
+  if (path.early) {
+    const {early} = path
     // SELECT ... WHERE <not on id> LIMIT n without ORDER BY: stop reading once n rows matched.
     let cursor: string | undefined
     let seen = 0
@@ -565,68 +436,6 @@ async function loadTable(
 
 function noTable(table: string): SqlError {
   return new SqlError('42P01', `relation "${table}" does not exist`)
-}
-
-async function virtualTable(s: PgSession, table: string, alias: string): Promise<Source> {
-  const branch = branchOf(s)
-  const schema = currentSchema(s)
-  const names = await tableNames(s, branch)
-  const rows: RowObj[] = []
-  switch (table) {
-    case 'tables': {
-      for (const t of names) rows.push({table_catalog: s.database, table_name: t, table_schema: schema, table_type: 'BASE TABLE'})
-      break
-    }
-    case 'pg_tables': {
-      for (const t of names) rows.push({hasindexes: true, schemaname: schema, tablename: t, tableowner: s.user})
-      break
-    }
-    case 'columns': {
-      for (const t of names) {
-        for (const [i, c] of (await tableColumns(s, branch, t)).entries()) {
-          rows.push({
-            column_name: c.name,
-            data_type: c.oid === OID.text ? 'text' : (await import('./types.js')).typeName(c.oid),
-            is_nullable: c.name === 'id' ? 'NO' : 'YES',
-            ordinal_position: i + 1,
-            table_catalog: s.database,
-            table_name: t,
-            table_schema: schema,
-          })
-        }
-      }
-      break
-    }
-    case 'schemata':
-    case 'pg_namespace': {
-      const branches = await s.engine.branches()
-      rows.push({nspname: 'public', oid: 2200, schema_name: 'public'})
-      for (const b of branches) if (b.name !== 'main') rows.push({nspname: b.name, oid: 0, schema_name: b.name})
-      rows.push({nspname: 'pg_catalog', oid: 11, schema_name: 'pg_catalog'}, {nspname: 'information_schema', oid: 13, schema_name: 'information_schema'})
-      break
-    }
-    case 'pg_database': {
-      rows.push({datname: s.database, oid: 16_384})
-      break
-    }
-    case 'pg_roles':
-    case 'pg_user': {
-      rows.push({rolname: s.user, rolsuper: true, usename: s.user})
-      break
-    }
-    case 'pg_settings': {
-      for (const [name, setting] of s.settings) rows.push({name, setting})
-      break
-    }
-    case 'pg_type': {
-      for (const [typname, oid] of Object.entries(OID)) rows.push({oid, typname})
-      break
-    }
-    default: {
-      throw noTable(table)
-    }
-  }
-  return {alias, rows}
 }
 
 /** Table functions: history('table:key') and as_of('table:key', 'commit-or-time'). */
@@ -800,7 +609,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
 }
 
 /** When a plain filtered LIMIT query can stop reading the table early. */
-function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): undefined | {stop: number; test: (row: RowObj) => boolean} {
+function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): EarlyStop | undefined {
   if (!st.limit?.limit || st.orderBy?.length || st.groupBy?.length || st.having || st.distinct) return undefined
   if ((st.columns ?? []).some((c) => isAggregate(c.expr))) return undefined
   const lim = Number(evaluate(st.limit.limit, {}, ctx))
@@ -1357,19 +1166,10 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
 export async function explain(s: PgSession, st: Statement, params: unknown[]): Promise<QueryResult> {
   const lines: string[] = []
   const ctx = evalCtx(s, params, [])
-  const access = async (schema: string | undefined, table: string, alias: string, where: Expr | null | undefined, single: boolean, indent: string, early?: boolean) => {
-    let keys: string[] | undefined
-    try {
-      keys = idKeys(where, alias, single, ctx)
-    } catch {
-      keys = ['?']
-    }
-    const byIndex = keys ? undefined : await indexedKeys(s, branchOf(s, schema), table, where, alias, single, ctx).catch(() => undefined)
-    if (keys) lines.push(`${indent}Id Lookup on ${table}${alias === table ? '' : ` ${alias}`}  (engine get, ${keys.length} key${keys.length === 1 ? '' : 's'})`)
-    else if (byIndex) lines.push(`${indent}Index Lookup using ${byIndex.name} on ${table}${alias === table ? '' : ` ${alias}`}  (${byIndex.field}, ${byIndex.values.length} value${byIndex.values.length === 1 ? '' : 's'})`)
-    else if (safe(() => ftsQuery(where, ctx)) !== undefined) lines.push(`${indent}Full-text Index Search on ${table}`)
-    else if (safe(() => idPrefix(where, alias, single, ctx)) !== undefined) lines.push(`${indent}Id Prefix Scan on ${table}  (engine list by prefix)`)
-    else lines.push(`${indent}Table Scan on ${table}${alias === table ? '' : ` ${alias}`}${early ? '  (stops at the LIMIT)' : ''}`)
+  const access = async (schema: string | undefined, table: string, alias: string, where: Expr | null | undefined, single: boolean, indent: string, early?: EarlyStop) => {
+    // The same planner as execution; EXPLAIN without parameter values falls back to the scan line.
+    const path = await planAccess({alias, branch: branchOf(s, schema), ctx, early, engine: s.engine, single, table, where}).catch(() => undefined)
+    lines.push(indent + describeAccess(path ?? {early, kind: 'scan'}, table, alias))
   }
   if (st.type === 'select') {
     const from = st.from ?? []
@@ -1379,7 +1179,7 @@ export async function explain(s: PgSession, st: Statement, params: unknown[]): P
     for (const [i, f] of from.entries()) {
       if (f.type === 'table') {
         const alias = f.name.alias ?? f.name.name
-        if (i === 0) await access(f.name.schema, f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 && Boolean(safe(() => earlyStop(st, alias, ctx))))
+        if (i === 0) await access(f.name.schema, f.name.name, alias, st.where, from.length === 1, '  ', from.length === 1 ? safe(() => earlyStop(st, alias, ctx)) : undefined)
         else {
           const how = await joinLookup(s, f.join?.on ?? undefined, alias, branchOf(s, f.name.schema), f.name.name).catch(() => undefined)
           const path = how === undefined ? `Table Scan on ${f.name.name}` : how.index ? `Index Lookup using ${how.index} on ${f.name.name} (${how.field})` : `Id Lookup on ${f.name.name} (engine getMany)`

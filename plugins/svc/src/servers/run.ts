@@ -4,6 +4,7 @@ import type {RunningServer, ServerContext} from '../engine/types.js'
 import type {ServerConfig} from './config.js'
 import {Health} from './health.js'
 import {createMetrics} from './metrics.js'
+import {startReplicator, stopReplicator} from '../ops/replicator.js'
 import {startScheduler, stopScheduler} from '../ops/scheduler.js'
 import {publishServerLink, withdrawServerLink} from '../ops/server-link.js'
 
@@ -90,6 +91,7 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
   }
   publishServerLink({backupDir: cfg.backup.dir, dataDir: cfg.dataDir, rest: info.rest === undefined ? undefined : {host: cfg.rest.host, port: info.rest}})
   startScheduler(engine, logger)
+  startReplicator(engine, logger)
   hooks.onReady(info)
   const sig = await stop
   logger.info('shutting down', {signal: sig})
@@ -107,6 +109,7 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     }))
     withdrawServerLink()
     await stopScheduler()
+    await stopReplicator()
     await engine.close()
     logger.info('stopped; every acknowledged write is in git')
   } finally {

@@ -404,6 +404,16 @@ describe('svc PostgreSQL protocol', function () {
     expect((await c.query('SELECT * FROM damaged')).rows).to.deep.equal([])
   })
 
+  it('integer arithmetic past 2^53 stays exact and past the 64-bit range is 22003, as PostgreSQL\'s bigint', async () => {
+    expect((await c.query('SELECT 9007199254740993 + 1 AS n')).rows).to.deep.equal([{n: '9007199254740994'}])
+    expect((await c.query('SELECT -9223372036854775807 - 1 AS n')).rows).to.deep.equal([{n: '-9223372036854775808'}])
+    const over = await sqlError(c.query('SELECT 9223372036854775807 + 1'))
+    expect(over.code).to.equal('22003')
+    expect(over.message).to.equal('bigint out of range')
+    expect((await sqlError(c.query('SELECT 4611686018427387904 * 2'))).code).to.equal('22003')
+    expect((await c.query('SELECT 2 + 3 * 4 AS n')).rows).to.deep.equal([{n: 14}])
+  })
+
   it('DROP TABLE removes the rows and the definition', async () => {
     await c.query('DROP TABLE orders')
     expect((await sqlError(c.query('SELECT * FROM orders'))).code).to.equal('42P01')

@@ -21,6 +21,8 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
 
   static flags = {
     'base-url': Flags.string({description: 'API providers: the endpoint, e.g. a local OpenAI-compatible server [default: the vendor\'s, or its *_BASE_URL variable]'}),
+    images: Flags.string({description: 'Pictures for image campaigns: offline (composed from the catalog photos and logo, default), openai (OPENAI_API_KEY) or gemini (GEMINI_API_KEY)'}),
+    'images-model': Flags.string({description: 'Model of the image provider [default: gpt-image-1 for openai, gemini-2.5-flash-image for gemini]'}),
     'max-cost': Flags.string({description: 'Stop starting model requests once the reported cost reaches this many US dollars; the run ends incomplete and can be resumed'}),
     'max-turns': Flags.integer({description: 'Tool calls allowed per mission attempt [default: 200]', min: 1}),
     model: Flags.string({description: 'Model name for the provider (recorded in run.json)'}),
@@ -43,7 +45,7 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
       maxCostFlag = Number(f['max-cost'])
       if (!Number.isFinite(maxCostFlag) || maxCostFlag <= 0) throw new UsageError(`--max-cost must be a positive number of US dollars, got "${f['max-cost']}"`)
     }
-    const c = await loadCampaignConfig(this.config, {baseUrl: f['base-url'], maxCost: maxCostFlag, maxTurns: f['max-turns'], model: f.model, out: f.out, parallel: f.parallel, provider: f.provider})
+    const c = await loadCampaignConfig(this.config, {baseUrl: f['base-url'], images: f.images, imagesModel: f['images-model'], maxCost: maxCostFlag, maxTurns: f['max-turns'], model: f.model, out: f.out, parallel: f.parallel, provider: f.provider})
     if (!Number.isFinite(c.maxCost) || c.maxCost < 0) throw new UsageError(`maxCost must be a number of US dollars (0 for no limit), got ${c.maxCost}`)
     if (!Number.isInteger(c.parallel) || c.parallel < 1) throw new UsageError(`parallel must be a whole number of at least 1, got ${c.parallel}`)
     if (!Number.isInteger(c.maxTurns) || c.maxTurns < 1) throw new UsageError(`max-turns must be a whole number of at least 1, got ${c.maxTurns}`)
@@ -53,7 +55,7 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
         ? // A resumed run keeps the provider and model it started with unless a flag says otherwise.
           pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
         : pipeline.generate({...opts, businessFile: business as string, model, out: c.out, provider: c.provider}, opts.listeners),
-      {baseUrl: c.baseUrl || null, maxCostUsd: c.maxCost > 0 ? c.maxCost : null, maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
+      {baseUrl: c.baseUrl || null, images: c.images, imagesModel: c.imagesModel || null, maxCostUsd: c.maxCost > 0 ? c.maxCost : null, maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
     )
   }
 }

@@ -19,7 +19,7 @@ export interface AgentMission {
   cli: string
   /** The arguments and environment, given the mission's MCP server and a private scratch folder. */
   launch(server: MissionMcpServer, scratch: string): AgentLaunch
-  /** One JSON line of the CLI's stream; returns a failure reason when the line reports one. */
+  /** One JSON line of the CLI's stream; returns a failure reason when the line reports one, which also stops the CLI. */
   onEvent(event: Record<string, unknown>): null | string | void
   path: string
   /** Parent of the scratch folder (codex warns about a home under /tmp). */
@@ -40,12 +40,15 @@ export function agentTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
  * end, and everything closed and removed afterwards, whatever happened.
  */
 export async function runAgentMission(session: MissionSession, agent: AgentMission): Promise<void> {
+  // A CLI runs a whole mission on its own; --max-cost can only keep the next one from starting.
+  if (!session.budgetLeft()) throw new Error('the run reached --max-cost before this mission started')
   const server = await startMissionMcpServer(session)
   const base = agent.scratchBase ?? tmpdir()
   mkdirSync(base, {recursive: true})
   const scratch = mkdtempSync(join(base, `toolkit-${agent.cli}-`))
   let failure: null | string = null
   let exit: CliExit
+  const stop = new AbortController()
   try {
     const launch = agent.launch(server, scratch)
     const work = join(scratch, 'work')
@@ -56,11 +59,13 @@ export async function runAgentMission(session: MissionSession, agent: AgentMissi
       env: launch.env,
       onEvent(event) {
         const reason = agent.onEvent(event)
-        if (typeof reason === 'string') failure ??= redact(reason, [server.token, ...launch.secrets])
+        if (typeof reason !== 'string' || failure !== null) return
+        failure = redact(reason, [server.token, ...launch.secrets])
+        stop.abort()
       },
       path: agent.path,
       secrets: [server.token, ...launch.secrets],
-      signal: session.signal,
+      signal: AbortSignal.any([session.signal, stop.signal]),
       timeoutMs: agentTimeoutMs(),
       transcriptFile: session.transcriptFile('.cli.jsonl'),
     })

@@ -1,4 +1,3 @@
-import {spawnSync} from 'node:child_process'
 import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -6,7 +5,7 @@ import {UsageError} from '@toolkit/kit'
 
 import type {Provider, ProviderOptions} from '../provider.js'
 import {type AgentLaunch, runAgentMission} from './agent-mission.js'
-import {type CliSpec, type FoundCli, requireCli} from './cli-check.js'
+import {type CliSpec, type FoundCli, type QuickRun, requireCli, runQuickSync} from './cli-check.js'
 import {MCP_SERVER_NAME} from './mcp-server.js'
 
 export const CLAUDE: CliSpec = {
@@ -31,17 +30,21 @@ export type ClaudeAuth = {mode: 'env'; variable: string} | {mode: 'login'}
 export function claudeAuth(cli: FoundCli, env: NodeJS.ProcessEnv = process.env): ClaudeAuth {
   const variable = CLAUDE_ENV_CREDENTIALS.find((v) => (env[v] ?? '') !== '')
   if (variable !== undefined) return {mode: 'env', variable}
-  const status = spawnSync(cli.path, ['auth', 'status', '--json'], {encoding: 'utf8', env, timeout: 30_000})
-  let loggedIn = false
+  if (!claudeLoggedIn(runQuickSync(cli.path, CLAUDE_LOGIN_STATUS, env))) throw new UsageError(CLAUDE_NOT_LOGGED_IN)
+  return {mode: 'login'}
+}
+
+export const CLAUDE_LOGIN_STATUS = ['auth', 'status', '--json']
+export const CLAUDE_NOT_LOGGED_IN = 'claude is not logged in: set ANTHROPIC_API_KEY, or run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN, or log in once with `claude`'
+
+/** What `claude auth status --json` says. */
+export function claudeLoggedIn(run: QuickRun): boolean {
   try {
-    loggedIn = (JSON.parse(status.stdout) as {loggedIn?: unknown}).loggedIn === true
+    return (JSON.parse(run.stdout) as {loggedIn?: unknown}).loggedIn === true
   } catch {
     // Not JSON: an older or broken CLI; treated as not logged in.
+    return false
   }
-  if (!loggedIn) {
-    throw new UsageError('claude is not logged in: set ANTHROPIC_API_KEY, or run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN, or log in once with `claude`')
-  }
-  return {mode: 'login'}
 }
 
 /**
@@ -96,6 +99,7 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
           const mcpConfig = join(scratch, 'mcp.json')
           writeFileSync(mcpConfig, JSON.stringify({mcpServers: {[MCP_SERVER_NAME]: {headers: {Authorization: `Bearer ${server.token}`}, type: 'http', url: server.url}}}), {mode: 0o600})
           const env: NodeJS.ProcessEnv = {...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1'}
+          if (options.baseUrl) env.ANTHROPIC_BASE_URL = options.baseUrl
           if (auth.mode === 'env') {
             const home = join(scratch, 'home')
             mkdirSync(join(home, '.claude'), {recursive: true})
@@ -110,6 +114,15 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
             for (const block of content as Array<{text?: unknown; type?: unknown}>) {
               if (block.type === 'text' && typeof block.text === 'string' && block.text.trim() !== '') session.text(block.text)
             }
+            return
+          }
+          if (event.type === 'system' && event.subtype === 'api_retry') {
+            // Claude Code retries even a refused key ten times over minutes: a 401/403 will not
+            // get better, so the mission fails now; other errors are worth the wait, said aloud.
+            const status = typeof event.error_status === 'number' ? event.error_status : null
+            if (status === 401 || status === 403) return `the API refused the credentials (${status} ${String(event.error ?? '')}); check ${auth.mode === 'env' ? auth.variable : 'the claude login'}`
+            const delay = typeof event.retry_delay_ms === 'number' ? ` in ${Math.round(event.retry_delay_ms / 1000)} s` : ''
+            session.text(`claude: API error ${status ?? String(event.error ?? '')}, retry ${String(event.attempt)} of ${String(event.max_retries)}${delay}`)
             return
           }
           if (event.type === 'result') {

@@ -1,4 +1,4 @@
-import {spawnSync} from 'node:child_process'
+import {execFile, spawnSync} from 'node:child_process'
 import {accessSync, constants, statSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
 
@@ -49,12 +49,48 @@ export function compareVersions(a: string, b: string): number {
   return 0
 }
 
-/** Where the CLI stands, without throwing: for `campaign providers` and for `requireCli`. */
-export function probeCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env): {found: FoundCli; ok: true} | {found: FoundCli | null; ok: false; problem: string} {
+export type Probe = {found: FoundCli; ok: true} | {found: FoundCli | null; ok: false; problem: string}
+
+/** The outcome of running a CLI briefly (`--version`, `auth status`). */
+export interface QuickRun {
+  error?: Error
+  status: null | number
+  stdout: string
+}
+
+/** Runs a CLI briefly without blocking the event loop (for `campaign providers`). */
+export function runQuick(path: string, args: string[], env: NodeJS.ProcessEnv): Promise<QuickRun> {
+  return new Promise((resolve) => {
+    execFile(path, args, {encoding: 'utf8', env, timeout: 30_000}, (error, stdout) => {
+      resolve({error: error && typeof error.code !== 'number' ? error : undefined, status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout: stdout ?? ''})
+    })
+  })
+}
+
+/** Runs a CLI briefly and waits (before a run starts, nothing else is going on). */
+export function runQuickSync(path: string, args: string[], env: NodeJS.ProcessEnv): QuickRun {
+  const r = spawnSync(path, args, {encoding: 'utf8', env, timeout: 30_000})
+  return {error: r.error, status: r.status, stdout: r.stdout ?? ''}
+}
+
+/** Where the CLI stands, without throwing: for `requireCli`. */
+export function probeCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env): Probe {
   const path = which(spec.command, env.PATH)
-  if (path === null) return {found: null, ok: false, problem: `the ${spec.command} CLI was not found on PATH; install it with ${spec.install}`}
-  const run = spawnSync(path, ['--version'], {encoding: 'utf8', env, timeout: 30_000})
-  const match = spec.versionPattern.exec(`${run.stdout ?? ''}`)
+  return path === null ? missing(spec) : verdict(spec, path, runQuickSync(path, ['--version'], env))
+}
+
+/** The same, without blocking: for `campaign providers`. */
+export async function probeCliAsync(spec: CliSpec, env: NodeJS.ProcessEnv = process.env): Promise<Probe> {
+  const path = which(spec.command, env.PATH)
+  return path === null ? missing(spec) : verdict(spec, path, await runQuick(path, ['--version'], env))
+}
+
+function missing(spec: CliSpec): Probe {
+  return {found: null, ok: false, problem: `the ${spec.command} CLI was not found on PATH; install it with ${spec.install}`}
+}
+
+function verdict(spec: CliSpec, path: string, run: QuickRun): Probe {
+  const match = spec.versionPattern.exec(run.stdout)
   if (run.error || run.status !== 0 || !match) {
     return {found: null, ok: false, problem: `${path} --version did not print a ${spec.command} version${run.error ? ` (${run.error.message})` : ''}`}
   }

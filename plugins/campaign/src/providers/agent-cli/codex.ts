@@ -1,4 +1,3 @@
-import {spawnSync} from 'node:child_process'
 import {mkdirSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
@@ -7,7 +6,7 @@ import {UsageError} from '@toolkit/kit'
 
 import type {Provider, ProviderOptions} from '../provider.js'
 import {type AgentLaunch, runAgentMission} from './agent-mission.js'
-import {type CliSpec, type FoundCli, requireCli} from './cli-check.js'
+import {type CliSpec, type FoundCli, requireCli, runQuickSync} from './cli-check.js'
 import {MCP_SERVER_NAME} from './mcp-server.js'
 
 export const CODEX: CliSpec = {
@@ -31,15 +30,17 @@ const TOKEN_VARIABLE = 'TOOLKIT_CAMPAIGN_MCP_TOKEN'
  */
 export type CodexAuth = {baseUrl: string; keyVariable: null | string; mode: 'api'} | {mode: 'login'}
 
-export function codexAuth(cli: FoundCli, env: NodeJS.ProcessEnv = process.env): CodexAuth {
+export function codexAuth(cli: FoundCli, env: NodeJS.ProcessEnv = process.env, baseUrlOption: null | string = null): CodexAuth {
   const keyVariable = ['OPENAI_API_KEY', 'CODEX_API_KEY'].find((v) => (env[v] ?? '') !== '') ?? null
-  const baseUrl = env.OPENAI_BASE_URL ?? ''
+  const baseUrl = baseUrlOption || env.OPENAI_BASE_URL || ''
   if (baseUrl !== '') return {baseUrl, keyVariable, mode: 'api'}
   if (keyVariable !== null) return {baseUrl: 'https://api.openai.com/v1', keyVariable, mode: 'api'}
-  const status = spawnSync(cli.path, ['login', 'status'], {encoding: 'utf8', env, timeout: 30_000})
-  if (status.status !== 0) throw new UsageError('codex is not logged in: set OPENAI_API_KEY, or run `codex login`')
+  if (runQuickSync(cli.path, CODEX_LOGIN_STATUS, env).status !== 0) throw new UsageError(CODEX_NOT_LOGGED_IN)
   return {mode: 'login'}
 }
+
+export const CODEX_LOGIN_STATUS = ['login', 'status']
+export const CODEX_NOT_LOGGED_IN = 'codex is not logged in: set OPENAI_API_KEY, or run `codex login`'
 
 /** A TOML string: JSON's escaping is valid TOML for a basic string. */
 const toml = (s: string) => JSON.stringify(s)
@@ -95,10 +96,10 @@ export function codexArgs(prompt: string, mcpUrl: string, model: null | string, 
 const checked = new Map<string, {auth: CodexAuth; cli: FoundCli}>()
 
 export function createCodexProvider(options: ProviderOptions): Provider {
-  const key = [process.env.PATH, process.env.OPENAI_BASE_URL, Boolean(process.env.OPENAI_API_KEY), Boolean(process.env.CODEX_API_KEY)].join('\0')
+  const key = [process.env.PATH, options.baseUrl || process.env.OPENAI_BASE_URL, Boolean(process.env.OPENAI_API_KEY), Boolean(process.env.CODEX_API_KEY)].join('\0')
   const check = checked.get(key) ?? (() => {
     const cli = requireCli(CODEX)
-    return {auth: codexAuth(cli), cli}
+    return {auth: codexAuth(cli, process.env, options.baseUrl ?? null), cli}
   })()
   checked.set(key, check)
   const {auth, cli} = check

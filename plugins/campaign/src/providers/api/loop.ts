@@ -1,3 +1,4 @@
+import {PermanentFailure} from '../../missions/failure.js'
 import type {ToolSpec} from '../../tools/registry.js'
 import type {MissionSession} from '../provider.js'
 import {resultChars, type ToolAnswer, type ToolCall, trimResults, type Turn} from './conversation.js'
@@ -44,6 +45,8 @@ const SYSTEM = [
   'Tool results are JSON. Keep texts within the limits the tools state.',
 ].join(' ')
 
+const CREDENTIALS = /api key not valid|invalid api key|API_KEY_INVALID/i
+
 /** Nudges after a response without tool calls before the mission is given up. */
 const MAX_IDLE = 3
 
@@ -62,10 +65,13 @@ export async function runToolLoop(session: MissionSession, client: ModelClient, 
   let calls = 0
   let idle = 0
   while (!session.finished()) {
-    if (!session.budgetLeft()) throw new Error('the run reached --max-cost; no new model request was started')
+    if (!session.budgetLeft()) throw new PermanentFailure('the run reached --max-cost; no new model request was started')
     if (resultChars(turns) > options.contextChars) trimResults(turns, options.contextChars)
     const response = await respond(session, client, options, system, turns).catch((error: unknown) => {
-      throw new Error(secret(explain(client, classify(error))))
+      const failure = classify(error)
+      const message = secret(explain(client, failure))
+      // Another attempt cannot fix a refused key or an unknown model: say so instead of retrying.
+      throw failure.status === 401 || failure.status === 403 || failure.status === 404 || CREDENTIALS.test(failure.message) ? new PermanentFailure(message) : new Error(message)
     })
     const cost = costOf(client.model, response.tokens)
     session.usage({cost_usd: cost, input_tokens: response.tokens.input + response.tokens.cache_read + response.tokens.cache_write, output_tokens: response.tokens.output})
@@ -127,7 +133,7 @@ function why(f: Failure): string {
 
 /** The message a user reads when a model request finally fails. */
 function explain(client: ModelClient, f: Failure): string {
-  if (f.status === 401 || f.status === 403 || /api key not valid|invalid api key|API_KEY_INVALID/i.test(f.message)) {
+  if (f.status === 401 || f.status === 403 || CREDENTIALS.test(f.message)) {
     const what = f.status === 403 ? 'refused access' : 'rejected the credentials'
     return `${client.vendor} ${what} (${f.status})${client.keyVariable ? `: check ${client.keyVariable}` : ''}${f.status === 403 ? ` and that the key may use ${client.model}` : ''}`
   }

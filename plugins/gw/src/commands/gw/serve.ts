@@ -12,6 +12,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
   static examples = [
     '<%= config.bin %> <%= command.id %> --http',
     '<%= config.bin %> <%= command.id %> --http --host 0.0.0.0 --port 8443 --config /etc/gw/servers.json',
+    '<%= config.bin %> <%= command.id %> --http --max-sessions-per-user 20 --rate-limit 50',
     '<%= config.bin %> <%= command.id %> --http --port 0 --format json',
     '<%= config.bin %> <%= command.id %> --http --audit-log /var/log/gw-audit.jsonl',
     '<%= config.bin %> <%= command.id %> --role dev   # stdio, for a local MCP client',
@@ -22,6 +23,12 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     'health-interval': Flags.integer({default: 15, description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
     host: Flags.string({default: '127.0.0.1', description: 'address to listen on (HTTP mode)'}),
     http: Flags.boolean({default: false, description: 'serve Streamable HTTP at /mcp instead of stdio'}),
+    insecure: Flags.boolean({default: false, description: 'allow --host beyond loopback with no authentication provider (every request anonymous)'}),
+    'max-sessions': Flags.integer({default: 10_000, description: 'open sessions in total; when full the least recently used is closed (HTTP mode)', min: 1}),
+    'max-sessions-per-user': Flags.integer({default: 100, description: 'open sessions per user; past it initialize gets 429 (HTTP mode)', min: 1}),
+    'rate-limit': Flags.integer({default: 200, description: 'requests per second per user on /mcp, burst twice that; 429 + Retry-After past it; 0 = off (HTTP mode)', min: 0}),
+    'rate-limit-address': Flags.integer({default: 500, description: 'requests per second per client address on /mcp, burst twice that; 0 = off (HTTP mode)', min: 0}),
+    'session-idle': Flags.integer({default: 1800, description: 'seconds after which an idle session is closed (HTTP mode)', min: 1}),
     'max-body': Flags.integer({default: 4 * 1024 * 1024, description: 'largest accepted request body in bytes (HTTP mode)', min: 1024}),
     port: Flags.integer({default: 8080, description: 'port to listen on, 0 for any free port (HTTP mode)', max: 65_535, min: 0}),
     role: Flags.string({description: 'a role of the local user in stdio mode (repeatable); the ACL applies to it', multiple: true}),
@@ -36,7 +43,21 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
       auditFile: flags['audit-log'],
       config: ctx.config,
       env: ctx.env,
-      http: flags.http ? {host: flags.host, maxBodyBytes: flags['max-body'], port: flags.port} : undefined,
+      http: flags.http
+        ? {
+            host: flags.host,
+            limits: {
+              addressRate: flags['rate-limit-address'],
+              maxSessions: flags['max-sessions'],
+              maxSessionsPerSubject: flags['max-sessions-per-user'],
+              sessionIdleMs: flags['session-idle'] * 1000,
+              subjectRate: flags['rate-limit'],
+            },
+            maxBodyBytes: flags['max-body'],
+            port: flags.port,
+          }
+        : undefined,
+      insecure: flags.insecure,
       oauthStateFile: join(gwConfigDir(ctx.env), 'oauth-as-state.json'),
       pingIntervalMs: flags['health-interval'] * 1000,
       log: (m) => (m.startsWith('WARNING') ? this.out.warn(m.slice(9)) : this.out.log(m)),

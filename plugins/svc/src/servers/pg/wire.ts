@@ -4,6 +4,8 @@
  * support (Parse/Bind/Describe/Execute) and no cancel requests, which are the point of this server.
  */
 
+import {ByteBuffer} from '../byte-buffer.js'
+
 export const SSL_REQUEST = 80_877_103
 export const GSSENC_REQUEST = 80_877_104
 export const CANCEL_REQUEST = 80_877_102
@@ -12,26 +14,9 @@ export const PROTOCOL_3 = 196_608
 export class WireError extends Error {}
 
 /** Accumulates socket bytes and yields whole messages. */
-export class MessageReader {
-  private buf: Buffer = Buffer.alloc(0)
-  private pos = 0
-  // Chunks of a large message, merged once it is complete (one copy, not one per socket read).
-  private parts: Buffer[] = []
-  private partsLen = 0
-  private need = 0
-  constructor(private readonly maxMessage: number) {}
-
-  feed(chunk: Buffer): void {
-    if (this.need > 0 && this.buf.length - this.pos + this.partsLen + chunk.length < this.need) {
-      this.parts.push(chunk)
-      this.partsLen += chunk.length
-      return
-    }
-    this.buf = this.pos >= this.buf.length && this.parts.length === 0 ? chunk : Buffer.concat([this.buf.subarray(this.pos), ...this.parts, chunk])
-    this.parts = []
-    this.partsLen = 0
-    this.need = 0
-    this.pos = 0
+export class MessageReader extends ByteBuffer {
+  constructor(private readonly maxMessage: number) {
+    super()
   }
 
   /** A startup-phase packet (no type byte): length-prefixed body. */

@@ -11,7 +11,7 @@ import {listen} from '../listen.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
-import {CursorTable, ExpiryQueue, KeyLocks, type Session, type Shared} from './shared.js'
+import {CursorTable, KeyLocks, type Session, type Shared} from './shared.js'
 
 export {COMMANDS} from './dispatch.js'
 
@@ -36,7 +36,6 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     commands: COMMANDS,
     cursors: new CursorTable(),
     engine: ctx.engine,
-    expiries: new ExpiryQueue(),
     locks: new KeyLocks(),
     startedAt: Date.now(),
     store: ctx.engine,
@@ -133,22 +132,11 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
   const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('redis'), opened: () => ctx.metrics.connectionOpened('redis')})
   const port = await listen(server, options.host, options.port, 'Redis')
   server.on('error', (e) => log.error('redis server error', {error: e.message}))
-  let sweeping = false
-  const sweeper = setInterval(() => {
-    if (sweeping) return
-    sweeping = true
-    shared.expiries
-      .sweep(shared)
-      .catch((error: unknown) => log.warn('expiry sweep failed', {error: String(error)}))
-      .finally(() => (sweeping = false))
-  }, 100)
-  sweeper.unref()
   log.info('redis server listening', {commands: COMMANDS.size, host: options.host, port})
 
   return {
     async close() {
       closing = true
-      clearInterval(sweeper)
       // Commands already running finish and their replies are sent; then connections end.
       await connections.shutdown({busy: () => inFlight.size > 0})
     },

@@ -1,7 +1,7 @@
 /**
  * Keyspace and expiry commands (DEL, EXISTS, TYPE, KEYS, SCAN, EXPIRE, TTL, RENAME, ...).
  */
-import {type Doc} from '../../engine/types.js'
+import {type BatchOp} from '../../engine/types.js'
 
 import {expired, EXPIRES_FIELD, globToRegExp, typeOf} from './keyspace.js'
 import {err, OK, type Reply, status} from './resp.js'
@@ -104,21 +104,22 @@ async function expireCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
   return sh.locks.with(key, async () => {
     const doc = await load(sh, sess, key)
     if (!doc) return 0
-    if (at <= Date.now()) {
-      await sh.store.delete(key, wopts(sess))
-      return 1
-    }
-    await put(sh, sess, {...doc, [EXPIRES_FIELD]: at})
+    if (at <= Date.now()) await sh.store.delete(key, wopts(sess))
+    // A legacy `_expiresAt` field goes with this write.
+    else if (doc[EXPIRES_FIELD] === undefined) await sh.store.expire(key, at, wopts(sess))
+    else await put(sh, sess, doc, at)
     return 1
   })
 }
 
 async function ttlCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
-  const doc = await load(sh, sess, s(a[1]))
+  const key = s(a[1])
+  const doc = await load(sh, sess, key)
   if (!doc) return -2
-  const e = doc[EXPIRES_FIELD]
-  if (typeof e !== 'number') return -1
-  const ms = Math.max(0, e - Date.now())
+  const legacy = doc[EXPIRES_FIELD]
+  const at = (await sh.store.expiresAt(key, {branch: sess.branch})) ?? (typeof legacy === 'number' ? legacy : null)
+  if (at === null) return -1
+  const ms = Math.max(0, at - Date.now())
   return s(a[0]).toLowerCase() === 'pttl' ? ms : Math.round(ms / 1000)
 }
 
@@ -126,10 +127,13 @@ async function persist(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
   return sh.locks.with(key, async () => {
     const doc = await load(sh, sess, key)
-    if (!doc || typeof doc[EXPIRES_FIELD] !== 'number') return 0
-    const copy: Doc = {...doc}
-    delete copy[EXPIRES_FIELD]
-    await put(sh, sess, copy)
+    if (!doc) return 0
+    if (doc[EXPIRES_FIELD] !== undefined) {
+      await put(sh, sess, doc, 'clear')
+      return 1
+    }
+    if (typeof (await sh.store.expiresAt(key, {branch: sess.branch})) !== 'number') return 0
+    await sh.store.expire(key, null, wopts(sess))
     return 1
   })
 }
@@ -144,14 +148,14 @@ async function rename(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const [target] = await loadMany(sh, sess, [to])
     if (nx && target) return 0
     if (displayKey(doc.id) === to || doc.id === to) return nx ? 0 : OK
-    // One commit: the old id deleted, the document stored under the new one.
-    await sh.store.batch(
-      [
-        {id: doc.id, op: 'delete'},
-        {doc: {...doc, id: to}, op: 'put'},
-      ],
-      wopts(sess),
-    )
+    // One commit: the old id deleted, the document stored under the new one with the old TTL.
+    const at = await sh.store.expiresAt(from, {branch: sess.branch})
+    const ops: BatchOp[] = [
+      {id: doc.id, op: 'delete'},
+      {doc: {...doc, id: to}, op: 'put'},
+    ]
+    if (typeof at === 'number') ops.push({at, id: to, op: 'expire'})
+    await sh.store.batch(ops, wopts(sess))
     return nx ? 1 : OK
   })
 }

@@ -8,7 +8,9 @@
  *   so a hash is a row for SQL and a document for REST. Any document that is not one of the other
  *   shapes reads as a hash; non-string field values read as their JSON text.
  * - list / set / zset: `{id, _redis: "list"|"set"|"zset", value: [...] | {member: score}}`.
- * - A TTL is the field `_expiresAt` (epoch milliseconds).
+ * - A TTL is the engine's expiry of the document (Engine.expire). Data written before svc kept
+ *   expiry in the engine has it in a field `_expiresAt` (epoch ms): such a document reads as
+ *   absent once that time has passed, and the field is dropped at its next write.
  */
 import {isUtf8} from 'node:buffer'
 
@@ -39,10 +41,8 @@ export function expired(doc: Doc | undefined, now = Date.now()): boolean {
   return typeof e === 'number' && e <= now
 }
 
-export function stringDoc(id: string, value: Buffer, expiresAt?: number): Doc {
-  const doc: Doc = isUtf8(value) ? {id, value: value.toString('utf8')} : {[ENCODING_FIELD]: 'base64', id, value: value.toString('base64')}
-  if (expiresAt !== undefined) doc[EXPIRES_FIELD] = expiresAt
-  return doc
+export function stringDoc(id: string, value: Buffer): Doc {
+  return isUtf8(value) ? {id, value: value.toString('utf8')} : {[ENCODING_FIELD]: 'base64', id, value: value.toString('base64')}
 }
 
 /** The bytes GET returns: the string value, or the JSON text of any other document. */
@@ -79,10 +79,8 @@ export function listItems(doc: Doc | undefined): string[] {
   return doc && Array.isArray(doc.value) ? (doc.value as Json[]).map((v) => fieldText(v)) : []
 }
 
-export function collectionDoc(id: string, type: 'list' | 'set', items: string[], expiresAt?: Json): Doc {
-  const doc: Doc = {[TYPE_FIELD]: type, id, value: items}
-  if (typeof expiresAt === 'number') doc[EXPIRES_FIELD] = expiresAt
-  return doc
+export function collectionDoc(id: string, type: 'list' | 'set', items: string[]): Doc {
+  return {[TYPE_FIELD]: type, id, value: items}
 }
 
 export function zsetScores(doc: Doc | undefined): Map<string, number> {
@@ -96,12 +94,10 @@ export function zsetScores(doc: Doc | undefined): Map<string, number> {
   return out
 }
 
-export function zsetDoc(id: string, scores: Map<string, number>, expiresAt?: Json): Doc {
+export function zsetDoc(id: string, scores: Map<string, number>): Doc {
   const value: Record<string, Json> = {}
   for (const [m, s] of scores) value[m] = Number.isFinite(s) ? s : s > 0 ? 'inf' : '-inf'
-  const doc: Doc = {[TYPE_FIELD]: 'zset', id, value}
-  if (typeof expiresAt === 'number') doc[EXPIRES_FIELD] = expiresAt
-  return doc
+  return {[TYPE_FIELD]: 'zset', id, value}
 }
 
 /** Members ordered by score, then lexicographically, as Redis orders a sorted set. */

@@ -4,7 +4,7 @@
 
 import {collectionDoc, listItems} from './keyspace.js'
 import {err, type Reply, ReplyError} from './resp.js'
-import {c, type CommandSpec, expiryOf, int, K1, normRange, NOT_INT, put, R, readTyped, s, type Session, type Shared, W, withDoc, wopts} from './shared.js'
+import {c, type CommandSpec, int, K1, normRange, NOT_INT, put, R, readTyped, s, type Session, type Shared, W, withDoc, wopts} from './shared.js'
 
 async function push(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
@@ -15,7 +15,7 @@ async function push(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const vals = a.slice(2).map(s)
     if (cmd.startsWith('l')) for (const v of vals) items.unshift(v)
     else items.push(...vals)
-    await put(sh, sess, collectionDoc(key, 'list', items, expiryOf(doc)))
+    await put(sh, sess, collectionDoc(key, 'list', items))
     return items.length
   })
 }
@@ -35,7 +35,7 @@ async function pop(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const out = left ? items.splice(0, n) : items.splice(items.length - n, n).reverse()
     if (n > 0) {
       if (items.length === 0) await sh.store.delete(key, wopts(sess))
-      else await put(sh, sess, collectionDoc(key, 'list', items, expiryOf(doc)))
+      else await put(sh, sess, collectionDoc(key, 'list', items))
     }
     if (count === undefined) return out[0] ?? null
     return out

@@ -4,6 +4,8 @@
  * needs none of the reply types a client-side parser handles.
  */
 
+import {ByteBuffer} from '../byte-buffer.js'
+
 export class ProtocolError extends Error {}
 
 export interface ParserLimits {
@@ -25,36 +27,9 @@ const LF = 10
  * returns undefined. Throws ProtocolError on a malformed or oversized frame; the caller closes
  * that connection only.
  */
-export class RespParser {
-  private buf: Buffer = Buffer.alloc(0)
-  private pos = 0
-  // Chunks of a large frame, kept apart until the frame is complete so that a big value costs
-  // one copy instead of one copy per socket read.
-  private parts: Buffer[] = []
-  private partsLen = 0
-  private need = 0
-  constructor(private readonly limits: ParserLimits = DEFAULT_LIMITS) {}
-
-  feed(chunk: Buffer): void {
-    if (this.need > 0 && this.buf.length - this.pos + this.partsLen + chunk.length < this.need) {
-      this.parts.push(chunk)
-      this.partsLen += chunk.length
-      return
-    }
-    if (this.pos >= this.buf.length && this.parts.length === 0) {
-      this.buf = chunk
-    } else {
-      this.buf = Buffer.concat([this.buf.subarray(this.pos), ...this.parts, chunk])
-    }
-    this.parts = []
-    this.partsLen = 0
-    this.need = 0
-    this.pos = 0
-  }
-
-  /** Bytes received but not yet consumed as a full command. */
-  get pending(): number {
-    return this.buf.length - this.pos + this.partsLen
+export class RespParser extends ByteBuffer {
+  constructor(private readonly limits: ParserLimits = DEFAULT_LIMITS) {
+    super()
   }
 
   next(): Buffer[] | undefined {

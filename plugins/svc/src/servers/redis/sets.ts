@@ -4,7 +4,7 @@
 
 import {collectionDoc, listItems} from './keyspace.js'
 import {type Reply, ReplyError, set} from './resp.js'
-import {c, type CommandSpec, expiryOf, K1, put, R, readTyped, s, type Session, type Shared, W, withDoc, wopts} from './shared.js'
+import {c, type CommandSpec, K1, put, R, readTyped, s, type Session, type Shared, W, withDoc, wopts} from './shared.js'
 
 async function sadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
@@ -13,7 +13,7 @@ async function sadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     const before = members.size
     for (const b of a.slice(2)) members.add(s(b))
     const added = members.size - before
-    if (added > 0) await put(sh, sess, collectionDoc(key, 'set', [...members].sort(), expiryOf(doc)))
+    if (added > 0) await put(sh, sess, collectionDoc(key, 'set', [...members].sort()))
     return added
   })
 }
@@ -27,7 +27,7 @@ async function srem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     for (const b of a.slice(2)) if (members.delete(s(b))) removed++
     if (removed === 0) return 0
     if (members.size === 0) await sh.store.delete(key, wopts(sess))
-    else await put(sh, sess, collectionDoc(key, 'set', [...members], expiryOf(doc)))
+    else await put(sh, sess, collectionDoc(key, 'set', [...members]))
     return removed
   })
 }

@@ -2,7 +2,7 @@
  * The machinery every Redis command module shares: sessions, per-key locks, SCAN cursors,
  * argument parsing, error replies and reading keys (an expired key reads as absent).
  */
-import {type Doc, type Engine, type Json} from '../../engine/types.js'
+import {type Doc, type Engine} from '../../engine/types.js'
 
 import {getManyParsed, getParsed, getParsedIfCached} from '../../engine/parsed-read.js'
 
@@ -21,13 +21,12 @@ export interface Session {
 }
 
 /** The part of the engine that key commands use; a MULTI transaction provides the same. */
-export type KeyStore = Pick<Engine, 'batch' | 'count' | 'delete' | 'getRaw' | 'getRawIfCached' | 'list' | 'put'>
+export type KeyStore = Pick<Engine, 'batch' | 'count' | 'delete' | 'expire' | 'expiresAt' | 'getRaw' | 'getRawIfCached' | 'list' | 'put'>
 
 export interface Shared {
   clients(): number
   /** The command table (COMMAND describes it). */
   commands: ReadonlyMap<string, CommandSpec>
-  expiries: ExpiryQueue
   cursors: CursorTable
   /** For commands that are not about keys (branches, search, history, stats). */
   engine: Engine
@@ -77,39 +76,22 @@ export class KeyLocks {
 }
 
 /**
- * Keys given a TTL through this server, so they are deleted (one commit each) when they expire
- * even if no client reads them again. Keys whose TTL was set before a restart expire lazily.
+ * Stores a document written by a Redis command. `ttl`: keep the key's expiry (what Redis does for
+ * APPEND, INCR, HSET, LPUSH, ...), clear it (SET, GETSET), or expire at an epoch-ms time (SET EX).
+ * Expiry is the engine's, so an expired key is gone for REST and SQL too, also after a restart.
  */
-export class ExpiryQueue {
-  private readonly due = new Map<string, {at: number; branch: string; key: string}>()
-  schedule(branch: string, key: string, at: number): void {
-    this.due.set(`${branch}\0${key}`, {at, branch, key})
+export async function put(sh: Shared, sess: Session, doc: Doc, ttl: 'clear' | 'keep' | number = 'keep'): Promise<void> {
+  let at = ttl
+  let body = doc
+  // A TTL from before expiry lived in the engine is carried over into the engine's expiry.
+  const legacy = doc[EXPIRES_FIELD]
+  if (legacy !== undefined) {
+    body = {...doc}
+    delete body[EXPIRES_FIELD]
+    if (ttl === 'keep' && typeof legacy === 'number') at = legacy
   }
-
-  /** Deletes keys whose time has come (at most `max` per call). */
-  async sweep(sh: Shared, now = Date.now(), max = 1000): Promise<number> {
-    let n = 0
-    for (const [k, e] of this.due) {
-      if (n >= max) break
-      if (e.at > now) continue
-      this.due.delete(k)
-      n++
-      await sh.locks
-        .with(e.key, async () => {
-          const doc = await sh.engine.get(e.key, {branch: e.branch})
-          if (doc && expired(doc, now)) await sh.engine.delete(e.key, {branch: e.branch, meta: {origin: 'redis', user: 'expiry'}})
-        })
-        .catch(() => undefined)
-    }
-    return n
-  }
-}
-
-/** Stores a document written by a Redis command, scheduling its expiry when it has a TTL. */
-export async function put(sh: Shared, sess: Session, doc: Doc): Promise<void> {
-  await sh.store.put(doc, wopts(sess))
-  const at = doc[EXPIRES_FIELD]
-  if (typeof at === 'number') sh.expiries.schedule(sess.branch, doc.id, at)
+  if (typeof at === 'number') await sh.store.batch([{doc: body, op: 'put'}, {at, id: doc.id, op: 'expire'}], wopts(sess))
+  else await sh.store.put(body, {...wopts(sess), keepExpiry: at === 'keep'})
 }
 
 /** SCAN cursors are numbers for clients; they stand for an engine listing cursor held here. */
@@ -181,15 +163,15 @@ export function wopts(sess: Session) {
 }
 
 /**
- * `load` without waiting when the document is in memory and not expired; `false` when the
- * caller must use `load` (a read from Git, or an expired key to delete).
+ * `load` without waiting when the document is in memory; `false` when the caller must use `load`
+ * (a read from Git, or an expired legacy key to delete).
  */
 export function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
   const doc = getParsedIfCached(sh.store, key, {branch: sess.branch})
   return doc && expired(doc) ? false : doc
 }
 
-/** Reads a key, treating an expired document as absent (and deleting it lazily). */
+/** Reads a key; a document with an expired legacy `_expiresAt` field reads as absent (and is deleted). */
 export async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
   const doc = await getParsed(sh.store, key, {branch: sess.branch})
   if (doc && expired(doc)) {
@@ -202,10 +184,6 @@ export async function load(sh: Shared, sess: Session, key: string): Promise<Doc 
 export async function loadMany(sh: Shared, sess: Session, keys: string[]): Promise<Array<Doc | undefined>> {
   const docs = await getManyParsed(sh.store, keys, {branch: sess.branch})
   return docs.map((d) => (d && expired(d) ? undefined : d))
-}
-
-export function expiryOf(doc: Doc | undefined): Json | undefined {
-  return doc?.[EXPIRES_FIELD]
 }
 
 export async function withDoc(

@@ -4,7 +4,7 @@
 
 import {zsetDoc, zsetOrdered, zsetScores} from './keyspace.js'
 import {double, err, type Reply, ReplyError} from './resp.js'
-import {c, type CommandSpec, expiryOf, float, int, K1, normRange, NOT_FLOAT, NOT_INT, put, R, readTyped, s, type Session, type Shared, SYNTAX, up, W, withDoc, wopts} from './shared.js'
+import {c, type CommandSpec, float, int, K1, normRange, NOT_FLOAT, NOT_INT, put, R, readTyped, s, type Session, type Shared, SYNTAX, up, W, withDoc, wopts} from './shared.js'
 
 async function zadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
@@ -47,7 +47,7 @@ async function zadd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
       scores.set(m, next)
       incrResult = next
     }
-    if (added + changed > 0) await put(sh, sess, zsetDoc(key, scores, expiryOf(doc)))
+    if (added + changed > 0) await put(sh, sess, zsetDoc(key, scores))
     if (incr) return incrResult === null ? null : double(incrResult)
     return ch ? added + changed : added
   })
@@ -93,7 +93,7 @@ async function zrem(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     for (const b of a.slice(2)) if (scores.delete(s(b))) removed++
     if (removed === 0) return 0
     if (scores.size === 0) await sh.store.delete(key, wopts(sess))
-    else await put(sh, sess, zsetDoc(key, scores, expiryOf(doc)))
+    else await put(sh, sess, zsetDoc(key, scores))
     return removed
   })
 }

@@ -3,9 +3,9 @@
  */
 import {type BatchOp, type Doc} from '../../engine/types.js'
 
-import {EXPIRES_FIELD, stringDoc, stringValue, typeOf} from './keyspace.js'
+import {stringDoc, stringValue, typeOf} from './keyspace.js'
 import {err, OK, type Reply, ReplyError} from './resp.js'
-import {add64, c, type CommandSpec, engineError, expiryOf, float, int, int64, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
+import {add64, c, type CommandSpec, engineError, float, int, int64, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
 
 async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const key = s(a[1])
@@ -28,13 +28,12 @@ async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
     else return SYNTAX
   }
   return sh.locks.with(key, async () => {
-    const needOld = nx || xx || get || keepTtl
+    const needOld = nx || xx || get
     const old = needOld ? await load(sh, sess, key) : undefined
     if (get && old && typeOf(old) !== 'string' && typeOf(old) !== 'hash') return WRONGTYPE
     const oldReply: Reply = old ? stringValue(old) : null
     if ((nx && old) || (xx && !old)) return get ? oldReply : null
-    if (keepTtl && typeof old?.[EXPIRES_FIELD] === 'number') expiresAt = old[EXPIRES_FIELD] as number
-    await put(sh, sess, stringDoc(key, a[2], expiresAt))
+    await put(sh, sess, stringDoc(key, a[2]), expiresAt ?? (keepTtl ? 'keep' : 'clear'))
     return get ? oldReply : OK
   })
 }
@@ -125,8 +124,7 @@ async function incrBy(sess: Session, key: string, delta: bigint | undefined, sh:
     }
     const next = add64(cur, delta)
     if (next === undefined) return err('ERR increment or decrement would overflow')
-    const exp = expiryOf(doc)
-    await put(sh, sess, stringDoc(key, Buffer.from(String(next)), typeof exp === 'number' ? exp : undefined))
+    await put(sh, sess, stringDoc(key, Buffer.from(String(next))))
     return next
   })
 }
@@ -145,8 +143,7 @@ async function appendCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
     if (doc && typeOf(doc) !== 'string') return WRONGTYPE
     const old = doc ? stringValue(doc) : ''
     const next = Buffer.concat([Buffer.isBuffer(old) ? old : Buffer.from(old), a[2]])
-    const exp = expiryOf(doc)
-    await put(sh, sess, stringDoc(key, next, typeof exp === 'number' ? exp : undefined))
+    await put(sh, sess, stringDoc(key, next))
     return next.length
   })
 }
@@ -173,8 +170,7 @@ async function incrByFloat(sess: Session, a: Buffer[], sh: Shared): Promise<Repl
       cur = v
     }
     const next = String(Number((cur + delta).toPrecision(17)))
-    const exp = expiryOf(doc)
-    await put(sh, sess, stringDoc(key, Buffer.from(next), typeof exp === 'number' ? exp : undefined))
+    await put(sh, sess, stringDoc(key, Buffer.from(next)))
     return next
   })
 }

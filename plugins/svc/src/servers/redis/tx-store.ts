@@ -9,6 +9,8 @@ import type {KeyStore} from './shared.js'
 
 export class TxStore implements KeyStore {
   private readonly tx: Transaction
+  /** Expiry the block set (epoch ms) or cleared (null), by canonical id. */
+  private readonly expiries = new Map<string, null | number>()
   /** Bytes handed out per document object, so the parsed-read cache sees one Buffer per version. */
   private readonly bytes = new WeakMap<Doc, Buffer>()
 
@@ -22,8 +24,12 @@ export class TxStore implements KeyStore {
   async batch(ops: BatchOp[], options?: WriteOptions): Promise<WriteResult[]> {
     const out: WriteResult[] = []
     for (const o of ops) {
-      if (o.op === 'put') out.push(await this.put(o.doc, options))
+      if (o.op === 'put') out.push(await this.put(o.doc, {...options, keepExpiry: o.keepExpiry ?? options?.keepExpiry}))
       else if (o.op === 'delete') out.push(await this.delete(o.id, options))
+      else {
+        await this.expire(o.id, o.at, options)
+        out.push({branch: this.tx.branch, id: this.key(o.id), seq: 0})
+      }
     }
     return out
   }
@@ -41,7 +47,23 @@ export class TxStore implements KeyStore {
     const key = this.key(id, options)
     const existed = (await this.tx.get(key)) !== undefined
     if (existed) this.tx.delete(key)
+    this.expiries.delete(key)
     return {branch: this.tx.branch, existed, id: key, seq: 0}
+  }
+
+  async expire(id: string, at: null | number, options?: WriteOptions): Promise<boolean> {
+    const key = this.key(id, options)
+    if ((await this.tx.get(key)) === undefined) return false
+    this.tx.expire(key, at)
+    this.expiries.set(key, at)
+    return true
+  }
+
+  async expiresAt(id: string, options?: {branch?: string}): Promise<null | number | undefined> {
+    const key = this.key(id, options)
+    if ((await this.tx.get(key)) === undefined) return undefined
+    const set = this.expiries.get(key)
+    return set === undefined ? this.engine.expiresAt(key, {branch: this.tx.branch}) : set
   }
 
   async getRaw(id: string, options?: {branch?: string}): Promise<Buffer | undefined> {
@@ -70,6 +92,7 @@ export class TxStore implements KeyStore {
   async put(doc: Doc, options?: WriteOptions): Promise<WriteResult> {
     const id = this.key(doc.id, options)
     this.tx.put(doc, {keepExpiry: options?.keepExpiry})
+    if (!options?.keepExpiry) this.expiries.set(id, null)
     return {branch: this.tx.branch, id, seq: 0}
   }
 

@@ -14,6 +14,7 @@ import {documentRoutes} from './documents.js'
 import {opsRoutes} from './ops-routes.js'
 import {DEFAULT_MAX_DEPTH, readJsonBody} from './json-body.js'
 import {HttpError, type RestContext, type RestReply, type RestRequest, type Route, Router} from './router.js'
+import {queryRoutes} from './query.js'
 import {searchRoutes} from './search.js'
 import {systemRoutes} from './system.js'
 
@@ -31,7 +32,7 @@ export interface RestServerOptions {
 }
 
 /** Every route set of the API; a new one is one entry here (see router.ts). */
-const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes, opsRoutes]
+const ROUTE_SETS: Array<(ctx: RestContext) => Route[]> = [documentRoutes, searchRoutes, branchRoutes, queryRoutes, opsRoutes]
 
 const STATUS: Record<string, number> = {
   branch_exists: 409,
@@ -115,7 +116,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     inFlight++
     handle(req, res, started)
       .catch((error: unknown) => {
-        const {code, headers, message, status} = errorReply(error)
+        const {code, fields, headers, message, status} = errorReply(error)
         if (status === 500) log.error('request failed', {error: (error as Error)?.message, method: req.method, url: req.url})
         if (res.headersSent) {
           res.destroy()
@@ -124,7 +125,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
         // An unread oversized body would be parsed as the next request: close instead.
         if (status === 413) res.setHeader('connection', 'close')
-        send(req, res, started, status === 404 ? 'unmatched' : 'error', {json: {error: {code, message}}, status})
+        send(req, res, started, status === 404 ? 'unmatched' : 'error', {json: {error: {code, message, ...fields}}, status})
       })
       .finally(() => {
         inFlight--
@@ -146,10 +147,10 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   }
 }
 
-function errorReply(error: unknown): {code: string; headers: Record<string, string>; message: string; status: number} {
-  if (error instanceof HttpError) return {code: error.code, headers: error.headers, message: error.message, status: error.status}
-  if (isEngineError(error)) return {code: error.code, headers: {}, message: error.message, status: STATUS[error.code] ?? 500}
-  return {code: 'internal', headers: {}, message: 'internal error', status: 500}
+function errorReply(error: unknown): {code: string; fields: Record<string, unknown>; headers: Record<string, string>; message: string; status: number} {
+  if (error instanceof HttpError) return {code: error.code, fields: error.fields, headers: error.headers, message: error.message, status: error.status}
+  if (isEngineError(error)) return {code: error.code, fields: {}, headers: {}, message: error.message, status: STATUS[error.code] ?? 500}
+  return {code: 'internal', fields: {}, headers: {}, message: 'internal error', status: 500}
 }
 
 function writeOptions(req: IncomingMessage, q: URLSearchParams, res: ServerResponse): WriteOptions {

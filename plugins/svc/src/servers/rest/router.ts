@@ -16,6 +16,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** More fields of the error object (a SQL error's `sqlstate`, ...). */
+    readonly fields: Record<string, unknown> = {},
   ) {
     super(message)
   }
