@@ -14,6 +14,8 @@ packages=(
   redis-tools
   postgresql
   postgresql-client
+  ruby
+  librust-serde-json-dev
 )
 
 command -v dpkg >/dev/null 2>&1 || {

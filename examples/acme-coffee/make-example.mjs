@@ -56,7 +56,9 @@ for (const [category, line] of Object.entries(lines)) {
     const image = `images/${id.toLowerCase()}.jpg`
     rows.push([id, title, `${site}/${line.slug}/${slug}`, price, category, image, `${title} from Acme Coffee, chosen and tested by our roasters.`])
     const hue = line.colour
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320">
+    // 640x640: large enough for every Performance Max ratio's minimum once cropped (640x335
+    // landscape, 512x640 portrait), since the images step never upscales a photo.
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="640" viewBox="0 0 320 320">
       <rect width="320" height="320" fill="#f4efe8"/>
       <circle cx="160" cy="150" r="${70 + (i % 4) * 12}" fill="${hue}"/>
       <rect x="${90 + (i % 3) * 10}" y="230" width="${140 - (i % 3) * 20}" height="26" rx="13" fill="${hue}" opacity="0.55"/>

@@ -175,9 +175,18 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     events.emit({detail: {pictures: plans.length, sizes: Object.fromEntries(Object.entries(PICTURE_SIZES).map(([k, v]) => [k, `${v.width}x${v.height}`])), planned: plans.map((p) => p.path)}, name: 'images', type: 'step'})
     const makeGenerator = plans.length > 0 ? (await import('./providers/images/index.js')).imageGenerator(imageOptions(x.opts)) : null
     const generator = makeGenerator ? await makeGenerator() : undefined
-    const pictures = await makePictures(ws, runDir, plans, (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}), generator)
-    if (plans.length > 0) save()
-    for (const p of plans) if (!pictures.failed.some((f) => f.path === p.path)) events.emit({path: p.path, type: 'artifact_written'})
+    const pictures = await makePictures(
+      ws,
+      runDir,
+      plans,
+      (path, reason) => events.emit({detail: {failed: path, reason}, name: 'images', type: 'step'}),
+      (path, reason) => events.emit({detail: {reason, regenerated: path}, name: 'images', type: 'step'}),
+      generator,
+    )
+    // Saving a large workspace costs; only image campaigns' picture records can have changed.
+    if (ws.account.campaigns.some((c) => c.type !== 'search')) save()
+    // Only files this step wrote: pictures reused unchanged were announced by the run that made them.
+    for (const path of pictures.written) events.emit({path, type: 'artifact_written'})
 
     const issues = validateAccount(ws, runDir)
     const errors = issues.filter((i) => i.severity === 'error')

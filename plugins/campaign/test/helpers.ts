@@ -73,3 +73,11 @@ export function sharedExampleRun(): Promise<{runDir: string}> {
   })
   return exampleRun
 }
+
+/** A copy of the shared example run, to change freely (export on it, damage a file, ...). */
+export async function sharedExampleRunCopy(): Promise<{runDir: string}> {
+  const {runDir} = await sharedExampleRun()
+  const copy = join(tempDir(), runDir.split('/').pop() as string)
+  cpSync(runDir, copy, {recursive: true})
+  return {runDir: copy}
+}

@@ -77,17 +77,23 @@ describe('campaign generate on the example (end to end)', function () {
     expect(text).to.not.contain('Demand Gen')
   })
 
-  it('rule 2: editor/ holds the image campaigns and their pictures at 1200x628, 1200x1200 and 960x1200', async () => {
+  it('rule 2: editor/ holds the image campaigns and several pictures per ratio, cropped from the photos without upscaling', async () => {
     const {default: sharp} = await import('sharp')
     const ws = readJson<{account: {campaigns: {asset_groups: {images: {height: number; kind: string; path: string; width: number}[]}[]; type: string}[]}}>(join(runDir, 'workspace.json'))
     const images = ws.account.campaigns.filter((c) => c.type !== 'search').flatMap((c) => c.asset_groups.flatMap((g) => g.images))
-    expect(images.length).to.equal(8 * 3)
-    const want: Record<string, string> = {landscape: '1200x628', portrait: '960x1200', square: '1200x1200'}
+    // 8 asset groups, 3 products with photos each: 3 pictures per ratio.
+    expect(images.length).to.equal(8 * 3 * 3)
+    // The example's photos are 640x640: each ratio at the largest size they hold, none upscaled.
+    const want: Record<string, string> = {landscape: '640x335', portrait: '512x640', square: '640x640'}
     for (const img of images) {
       const meta = await sharp(join(runDir, img.path)).metadata()
       expect(`${meta.width}x${meta.height}`, img.path).to.equal(want[img.kind])
-      expect(img.path).to.match(/^google-ads\/editor\/images\/acme-coffee-(performance-max|demand-gen)\/[a-z-]+-(landscape|square|portrait)-1\.jpg$/)
+      expect(`${img.width}x${img.height}`).to.equal(want[img.kind])
+      expect(img.path).to.match(/^google-ads\/editor\/images\/acme-coffee-(performance-max|demand-gen)\/[a-z-]+-(landscape|square|portrait)-[123]\.jpg$/)
     }
+    // No band, logo or letterbox drawn over the photo: the bottom rows are the photo's own background.
+    const bottom = await sharp(join(runDir, images[0].path)).extract({height: 4, left: 0, top: 331, width: 640}).stats()
+    for (const ch of bottom.channels.slice(0, 3)) expect(ch.mean).to.be.greaterThan(150)
   })
 
   it('rule 4: transcripts are named after missions with ":" as "-"', () => {
@@ -149,7 +155,8 @@ describe('campaign generate on the example (end to end)', function () {
     expect(steps).to.deep.equal(['cross-negatives', 'images', 'validate', 'url-check', 'export'])
     const artifacts = events.filter((e) => e.event.type === 'artifact_written').map((e) => e.event.path as string)
     expect(artifacts).to.include.members(['report.md', ...SEARCH.map((f) => `google-ads/${f}`), 'google-ads/editor/image-campaigns.csv'])
-    expect(artifacts.filter((p) => p.endsWith('.jpg'))).to.have.length(24)
+    expect(artifacts.filter((p) => p.endsWith('.jpg'))).to.have.length(72)
+    expect(artifacts).to.include('google-ads/editor/images/logo.png')
   })
 
   it('--format json prints the same lines as events.ndjson', () => {
@@ -195,7 +202,7 @@ describe('campaign generate on the example (end to end)', function () {
       expect(res.code).to.equal(3)
       expect(res.stderr).to.match(/^Error: run invalid: 1 validation errors/m)
       expect(csvFiles(copy)).to.deep.equal([])
-      expect(readdirSync(join(copy, 'google-ads', 'editor', 'images', 'acme-coffee-performance-max'))).to.have.length(15)
+      expect(readdirSync(join(copy, 'google-ads', 'editor', 'images', 'acme-coffee-performance-max'))).to.have.length(45)
       const run = readJson(join(copy, 'run.json'))
       expect(run).to.deep.include({exit_code: 3, status: 'invalid'})
       const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as Line & {code?: string})

@@ -79,7 +79,7 @@ export function renderReport(r: ReportInput): string {
     const labels: Record<string, string> = {demand_gen: 'Demand Gen', performance_max: 'Performance Max', search: 'Search'}
     for (const type of ws.input.formats) {
       if (ws.account.campaigns.some((c) => c.type === type)) continue
-      out.push(`No ${labels[type]} campaign although \`[campaigns] formats\` asks for one: at this daily budget it would not buy ${MIN_DAILY_CLICKS} clicks a day next to the other campaigns (the planner's reasoning is in the plan mission's \`agent_text\` events).`, '')
+      out.push(`No ${labels[type]} campaign although \`[campaigns] formats\` asks for one: the planner left it out (a budget that would not buy ${MIN_DAILY_CLICKS} clicks a day next to the other campaigns, or no product photos for its pictures; its reason is in the plan mission's \`agent_text\` events).`, '')
     }
   }
 

@@ -20,7 +20,7 @@ export const LIMITS = {
 
 const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/
 /** Words a search term never ends with unless it was cut short ("grinder with", "café de"). */
-const DANGLING = new Set('a an and as at by for from in of on or the to with & + - e em com da das de del do dos en para por y con el la los las und mit für von vom zum zur der die das den im am'.split(' '))
+const DANGLING = new Set('an and as at by for from in of on or the to with em com da das de del do dos en para por con el la los las und mit für von vom zum zur der die das den im am'.split(' '))
 const EMOJI = /\p{Extended_Pictographic}/u
 
 /** Every issue in the account. `runDir` lets the picture checks look at the files. */

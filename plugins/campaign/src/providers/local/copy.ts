@@ -25,8 +25,11 @@ export function keywordOf(text: string): string {
 
 /** `coffee beans` -> `Coffee Beans`, keeping capitals already in the text. */
 export function titleCase(text: string): string {
-  return text.replace(/(^|\s)(\p{Ll})/gu, (_, s: string, c: string) => s + c.toUpperCase())
+  return text.replace(/(^|\s)(\p{Ll}[\p{L}']*)/gu, (whole: string, s: string, w: string, at: number) => (at > 0 && SMALL_WORDS.has(w) ? whole : s + w[0].toUpperCase() + w.slice(1)))
 }
+
+/** Words a title keeps in lowercase ("Métodos de Preparo", "Salt and Pepper"). */
+const SMALL_WORDS = new Set(['a', 'an', 'and', 'as', 'at', 'da', 'das', 'de', 'del', 'der', 'des', 'die', 'do', 'dos', 'du', 'e', 'el', 'en', 'et', 'für', 'in', 'la', 'le', 'mit', 'of', 'on', 'or', 'the', 'to', 'und', 'von', 'y'])
 
 /** The text if it fits, else cut at a word boundary; null when not even one word fits. */
 export function fit(text: string, max: number): null | string {

@@ -44,6 +44,11 @@ export interface Phrases {
   paths: {prices: string; products: string; shop: string}
   /** Search terms of the price ad group. */
   price: (c: string) => string[]
+  /** For a service (no catalog): the service with local or hiring intent, and its price searches. */
+  service: (c: string) => string[]
+  /** Ad copy for a service business: headlines and descriptions (no shop words). */
+  serviceAd: {descriptions: (c: string, n: string) => string[]; headlines: (c: string, n: string) => string[]}
+  servicePrice: (c: string) => string[]
 }
 
 const en: Phrases = {
@@ -83,6 +88,12 @@ const en: Phrases = {
   negatives: ['free', 'jobs', 'careers', 'diy', 'how to make', 'wholesale', 'second hand', 'used', 'recipe'],
   paths: {prices: 'prices', products: 'products', shop: 'shop'},
   price: (c) => [`${c} price`, `${c} prices`, `best ${c}`, `${c} deals`, `${c} sale`],
+  service: (c) => [`${c} near me`, `${c} service`, `local ${c}`],
+  servicePrice: (c) => [`${c} cost`, `${c} price`, `${c} quote`, `best ${c}`, `affordable ${c}`],
+  serviceAd: {
+    descriptions: (c, n) => [`${n}: ${c.toLowerCase()} done right, at a fair price.`, 'Call now or book online. Clear prices before we start.', `Fast, friendly ${c.toLowerCase()} from ${n}.`],
+    headlines: (c, n) => [c, `${c} Near You`, `${c} by ${n}`, `Book ${c}`, `Fast ${c}`, n, 'Call Now', 'Book Online Today', 'Clear Prices Up Front', 'Fast Response', `Trusted ${c}`, 'Free Quote'],
+  },
 }
 
 const pt: Phrases = {
@@ -122,6 +133,12 @@ const pt: Phrases = {
   negatives: ['grátis', 'gratis', 'emprego', 'vagas', 'usado', 'usados', 'receita', 'como fazer', 'atacado'],
   paths: {prices: 'precos', products: 'produtos', shop: 'loja'},
   price: (c) => [`${c} preço`, `${c} preços`, `melhor ${c}`, `${c} promoção`, `${c} oferta`],
+  service: (c) => [`${c} perto de mim`, `serviço de ${c}`, `${c} 24 horas`],
+  servicePrice: (c) => [`${c} preço`, `${c} orçamento`, `${c} valor`, `melhor ${c}`],
+  serviceAd: {
+    descriptions: (c, n) => [`${n}: ${c.toLowerCase()} bem feito, com preço justo.`, 'Ligue agora ou agende online. Orçamento antes de começar.', `${c} rápido e de confiança com a ${n}.`],
+    headlines: (c, n) => [c, `${c} Perto de Você`, `${c} com a ${n}`, `Agende ${c}`, n, 'Ligue Agora', 'Agende Online', 'Orçamento Grátis', 'Atendimento Rápido'],
+  },
 }
 
 const es: Phrases = {
@@ -161,6 +178,12 @@ const es: Phrases = {
   negatives: ['gratis', 'empleo', 'trabajo', 'usado', 'usados', 'receta', 'como hacer', 'mayorista', 'segunda mano'],
   paths: {prices: 'precios', products: 'productos', shop: 'tienda'},
   price: (c) => [`${c} precio`, `${c} precios`, `mejor ${c}`, `${c} oferta`, `${c} ofertas`],
+  service: (c) => [`${c} cerca de mí`, `servicio de ${c}`, `${c} 24 horas`],
+  servicePrice: (c) => [`${c} precio`, `${c} presupuesto`, `${c} tarifa`, `mejor ${c}`],
+  serviceAd: {
+    descriptions: (c, n) => [`${n}: ${c.toLowerCase()} bien hecho, a buen precio.`, 'Llama ahora o reserva online. Presupuesto antes de empezar.', `${c} rápido y de confianza con ${n}.`],
+    headlines: (c, n) => [c, `${c} Cerca de Ti`, `${c} con ${n}`, `Reserva ${c}`, n, 'Llama Ahora', 'Reserva Online', 'Presupuesto Gratis', 'Atención Rápida'],
+  },
 }
 
 const de: Phrases = {
@@ -200,6 +223,12 @@ const de: Phrases = {
   negatives: ['kostenlos', 'gratis', 'jobs', 'stellenangebote', 'gebraucht', 'rezept', 'selber machen', 'großhandel'],
   paths: {prices: 'preise', products: 'produkte', shop: 'shop'},
   price: (c) => [`${c} preis`, `${c} preise`, `${c} günstig`, `${c} angebot`, `beste ${c}`],
+  service: (c) => [`${c} in der nähe`, `${c} service`, `${c} notdienst`],
+  servicePrice: (c) => [`${c} kosten`, `${c} preis`, `${c} angebot`, `bester ${c}`],
+  serviceAd: {
+    descriptions: (c, n) => [`${n}: ${c} zuverlässig und zum fairen Preis.`, 'Jetzt anrufen oder online buchen. Klare Preise vorab.', `Schneller ${c} von ${n}.`],
+    headlines: (c, n) => [c, `${c} in Ihrer Nähe`, `${c} von ${n}`, `${c} Buchen`, n, 'Jetzt Anrufen', 'Online Buchen', 'Kostenloses Angebot', 'Schnelle Hilfe'],
+  },
 }
 
 const BOOK: Record<string, Phrases> = {de, en, es, pt}

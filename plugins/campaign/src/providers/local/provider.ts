@@ -27,6 +27,8 @@ interface BusinessInfo {
 
 interface Brief {
   brand_kit: {business_name: string} | null
+  /** Products in the whole catalog (from the brief's catalog summary). */
+  catalog_products?: number
   budget: Budget
   business: Business
   campaign: {max_cpc_cents: null | number; name: string; planned: Planned[]; type: CampaignType}
@@ -121,8 +123,13 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   const cheapestCategory = Math.min(...categories.map(([, items]) => need(items, items.length === 0 ? 'service' : undefined)))
   // Image campaigns come after Search: each needs its own 10 clicks, and Search must keep enough.
   const image: {share: number; type: CampaignType}[] = []
+  const photos = products.some((p) => p.image !== null && !/^https?:/i.test(p.image))
   for (const [type, share] of [['performance_max', 0.25], ['demand_gen', 0.15]] as const) {
     if (!info.formats.includes(type)) continue
+    if (!photos) {
+      notes.push(`no ${type === 'performance_max' ? 'Performance Max' : 'Demand Gen'} campaign: no product has a photo to make its pictures from`)
+      continue
+    }
     const cents = Math.round(daily * share)
     const left = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0) - cents
     if (cents >= need(all, all.length === 0 ? 'service' : undefined) && (!search || left >= cheapestCategory)) image.push({share, type})
@@ -251,7 +258,8 @@ export function split(total: number, weights: number[]): number[] {
 }
 
 async function build(call: Call, session: MissionSession): Promise<void> {
-  const brief = await call<Brief>('get_brief')
+  const raw = await call<Brief & {catalog: {products: number}}>('get_brief')
+  const brief: Brief = {...raw, catalog_products: raw.catalog.products}
   const {business, budget, campaign} = brief
   const words = phrasesFor(business.language)
   if (words === null) throw new PermanentFailure(`the offline planner cannot write ${business.language} copy; use a model provider (--provider)`)
@@ -262,12 +270,12 @@ async function build(call: Call, session: MissionSession): Promise<void> {
   if (campaign.type === 'search') {
     for (const g of campaign.planned) {
       const items = g.product_ids.map((id) => byId.get(id)).filter((p): p is Product => p !== undefined)
-      const category = items[0]?.category ?? g.name
+      const category = items[0]?.category ?? g.name.replace(/ - (Products|Prices)$/, '')
       const keywords = keywordsFor(g.theme, category, items, business, words)
       own.push(...keywords.map((k) => k.text))
       const factor = g.theme === 'products' ? 1 : g.theme === 'prices' ? 0.9 : 0.8
       await call('upsert_ad_group', {
-        ads: [adFor(g, category, items, business, name, budget, words)],
+        ads: [adFor(g, category, items, business, name, budget, words, brief.catalog_products === 0)],
         final_url: g.final_url,
         keywords,
         language: business.language,
@@ -326,20 +334,28 @@ function keywordsFor(theme: string, category: string, items: Product[], business
     const term = productTerm(p.title)
     return term === null ? [] : both(term, p.url)
   })
-  else if (theme === 'prices') list = words.price(cat).map((text) => ({match: 'phrase', text: keywordOf(text)}))
+  else if (theme === 'prices') list = (items.length === 0 ? words.servicePrice(cat) : words.price(cat)).map((text) => ({match: 'phrase', text: keywordOf(text)}))
   // A one-word category ("tea") alone is a head term that buys every kind of search: only with intent.
-  else list = [...(cat.includes(' ') ? both(cat) : []), ...words.intent(cat).map((text): Keyword => ({match: 'phrase', text: keywordOf(text)}))]
+  else list = [...(cat.includes(' ') ? both(cat) : []), ...(items.length === 0 ? words.service(cat) : words.intent(cat)).map((text): Keyword => ({match: 'phrase', text: keywordOf(text)}))]
   const seen = new Set<string>()
   return list.filter((k) => k.text !== '' && !seen.has(`${k.match}:${k.text}`) && seen.add(`${k.match}:${k.text}`))
 }
 
-function adFor(g: Planned, category: string, items: Product[], business: Business, name: string, budget: Budget, w: Phrases) {
+function adFor(g: Planned, category: string, items: Product[], business: Business, name: string, budget: Budget, w: Phrases, noCatalog: boolean) {
   const a = w.ad
   const cat = titleCase(category)
   const min = items.length > 0 ? Math.min(...items.map((p) => p.price_cents)) : null
   const from = min === null ? null : price(min, budget.currency, business.language)
   const productTitles = items.map((p) => p.title)
   const priceLines = from ? [a.from(cat, from), a.pricesFrom(from)] : [a.deals(cat), a.fairPrices]
+  // A service business (no catalog): no shop words, no prices.
+  const service = g.theme !== 'brand' && items.length === 0 && g.product_ids.length === 0 && business.pages.length > 0
+  if (service || (g.theme === 'brand' && business.pages.length > 0 && noCatalog)) {
+    const label = g.theme === 'brand' ? (business.pages[0]?.name ?? cat) : cat
+    const h = pick(w.serviceAd.headlines(titleCase(label), name), 30, 15)
+    const d = pick([firstSentence(business.description), ...w.serviceAd.descriptions(label, name)], 90, 4)
+    return {descriptions: d, final_url: g.final_url, headlines: h, path1: pathOf(label) || w.paths.shop, path2: g.theme === 'prices' ? w.paths.prices : ''}
+  }
   const headlines =
     g.theme === 'brand'
       ? a.brandHeadlines(name)

@@ -1,5 +1,6 @@
 /** `POST /api/v1/query`: SQL over HTTP through the same query layer as the PostgreSQL server. */
 import {createQueryEngine, type QueryEngine, type SqlError} from '../../query/index.js'
+import {jsonValue} from '../../query/json-value.js'
 
 import {HttpError, type RestContext, type RestReply, type RestRequest, type Route} from './router.js'
 
@@ -58,10 +59,4 @@ export function queryRoutes({engine}: RestContext): Route[] {
   }
 
   return [{handler: query, methods: ['POST'], path: '/api/v1/query'}]
-}
-
-/** 64-bit integers beyond a double's exact range go out as strings, so no digit is lost. */
-function jsonValue(_key: string, value: unknown): unknown {
-  if (typeof value !== 'bigint') return value
-  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString()
 }

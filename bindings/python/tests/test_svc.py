@@ -1,0 +1,177 @@
+"""The Python binding against the built toolkit (TOOLKIT_BIN), embedded and remote."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import toolkit_svc  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
+BIN = os.environ.setdefault("TOOLKIT_BIN", str(ROOT / "bin" / "run.js"))
+
+
+def env():
+    home = tempfile.mkdtemp(prefix="svc-py-home-")
+    return {**os.environ, "HOME": home, "TOOLKIT_CONFIG_DIR": home, "XDG_CONFIG_HOME": home, "NO_COLOR": "1"}
+
+
+class Server:
+    """`toolkit svc server` on free ports, REST and Redis."""
+
+    def __init__(self, data_dir):
+        self.proc = subprocess.Popen(
+            [BIN, "svc", "server", "--data-dir", data_dir, "--http-port", "0", "--redis-port", "0", "--disable-sql", "--format", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env(), text=True,
+        )
+        ready = json.loads(self.proc.stdout.readline())
+        self.url = f"http://127.0.0.1:{ready['rest']}"
+        self.redis_port = ready["redis"]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+class Calls:
+    """One round trip of every API call; run against both transports."""
+
+    db: toolkit_svc.Client
+
+    def test_round_trip(self):
+        db = self.db
+        r = db.put("users:1", {"name": "Ada", "city": "Oslo"})
+        self.assertEqual(r["id"], "users:1")
+        self.assertEqual(db.get("users:1"), {"id": "users:1", "name": "Ada", "city": "Oslo"})
+        self.assertIsNone(db.get("users:404"))
+        db.put("users:1", {"name": "Ada Lovelace", "city": "London"})
+        db.put("users:2", {"name": "Ann", "city": "Oslo"})
+
+        versions = db.history("users:1")["versions"]
+        self.assertEqual([v["doc"]["name"] for v in versions], ["Ada Lovelace", "Ada"])
+        self.assertEqual(len(db.history("users:1", limit=1)["versions"]), 1)
+        first = versions[-1]["commit"]
+        self.assertEqual(db.get_as_of("users:1", commit=first)["name"], "Ada")
+        self.assertEqual(db.get_as_of("users:1", time=versions[0]["time"])["name"], "Ada Lovelace")
+        changes = db.diff("users:1", first)
+        self.assertIn({"op": "change", "path": "/name", "before": "Ada", "after": "Ada Lovelace"}, changes)
+
+        self.assertEqual([d["id"] for d in db.list_by_table("users")["documents"]], ["users:1", "users:2"])
+        self.assertEqual([d["id"] for d in db.list_by_prefix("users:2")["documents"]], ["users:2"])
+        hits = db.search("oslo")
+        self.assertEqual([h["id"] for h in hits["hits"]], ["users:2"])
+
+        rows = db.query("SELECT name FROM users WHERE city = $1", ["Oslo"])
+        self.assertEqual(rows["rows"], [["Ann"]])
+
+        db.create_branch("dev")
+        db.put("users:3", {"name": "Dev only"}, branch="dev")
+        self.assertIsNone(db.get("users:3"))
+        self.assertEqual(db.get("users:3", branch="dev")["name"], "Dev only")
+        self.assertIn("dev", [b["name"] for b in db.branches()])
+        db.remove_branch("dev")
+        self.assertNotIn("dev", [b["name"] for b in db.branches()])
+
+        self.assertTrue(db.delete("users:2")["existed"])
+        self.assertIsNone(db.get("users:2"))
+        self.assertFalse(db.delete("users:2")["existed"])
+
+    def test_errors_are_svc_errors(self):
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            self.db.put("users:1", ["not", "an", "object"])
+        self.assertIn(e.exception.code, ("invalid_document", "invalid_json"))
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            self.db.query("SELEC nonsense")
+        self.assertEqual(e.exception.code, "42601")
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            self.db.put("_pg_schema:x", {"a": 1})
+        self.assertEqual(e.exception.code, "reserved")
+
+
+class EmbeddedTest(Calls, unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="svc-py-")
+        self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
+
+    def tearDown(self):
+        self.db.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_locked_directory(self):
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            toolkit_svc.open(os.path.join(self.dir, "data"))
+        self.assertEqual(e.exception.code, "locked")
+        self.assertIn(f"pid {self.db._transport.pid}", e.exception.message)
+        self.assertIn("connect(url)", e.exception.message)
+
+    def test_backup_restore_and_snapshot(self):
+        db = self.db
+        for i in range(20):
+            db.put(f"t:{i}", {"n": i})
+        manifest = db.create_backup(os.path.join(self.dir, "full.tar.gz"))
+        self.assertEqual(manifest["type"], "full")
+        self.assertEqual(manifest["documents"], 20)
+        restored = db.restore_backup(os.path.join(self.dir, "full.tar.gz"), data_dir=os.path.join(self.dir, "restored"))
+        self.assertEqual(restored["documents"], 20)
+        with toolkit_svc.open(os.path.join(self.dir, "restored")) as copy:
+            self.assertEqual(copy.get("t:7"), {"id": "t:7", "n": 7})
+        snap = db.export_snapshot(os.path.join(self.dir, "main.bundle"), ["main"])
+        self.assertEqual([r["name"] for r in snap["refs"]], ["refs/heads/main"])
+        exported = db.export_to_directory(os.path.join(self.dir, "export"))
+        self.assertEqual(exported["documents"], 20)
+
+    def test_pipeline(self):
+        with self.db.pipeline() as p:
+            puts = [p.put(f"p:{i}", {"n": i}) for i in range(500)]
+            got = p.get("p:499")
+        self.assertTrue(all(f.result()["id"] for f in puts))
+        self.assertEqual(got.result(), {"id": "p:499", "n": 499})
+
+    def test_embed_then_redis_cli_reads_it(self):
+        self.db.put("kv:greeting", {"text": "hello from python"})
+        self.db.close()
+        server = Server(os.path.join(self.dir, "data"))
+        try:
+            out = subprocess.run(["redis-cli", "-p", str(server.redis_port), "HGET", "kv:greeting", "text"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(out.stdout.strip(), "hello from python")
+        finally:
+            server.stop()
+        self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
+
+
+class RemoteTest(Calls, unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="svc-py-")
+        self.server = Server(os.path.join(self.dir, "data"))
+        self.db = toolkit_svc.connect(self.server.url)
+
+    def tearDown(self):
+        self.db.close()
+        self.server.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_server_down(self):
+        db = toolkit_svc.connect("http://127.0.0.1:9")
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            db.get("users:1")
+        self.assertEqual(e.exception.code, "unavailable")
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_readme_example_runs(self):
+        readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+        code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+        cwd = tempfile.mkdtemp(prefix="svc-py-readme-")
+        out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120,
+                             env={**env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Ada", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,159 @@
+import {EngineError, isEngineError} from '../engine/errors.js'
+import type {Doc, Engine, Json} from '../engine/types.js'
+
+/**
+ * The embedded protocol's operations: one table from an operation name to an engine call. The
+ * language bindings speak it over a child process's stdin/stdout (docs/svc-embed-protocol.md);
+ * names are the bindings' own (snake_case), results are the engine's JSON shapes.
+ */
+export type Params = Record<string, unknown>
+type Handler = (engine: Engine, p: Params) => Promise<unknown>
+
+/** Extra operations a host adds (SQL, backups) without this module importing them. */
+export type ExtraOperations = Record<string, (p: Params) => Promise<unknown>>
+
+function str(p: Params, name: string, optional?: false): string
+function str(p: Params, name: string, optional: true): string | undefined
+function str(p: Params, name: string, optional = false): string | undefined {
+  const v = p[name]
+  if (v === undefined || v === null) {
+    if (optional) return undefined
+    throw new EngineError('invalid_argument', `"${name}" is required`)
+  }
+  if (typeof v !== 'string') throw new EngineError('invalid_argument', `"${name}" must be a string`)
+  return v
+}
+
+function int(p: Params, name: string): number | undefined {
+  const v = p[name]
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new EngineError('invalid_argument', `"${name}" must be a non-negative integer`)
+  return v
+}
+
+function doc(p: Params): Doc {
+  const d = p.doc
+  if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new EngineError('invalid_document', '"doc" must be a JSON object')
+  const id = str(p, 'id', true)
+  return (id === undefined ? d : {...(d as Record<string, Json>), id}) as Doc
+}
+
+const branchOf = (p: Params) => ({branch: str(p, 'branch', true)})
+const meta = {meta: {origin: 'embed'}}
+
+const OPERATIONS: Record<string, Handler> = {
+  async branches(e) {
+    return e.branches()
+  },
+  async create_branch(e, p) {
+    return e.createBranch(str(p, 'name'), {from: str(p, 'from', true)})
+  },
+  async delete(e, p) {
+    return e.delete(str(p, 'id'), {...branchOf(p), ...meta})
+  },
+  async diff(e, p) {
+    return e.diff(str(p, 'id'), {...branchOf(p), from: str(p, 'from'), to: str(p, 'to', true)})
+  },
+  async get(e, p) {
+    return (await e.get(str(p, 'id'), branchOf(p))) ?? null
+  },
+  async get_as_of(e, p) {
+    const time = p.time
+    if (time !== undefined && typeof time !== 'string' && typeof time !== 'number') throw new EngineError('invalid_argument', '"time" must be RFC 3339 text or epoch milliseconds')
+    return (await e.asOf(str(p, 'id'), {...branchOf(p), commit: str(p, 'commit', true), time: time as number | string | undefined})) ?? null
+  },
+  async get_many(e, p) {
+    const ids = p.ids
+    if (!Array.isArray(ids) || ids.some((i) => typeof i !== 'string')) throw new EngineError('invalid_argument', '"ids" must be an array of strings')
+    return (await e.getMany(ids as string[], branchOf(p))).map((d) => d ?? null)
+  },
+  async history(e, p) {
+    return e.history(str(p, 'id'), {...branchOf(p), cursor: str(p, 'cursor', true), limit: int(p, 'limit')})
+  },
+  async list(e, p) {
+    // Named as REST names it, so both transports of a binding answer the same shape.
+    const r = await e.list({...branchOf(p), cursor: str(p, 'cursor', true), limit: int(p, 'limit'), prefix: str(p, 'prefix', true), table: str(p, 'table', true)})
+    return r.nextCursor === undefined ? {documents: r.docs} : {documents: r.docs, nextCursor: r.nextCursor}
+  },
+  async ping() {
+    return 'pong'
+  },
+  async put(e, p) {
+    return e.put(doc(p), {...branchOf(p), ...meta})
+  },
+  async remove_branch(e, p) {
+    await e.removeBranch(str(p, 'name'))
+    return {name: p.name, removed: true}
+  },
+  async search(e, p) {
+    return e.search(str(p, 'query'), {...branchOf(p), limit: int(p, 'limit'), offset: int(p, 'offset'), table: str(p, 'table', true)})
+  },
+  async tables(e, p) {
+    return e.tables(branchOf(p))
+  },
+}
+
+export interface Reply {
+  error?: {code: string; message: string}
+  id: Json
+  result?: unknown
+}
+
+export interface Request {
+  id: Json
+  op: string
+  params: Params
+}
+
+/** How a request orders against the ones sent before it (see serveLines). */
+export type RequestKind = 'exclusive' | 'read' | 'write'
+
+const WRITES = new Set(['create_branch', 'delete', 'put', 'remove_branch'])
+
+/** Added operations (SQL, which may write; backups; restores) are exclusive: they see every earlier request's effect and hold later ones. */
+export function kindOf(op: string): RequestKind {
+  if (WRITES.has(op)) return 'write'
+  if (Object.hasOwn(OPERATIONS, op)) return 'read'
+  return 'exclusive'
+}
+
+/** Parses one request line; a malformed one throws an EngineError carrying the id it had, if any. */
+export function parseRequest(line: string): Request {
+  let request: unknown
+  try {
+    request = JSON.parse(line)
+  } catch {
+    throw new EngineError('invalid_argument', 'a request must be one JSON object per line')
+  }
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new EngineError('invalid_argument', 'a request must be a JSON object')
+  const r = request as {id?: Json; op?: unknown; params?: unknown}
+  const id = r.id ?? null
+  const params = r.params ?? {}
+  if (typeof r.op !== 'string') throw Object.assign(new EngineError('invalid_argument', 'a request needs "op"'), {requestId: id})
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) throw Object.assign(new EngineError('invalid_argument', '"params" must be a JSON object'), {requestId: id})
+  return {id, op: r.op, params: params as Params}
+}
+
+export function errorReply(error: unknown, id: Json): Reply {
+  if (isEngineError(error)) return {error: {code: error.code, message: error.message}, id}
+  const code = (error as {code?: unknown}).code
+  return {error: {code: typeof code === 'string' ? code : 'internal', message: (error as Error).message ?? String(error)}, id}
+}
+
+/** Runs one parsed request; never throws (a failure is an error reply). */
+export async function answer(engine: Engine, request: Request, extra: ExtraOperations = {}): Promise<Reply> {
+  const {id, op, params} = request
+  try {
+    const own = Object.hasOwn(OPERATIONS, op) ? OPERATIONS[op] : undefined
+    if (own) return {id, result: await own(engine, params)}
+    const added = Object.hasOwn(extra, op) ? extra[op] : undefined
+    if (added) return {id, result: await added(params)}
+    throw new EngineError('invalid_argument', `unknown operation "${op}"; operations: ${operationNames(extra).join(', ')}`)
+  } catch (error) {
+    return errorReply(error, id)
+  }
+}
+
+export function operationNames(extra: ExtraOperations = {}): string[] {
+  return [...Object.keys(OPERATIONS), ...Object.keys(extra)].sort()
+}
