@@ -3,7 +3,8 @@ import {join} from 'node:path'
 
 import {EngineError, type GitEngine, openEngine} from '../src/engine/index.js'
 import {startServer, type Started} from './helpers/cli.js'
-import {cleanupTempDirs, gitOut, tempDir} from './helpers/tmp.js'
+import {docPath, parseId} from '../src/engine/ids.js'
+import {cleanupTempDirs, gitOut, loseObject, tempDir} from './helpers/tmp.js'
 
 /** A clock the test moves by hand, so no assertion depends on how fast the machine is. */
 function manualClock(start = Date.UTC(2030, 0, 1)): {advance(ms: number): void; now: () => number} {
@@ -18,7 +19,7 @@ async function rejects(p: Promise<unknown>): Promise<EngineError> {
   return caught as EngineError
 }
 
-describe('svc engine: expiry, reserved tables and transactions', () => {
+describe('svc engine: expiry, reserved tables, transactions and damage', () => {
   let db: GitEngine | undefined
   const running: Started[] = []
   afterEach(async () => {
@@ -192,5 +193,27 @@ describe('svc engine: expiry, reserved tables and transactions', () => {
     s.child.kill('SIGTERM')
     expect((await s.exited).code).to.equal(0)
     expect(gitOut(join(dir, 'repo'), ['log', '--format=%B', 'main'])).to.include('Svc-Origin: expiry')
+  })
+
+  it('lists, counts and searches past a document whose git object is missing, and says which one was skipped', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir)
+    await db.put({id: 'd:1', text: 'plum'})
+    await db.put({id: 'd:2', text: 'plum jam'})
+    await db.close()
+    const repo = join(dir, 'repo')
+    const blob = gitOut(repo, ['rev-parse', `main:${docPath(parseId('d:1'))}`]).trim()
+    loseObject(repo, blob)
+    db = await openEngine(dir)
+    const e = await rejects(db.get('d:1'))
+    expect(e.code).to.equal('damaged')
+    expect(e.message).to.include(blob)
+    const list = await db.list({table: 'd'})
+    expect(list.docs.map((d) => d.id)).to.deep.equal(['d:2'])
+    expect(list.skipped).to.deep.equal([{id: 'd:1', object: blob}])
+    expect(await db.count({table: 'd'})).to.equal(2)
+    expect(db.damage()).to.deep.equal([{branch: 'main', id: 'd:1', object: blob}])
+    await db.delete('d:1')
+    expect(db.damage()).to.deep.equal([])
   })
 })

@@ -1,6 +1,8 @@
 import {expect} from 'chai'
 
-import {isCanonicalId, parseId} from '../src/engine/ids.js'
+import {spawnSync} from 'node:child_process'
+
+import {classifyPath, docPath, isCanonicalId, parseId, refFormatProblem, validateBranch} from '../src/engine/ids.js'
 
 describe('svc ids', () => {
   it('isCanonicalId agrees with parseId: true only for valid ids that name their table', () => {
@@ -22,5 +24,28 @@ describe('svc ids', () => {
     }
     expect(isCanonicalId('users:1')).to.equal(true)
     expect(isCanonicalId('plain')).to.equal(false)
+  })
+
+  it('refuses exactly the branch names git check-ref-format --branch refuses (and svc keeps to names without /)', () => {
+    const names = ['x.', 'x.lock', 'a..b', 'a@{b', 'HEAD', '@', '-x', 'a b', 'a\tb', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[b', 'a\\b', '.hidden', 'ok', 'feature-1', 'v1.2', 'a@b', 'x.lockx', 'a/b', 'a//b', 'a/', '/a', 'a/.b', 'a/b.lock', '\u007f']
+    for (const name of names) {
+      // --branch reads a lone "@" as shorthand for HEAD; as a ref name refs/heads/@ is refused.
+      const git = name !== '@' && spawnSync('git', ['check-ref-format', '--branch', name], {encoding: 'utf8'}).status === 0
+      expect(refFormatProblem(name) === undefined, `${JSON.stringify(name)}: git says ${git ? 'valid' : 'invalid'}`).to.equal(git)
+      if (!git) expect(() => validateBranch(name), name).to.throw(/invalid branch name/)
+    }
+    expect(validateBranch('feature-1')).to.equal('feature-1')
+    expect(() => validateBranch('a/b')).to.throw(/use letters, digits/)
+  })
+
+  it('stores a key whose file name would pass 255 bytes under a hashed name that maps back to nothing but its body', () => {
+    const long = parseId(`t:${'é'.repeat(256)}`)
+    const path = docPath(long)
+    const name = path.slice(path.lastIndexOf('/') + 1)
+    expect(Buffer.byteLength(name)).to.be.below(255)
+    expect(classifyPath(path)).to.deep.equal({kind: 'hashed'})
+    expect(classifyPath(`${path}.expires-1700000000000`)).to.deep.equal({at: 1_700_000_000_000, docPath: path, kind: 'expiry'})
+    const short = docPath(parseId('t:abc'))
+    expect(classifyPath(short)).to.deep.equal({id: 't:abc', kind: 'doc'})
   })
 })

@@ -1,22 +1,24 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, rmSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {EngineError} from './errors.js'
-import {FieldIndex, type IndexDefinition} from './field-index.js'
+import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
-import {git, gitStream} from './git.js'
-import {classifyPath, DEFAULT_BRANCH, docPath, expiryPath, idFromBody, isCanonicalId, isReservedTable, MAX_FILE_NAME, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
+import {git} from './git.js'
+import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
-import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter, WRITER_PID_FILE} from './lock.js'
+import {type DataDirLayout, dataDirLayout, LAYOUT_NAMES} from './layout.js'
+import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
 import {beginTransaction} from './transaction.js'
+import {SecondaryIndexes} from './secondary-indexes.js'
 import {lowerBound} from './sorted.js'
-import {CommitWriter} from './writer.js'
+import {type CommitSpec, CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
   AsOfOptions,
@@ -74,28 +76,6 @@ export interface EngineOptions {
   repackEveryCheckpoints?: number
 }
 
-interface DocEntry {
-  /** Body of a write not yet in Git (read-your-writes). */
-  body?: Buffer
-  /** Epoch ms after which the document is gone (swept by the engine with origin `expiry`). */
-  expiresAt?: number
-  /** Tree path, only when it is not docPath(id) (a name written before long keys were hashed). */
-  path?: string
-  seq: number
-  sha: string
-}
-
-interface BranchState {
-  docs: Map<string, DocEntry>
-  exists: boolean
-  /** Ids whose entry has an expiry (entries are replaced, never mutated: branches share them). */
-  expiring: Set<string>
-  /** Secondary field indexes by name. */
-  indexes?: Map<string, FieldIndex & {failed?: string}>
-  name: string
-  tables: Map<string, {ids: Set<string>; sorted?: string[]}>
-}
-
 const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
 
 export interface EngineDetails extends EngineStats {
@@ -105,8 +85,24 @@ export interface EngineDetails extends EngineStats {
   seq: number
   walBytes: number
   walFsyncs: number
-  /** Set when the Git writer failed: writes are refused until a restart replays the log. */
+  /** Set while the Git writer is down: writes are refused until svc has restarted it. */
   writerError?: string
+  /** Times the Git writer died and svc restarted it, replaying the writes not yet in Git. */
+  writerRestarts: number
+}
+
+/** A document whose Git object is missing. */
+export interface Damage {
+  branch: string
+  id: string
+  object: string
+}
+
+/** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
+interface Unsent {
+  branch?: {from: string; name: string}
+  idx: number
+  spec?: CommitSpec
 }
 
 /** Commits after which a checkpoint is requested at once, when none is on its way. */
@@ -126,6 +122,8 @@ function serialize(doc: Doc): Buffer {
  */
 export class GitEngine implements Engine {
   readonly dataDir: string
+  /** Where each of the data directory's files is (engine/layout.ts). */
+  readonly layout: DataDirLayout
   readonly repo: string
   private appending = 0
   private branchesState = new Map<string, BranchState>()
@@ -148,6 +146,15 @@ export class GitEngine implements Engine {
   private sweepNotBefore = 0
   private sweepTimer: NodeJS.Timeout | undefined
   private sweeping: Promise<void> | undefined
+  private secondary: SecondaryIndexes
+  /** Damaged documents with the entry that was found damaged: a later write replaces the entry. */
+  private damaged = new Map<string, Damage & {entry: DocEntry}>()
+  private recovering: Promise<void> | undefined
+  private sendIdx = 0
+  private unsent: Unsent[] = []
+  /** Why the Git writer is down (set from its death until a restarted one has checkpointed). */
+  private writerDown: string | undefined
+  private writerRestarts = 0
   private readonly now: () => number
   private firstUncheckpointedAt = 0
   private index: FullTextIndex | undefined
@@ -164,11 +171,13 @@ export class GitEngine implements Engine {
 
   private constructor(dataDir: string, private readonly options: EngineOptions) {
     this.dataDir = resolve(dataDir)
-    this.repo = join(this.dataDir, 'repo')
+    this.layout = dataDirLayout(this.dataDir, {indexDir: options.indexDir})
+    this.repo = this.layout.repo
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.now = options.now ?? Date.now
+    this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
   static async open(dataDir: string, options: EngineOptions = {}): Promise<GitEngine> {
@@ -228,6 +237,8 @@ export class GitEngine implements Engine {
     clearTimeout(this.checkpointTimer)
     clearTimeout(this.sweepTimer)
     await this.wal.close()
+    await this.recovering
+    if (this.writerDown) this.failure ??= new EngineError('unavailable', `${this.writerDown}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
     try {
       await this.flushInternal()
       await this.repacking
@@ -265,14 +276,13 @@ export class GitEngine implements Engine {
     if (!from.exists && from.docs.size === 0) {
       throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
     }
-    this.writer.createBranch(name, from.name)
-    const state: BranchState = {docs: new Map(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
-    for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
+    this.send({branch: {from: from.name, name}})
+    const state = forkBranch(from, name)
     this.branchesState.set(name, state)
     for (const id of state.expiring) this.expiries.push({at: state.docs.get(id)!.expiresAt!, branch: name, id})
     this.scheduleSweep()
-    for (const idx of from.indexes?.values() ?? []) this.addIndex(state, idx.def)
-    if (from.indexes?.size) this.saveIndexDefinitions()
+    for (const idx of from.indexes?.values() ?? []) this.secondary.add(state, idx.def)
+    if (from.indexes?.size) this.secondary.save(this.branchesState.values())
     await this.forceCheckpoint()
     this.index?.addBranch(name)
     const heads = await this.refHeads()
@@ -289,14 +299,14 @@ export class GitEngine implements Engine {
     if (!INDEX_NAME.test(name)) throw new EngineError('invalid_argument', `invalid index name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`)
     const existing = b.indexes?.get(name)
     if (existing) {
-      if (options.ifNotExists) return this.indexInfo(b, existing)
+      if (options.ifNotExists) return this.secondary.info(b, existing)
       throw new EngineError('conflict', `index ${JSON.stringify(name)} already exists on branch ${b.name}`)
     }
-    const idx = this.addIndex(b, {field, name, table})
-    this.saveIndexDefinitions()
+    const idx = this.secondary.add(b, {field, name, table})
+    this.secondary.save(this.branchesState.values())
     await idx.ready
     this.log.info('index created', {branch: b.name, documents: idx.size, field, name, table})
-    return this.indexInfo(b, idx)
+    return this.secondary.info(b, idx)
   }
 
   async dropIndex(name: string, options: BranchOption & {ifExists?: boolean} = {}): Promise<boolean> {
@@ -306,7 +316,7 @@ export class GitEngine implements Engine {
       throw new EngineError('not_found', `index ${JSON.stringify(name)} does not exist on branch ${b.name}`)
     }
     b.indexes.delete(name)
-    this.saveIndexDefinitions()
+    this.secondary.save(this.branchesState.values())
     this.log.info('index dropped', {branch: b.name, name})
     return true
   }
@@ -317,7 +327,7 @@ export class GitEngine implements Engine {
    */
   async findIds(table: string, field: string, value: Json, options: BranchOption = {}): Promise<string[] | undefined> {
     const b = this.branch(options.branch)
-    const idx = this.indexOn(b, table, field)
+    const idx = this.secondary.on(b, table, field)
     if (!idx) return undefined
     await idx.ready
     if (idx.failed) return undefined
@@ -329,7 +339,7 @@ export class GitEngine implements Engine {
     const b = this.branch(options.branch)
     return [...(b.indexes?.values() ?? [])]
       .filter((i) => options.table === undefined || i.def.table === options.table)
-      .map((i) => this.indexInfo(b, i))
+      .map((i) => this.secondary.info(b, i))
       .sort((x, y) => x.name.localeCompare(y.name))
   }
 
@@ -356,7 +366,8 @@ export class GitEngine implements Engine {
       seq: this.seq,
       walBytes: this.wal.bytes,
       walFsyncs: this.wal.fsyncs,
-      writerError: this.failure?.message,
+      writerError: this.failure?.message ?? this.writerDown,
+      writerRestarts: this.writerRestarts,
     }
   }
 
@@ -398,7 +409,7 @@ export class GitEngine implements Engine {
   async getRaw(id: string, options: BranchOption = {}): Promise<Buffer | undefined> {
     const entry = this.entry(id, options)
     if (!entry) return undefined
-    return this.blob(entry)
+    return this.blob(entry, options.branch ?? DEFAULT_BRANCH, id)
   }
 
   /**
@@ -475,8 +486,20 @@ export class GitEngine implements Engine {
 
   async list(options: ListOptions = {}): Promise<ListResult> {
     const ids = this.listIds(options)
-    const docs = await Promise.all(ids.ids.map((id) => this.get(id, options)))
-    return {docs: docs.filter((d): d is Doc => d !== undefined), nextCursor: ids.nextCursor}
+    const skipped: Damage[] = []
+    const docs = await Promise.all(ids.ids.map((id) => this.get(id, options).catch((error: unknown) => skipDamaged(error, skipped))))
+    return {docs: docs.filter((d): d is Doc => d !== undefined), nextCursor: ids.nextCursor, ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
+  }
+
+  /**
+   * Documents found damaged (their Git object missing) since they were last read whole; one
+   * leaves this list once it is rewritten, deleted, or its object is back (a restore, a fetch).
+   */
+  damage(): Damage[] {
+    for (const [k, d] of this.damaged) {
+      if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
+    }
+    return [...this.damaged.values()].map(({branch, id, object}) => ({branch, id, object}))
   }
 
   /** Ids in order for a listing page, without reading the documents. */
@@ -522,9 +545,9 @@ export class GitEngine implements Engine {
     // fast-import would recreate the ref at its next checkpoint; a fresh process forgets it.
     await this.repacking
     await this.writer.close()
-    this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer())
+    this.writer = this.newWriter()
     this.branchesState.delete(name)
-    if (b.indexes?.size) this.saveIndexDefinitions()
+    if (b.indexes?.size) this.secondary.save(this.branchesState.values())
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     this.index?.dropBranch(name)
     this.log.info('branch removed', {branch: name})
@@ -558,8 +581,9 @@ export class GitEngine implements Engine {
     this.checkOpen()
     validateBranch(name)
     if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
-    const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
-    await this.loadTree(state, this.checkCommit(commit))
+    const state = emptyBranch(name, true)
+    await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit), this.log, (id, at) => this.expiries.push({at, branch: name, id}))
+    this.scheduleSweep()
     if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
     await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
     this.branchesState.set(name, state)
@@ -575,9 +599,10 @@ export class GitEngine implements Engine {
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
     const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
-    const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name})))
+    const skipped: Damage[] = []
+    const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total: total - (ids.length - hits.length)}
+    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
   }
 
   stats(): EngineStats {
@@ -620,7 +645,7 @@ export class GitEngine implements Engine {
         const keep = op.keepExpiry && old?.expiresAt !== undefined && old.expiresAt > entry.time ? old.expiresAt : undefined
         if (old?.expiresAt !== undefined && keep === undefined) files.push({path: expiryPath(path, old.expiresAt)})
         this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {})})
-        if (b.indexes) this.indexWrite(b, p.table, p.id, body)
+        if (b.indexes) this.secondary.write(b, p.table, p.id, body)
         files.push({content: body, path})
         this.index?.onWrite(b.name, p.id, body, sha)
       } else if (op.op === 'expire') {
@@ -638,19 +663,21 @@ export class GitEngine implements Engine {
         }
         b.expiring.delete(p.id)
         if (old?.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
-        if (b.indexes) this.indexWrite(b, p.table, p.id, undefined)
+        if (b.indexes) this.secondary.write(b, p.table, p.id, undefined)
         files.push({path})
         this.index?.onWrite(b.name, p.id, undefined, undefined)
       }
       ids.push(p.id)
     }
     this.pendingQueue.push({branch: b.name, ids, seq: entry.seq})
-    this.writer.commit({
-      authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
-      branch: b.name,
-      files,
-      message: commitMessage(entry),
-      time: entry.time,
+    this.send({
+      spec: {
+        authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
+        branch: b.name,
+        files,
+        message: commitMessage(entry),
+        time: entry.time,
+      },
     })
     this.sentSeq = entry.seq
     if (this.checkpointsInFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
@@ -733,89 +760,22 @@ export class GitEngine implements Engine {
     }
   }
 
-  private addIndex(b: BranchState, def: IndexDefinition): FieldIndex & {failed?: string} {
-    const idx: FieldIndex & {failed?: string} = new FieldIndex(def)
-    b.indexes ??= new Map()
-    b.indexes.set(def.name, idx)
-    idx.ready = this.buildIndex(b, idx).catch((error: Error) => {
-      idx.failed = error.message
-      if (this.closed) return
-      this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})
-    })
-    return idx
-  }
-
-  /** Reads every current document of the table; writes that land meanwhile win over what was read. */
-  private async buildIndex(b: BranchState, idx: FieldIndex): Promise<void> {
-    const ids = [...(b.tables.get(idx.def.table)?.ids ?? [])]
-    for (let i = 0; i < ids.length; i += 256) {
-      const chunk = ids.slice(i, i + 256).flatMap((id) => {
-        const e = b.docs.get(id)
-        return e ? [{e, id}] : []
-      })
-      const bodies = await Promise.all(chunk.map((c) => this.blob(c.e)))
-      for (const [j, {e, id}] of chunk.entries()) {
-        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
-        idx.set(id, parseBody(bodies[j]))
-      }
-    }
-  }
-
-  private indexInfo(b: BranchState, idx: FieldIndex & {failed?: string}): IndexInfo {
-    return {branch: b.name, documents: idx.size, field: idx.def.field, name: idx.def.name, table: idx.def.table, ...(idx.failed ? {error: idx.failed} : {})}
-  }
-
-  private indexOn(b: BranchState, table: string, field: string): (FieldIndex & {failed?: string}) | undefined {
-    for (const idx of b.indexes?.values() ?? []) if (idx.def.table === table && idx.def.field === field && !idx.failed) return idx
-    return undefined
-  }
-
-  private indexWrite(b: BranchState, table: string, id: string, body: Buffer | undefined): void {
-    let doc: Record<string, Json> | undefined
-    for (const idx of b.indexes?.values() ?? []) {
-      if (idx.def.table !== table) continue
-      if (body && doc === undefined) doc = parseBody(body)
-      idx.set(id, doc)
-    }
-  }
-
-  private indexFile(): string {
-    return join(this.dataDir, 'indexes.json')
-  }
-
-  private loadIndexDefinitions(): void {
-    const file = this.indexFile()
-    if (!existsSync(file)) return
-    let defs: Record<string, IndexDefinition[]>
-    try {
-      defs = (JSON.parse(readFileSync(file, 'utf8')) as {branches: Record<string, IndexDefinition[]>}).branches
-    } catch (error) {
-      this.log.error('secondary index definitions unreadable; ignoring them', {error: (error as Error).message, file})
-      return
-    }
-    for (const [branch, list] of Object.entries(defs ?? {})) {
-      const b = this.branchesState.get(branch)
-      if (!b || !Array.isArray(list)) continue
-      for (const d of list) if (d && typeof d.name === 'string' && typeof d.table === 'string' && typeof d.field === 'string') this.addIndex(b, {field: d.field, name: d.name, table: d.table})
-    }
-  }
-
-  private saveIndexDefinitions(): void {
-    const branches: Record<string, IndexDefinition[]> = {}
-    for (const b of this.branchesState.values()) {
-      if (b.indexes?.size) branches[b.name] = [...b.indexes.values()].map((i) => i.def)
-    }
-    const file = this.indexFile()
-    writeFileSync(`${file}.tmp`, `${JSON.stringify({branches, format: 1}, null, 2)}\n`)
-    renameSync(`${file}.tmp`, file)
-  }
-
-  private async blob(entry: DocEntry): Promise<Buffer> {
+  private async blob(entry: DocEntry, branch: string, id: string): Promise<Buffer> {
     if (entry.body) return entry.body
     const cached = this.cache.get(entry.sha)
     if (cached) return cached
     const body = entry.body ?? (await this.reader.read(entry.sha))
-    if (body === undefined) throw new EngineError('internal', `object ${entry.sha} is missing from the repository; run toolkit svc diagnose`)
+    const key = `${branch}\0${id}`
+    if (body === undefined) {
+      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha}
+      if (!this.damaged.has(key)) this.log.error('a document\'s git object is missing', {...d})
+      this.damaged.set(key, {...d, entry})
+      throw Object.assign(
+        new EngineError('damaged', `document ${d.id} is damaged: its git object ${entry.sha} is missing from the repository; run toolkit svc diagnose, then restore from the last backup or put the document again`),
+        {damage: d},
+      )
+    }
+    if (this.damaged.size > 0) this.damaged.delete(key)
     this.cache.set(entry.sha, body)
     return body
   }
@@ -911,7 +871,8 @@ export class GitEngine implements Engine {
   }
 
   private async runCheckpoint(): Promise<void> {
-    if (this.checkpointRunning) return
+    // While the writer is down its restart sends everything again and then checkpoints.
+    if (this.checkpointRunning || this.writerDown) return
     this.checkpointRunning = true
     try {
       while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
@@ -927,7 +888,7 @@ export class GitEngine implements Engine {
     } finally {
       this.checkpointRunning = false
       // A checkpoint still on its way schedules the next one when it completes.
-      if (!this.failure && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
+      if (!this.failure && !this.writerDown && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
     }
   }
 
@@ -937,6 +898,7 @@ export class GitEngine implements Engine {
    */
   private async checkpointNow(): Promise<void> {
     const target = this.sentSeq
+    const mark = this.sendIdx
     this.requestedSeq = target
     const gen = ++this.checkpointsStarted
     const started = Date.now()
@@ -947,6 +909,9 @@ export class GitEngine implements Engine {
       this.checkpointsInFlight--
     }
     this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
+    let u = 0
+    while (u < this.unsent.length && this.unsent[u].idx <= mark) u++
+    this.unsent.splice(0, u)
     let n = 0
     while (n < this.pendingQueue.length && this.pendingQueue[n].seq <= target) {
       const p = this.pendingQueue[n++]
@@ -974,12 +939,84 @@ export class GitEngine implements Engine {
     await this.wal.release(this.checkpointedSeq)
   }
 
+  /** Hands one commit or branch creation to fast-import, keeping it until a checkpoint covers it. */
+  private send(u: Omit<Unsent, 'idx'>): void {
+    const item = {...u, idx: ++this.sendIdx}
+    this.unsent.push(item)
+    if (this.writerDown) return
+    try {
+      this.dispatch(this.writer, item)
+    } catch (error) {
+      this.writerFailed(error)
+    }
+  }
+
+  private dispatch(w: CommitWriter, u: Unsent): void {
+    if (u.spec) w.commit(u.spec)
+    else if (u.branch) w.createBranch(u.branch.name, u.branch.from)
+  }
+
+  private newWriter(): CommitWriter {
+    return new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), this.layout.writerPid, (error) => this.writerFailed(error))
+  }
+
+  /** Whether writes can be made now (the liveness a supervisor probes through `/healthz`). */
+  canWrite(): {ok: boolean; reason?: string} {
+    if (this.closed) return {ok: false, reason: 'engine is closed'}
+    const reason = this.failure?.message ?? this.writerDown
+    return reason ? {ok: false, reason} : {ok: true}
+  }
+
+  /**
+   * The Git writer died (killed, crashed, or it refused a command): start a new one and send it
+   * every commit not yet covered by a checkpoint. Acknowledged writes are in the write-ahead log
+   * and in memory meanwhile, so nothing is lost; writes wait (briefly) or are refused until then.
+   */
   private writerFailed(error: unknown): void {
-    if (this.failure) return
-    this.failure = new EngineError('unavailable', `git writer failed: ${(error as Error).message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
-    this.log.error('git checkpoint failed', {error: (error as Error).message})
-    for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
-    for (const w of this.pressureWaiters.splice(0)) w()
+    if (this.failure || this.recovering) return
+    const message = (error as Error).message
+    if (this.closed) {
+      this.failure = new EngineError('unavailable', `git writer failed: ${message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
+      for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
+      for (const w of this.pressureWaiters.splice(0)) w()
+      return
+    }
+    this.writerDown = `git writer failed: ${message}`
+    this.log.error('git writer failed; restarting it and sending it the writes not yet in git', {error: message, writes: this.unsent.length})
+    this.recovering = this.recoverWriter().finally(() => {
+      this.recovering = undefined
+    })
+  }
+
+  private async recoverWriter(): Promise<void> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      if (attempt > 1) {
+        // Backs off up to 30 s: a writer that dies again at once must not spin the machine.
+        const until = Date.now() + Math.min(30_000, 250 * 2 ** (attempt - 2))
+        while (!this.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+        if (this.closed) return
+      }
+      try {
+        await this.writer.kill()
+        await this.repacking
+        for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
+        const w = this.newWriter()
+        this.writer = w
+        for (const u of this.unsent) this.dispatch(w, u)
+        // The checkpoint proves the new process took every commit sent again.
+        await w.checkpoint()
+        if (this.writer !== w) continue
+        this.writerRestarts++
+        this.writerDown = undefined
+        this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
+        for (const r of this.pressureWaiters.splice(0)) r()
+        void this.runCheckpoint()
+        return
+      } catch (error) {
+        this.writerDown = `git writer failed: ${(error as Error).message}`
+        this.log.error('git writer restart failed; trying again', {attempt, error: (error as Error).message})
+      }
+    }
   }
 
   /**
@@ -1018,7 +1055,7 @@ export class GitEngine implements Engine {
     this.lock = acquireInstanceLock(this.dataDir)
     try {
       if (!existsSync(join(this.repo, 'HEAD'))) {
-        await git(this.dataDir, ['init', '--bare', '-q', 'repo'])
+        await git(this.dataDir, ['init', '--bare', '-q', LAYOUT_NAMES.repo])
         await git(this.repo, ['symbolic-ref', 'HEAD', `refs/heads/${DEFAULT_BRANCH}`])
       }
       // svc manages packing itself; git's object and ref fsyncs keep Git data durable before the WAL is trimmed.
@@ -1032,19 +1069,19 @@ export class GitEngine implements Engine {
       for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
       this.reader = new BlobReader(this.repo)
       const heads = await this.refHeads()
-      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, {docs: new Map(), exists: false, expiring: new Set(), name: DEFAULT_BRANCH, tables: new Map()})
+      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, emptyBranch(DEFAULT_BRANCH, false))
       const headSeq = new Map<string, number>()
       for (const [name, sha] of heads) {
-        const state: BranchState = {docs: new Map(), exists: true, expiring: new Set(), name, tables: new Map()}
-        await this.loadTree(state, sha)
+        const state = emptyBranch(name, true)
+        await loadBranchTree(this.repo, this.reader, state, sha, this.log, (id, at) => this.expiries.push({at, branch: name, id}))
         this.branchesState.set(name, state)
         const commit = await this.reader.read(sha)
         const seq = parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0
         headSeq.set(name, seq)
         this.seq = Math.max(this.seq, seq)
       }
-      this.writer = new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), join(this.dataDir, WRITER_PID_FILE))
-      const {entries, wal} = await WriteAheadLog.open(join(this.dataDir, 'wal'))
+      this.writer = this.newWriter()
+      const {entries, wal} = await WriteAheadLog.open(this.layout.wal)
       this.wal = wal
       for (const e of entries) this.seq = Math.max(this.seq, e.seq)
       this.checkpointedSeq = this.seq
@@ -1054,11 +1091,11 @@ export class GitEngine implements Engine {
         this.index = new FullTextIndex({
           batchSize: this.options.indexBatchSize ?? 1000,
           checkIntervalMs: this.options.indexCheckIntervalMs ?? 3_600_000,
-          dir: this.options.indexDir ?? join(this.dataDir, 'index'),
+          dir: this.layout.index,
           logger: this.log.child('svc.index.fulltext'),
           readBody: (branch, id) => {
             const e = this.branchesState.get(branch)?.docs.get(id)
-            return e ? this.blob(e).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
+            return e ? this.blob(e, branch, id).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
           },
           saveIntervalMs: this.options.indexSaveIntervalMs ?? 300_000,
           versions: (branch) => {
@@ -1069,7 +1106,7 @@ export class GitEngine implements Engine {
         })
         await this.index.open([...this.branchesState.keys()])
       }
-      this.loadIndexDefinitions()
+      this.secondary.load(this.branchesState)
       if (replay.length > 0) {
         this.checkpointedSeq = Math.min(...replay.map((e) => e.seq)) - 1
         this.requestedSeq = this.checkpointedSeq
@@ -1092,59 +1129,6 @@ export class GitEngine implements Engine {
     }
   }
 
-  private async loadTree(state: BranchState, commit: string): Promise<void> {
-    let rest = ''
-    const hashed: Array<{path: string; sha: string}> = []
-    const markers: Array<{at: number; docPath: string}> = []
-    const add = (id: string, e: DocEntry): void => {
-      state.docs.set(id, e)
-      const table = tableOf(id)
-      const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
-      t.ids.add(id)
-    }
-    await gitStream(this.repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
-      const parts = (rest + chunk.toString('utf8')).split('\0')
-      rest = parts.pop() ?? ''
-      for (const line of parts) {
-        // <mode> SP <type> SP <sha> TAB <path>
-        const tab = line.indexOf('\t')
-        const path = line.slice(tab + 1)
-        const kind = classifyPath(path)
-        if (kind === undefined) continue
-        const sha = line.slice(tab - 40, tab)
-        if (kind.kind === 'doc') {
-          // Written before long keys got hashed names: keep updating the file where it is.
-          const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
-          add(kind.id, long ? {path, seq: 0, sha} : {seq: 0, sha})
-        } else if (kind.kind === 'hashed') hashed.push({path, sha})
-        else markers.push(kind)
-      }
-    })
-    const byPath = new Map<string, string>()
-    if (hashed.length > 0) {
-      const bodies = await Promise.all(hashed.map((h) => this.reader.read(h.sha)))
-      for (const [i, h] of hashed.entries()) {
-        const body = bodies[i]
-        const id = body && idFromBody(body)
-        if (!id) {
-          this.log.error('a document under a hashed name has no readable id; skipped', {object: h.sha, path: h.path})
-          continue
-        }
-        byPath.set(h.path, id)
-        add(id, {seq: 0, sha: h.sha})
-      }
-    }
-    for (const m of markers) {
-      const c = classifyPath(m.docPath)
-      const id = c?.kind === 'doc' ? c.id : byPath.get(m.docPath)
-      const e = id === undefined ? undefined : state.docs.get(id)
-      if (!id || !e) continue
-      e.expiresAt = m.at
-      state.expiring.add(id)
-      this.expiries.push({at: m.at, branch: state.name, id})
-    }
-  }
-
   private async syncGit(): Promise<void> {
     await this.flushInternal()
   }
@@ -1153,6 +1137,12 @@ export class GitEngine implements Engine {
     this.checkOpen()
     if (this.writer.error) this.writerFailed(this.writer.error)
     if (this.failure) throw this.failure
+    if (this.recovering) {
+      // A restart normally takes well under a second; a writer that keeps dying fails writes fast.
+      await Promise.race([this.recovering, new Promise((r) => setTimeout(r, 5000).unref())])
+      this.checkOpen()
+      if (this.writerDown) throw new EngineError('unavailable', `${this.writerDown}; svc is restarting it, retry shortly (acknowledged writes are safe)`)
+    }
     // Writes being logged count against the bound too, or a burst would all pass the check at once.
     while (this.pendingQueue.length + this.appending >= this.maxPending) {
       await new Promise<void>((resolve) => this.pressureWaiters.push(resolve))
@@ -1175,14 +1165,6 @@ export class GitEngine implements Engine {
   }
 }
 
-function parseBody(body: Buffer): Record<string, Json> | undefined {
-  try {
-    return JSON.parse(body.toString('utf8')) as Record<string, Json>
-  } catch {
-    return undefined
-  }
-}
-
 function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   if (!meta) return undefined
   const out: NonNullable<WalEntry['meta']> = {}
@@ -1190,6 +1172,14 @@ function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   if (meta.user) out.user = String(meta.user)
   if (meta.requestId) out.requestId = String(meta.requestId)
   return Object.keys(out).length > 0 ? out : undefined
+}
+
+/** A read that failed because the document is damaged is left out and reported; others still fail. */
+function skipDamaged(error: unknown, skipped: Damage[]): undefined {
+  const d = (error as {damage?: Damage}).damage
+  if ((error as EngineError)?.code !== 'damaged' || !d) throw error
+  skipped.push(d)
+  return undefined
 }
 
 function checkExpiry(at: unknown): null | number {

@@ -7,6 +7,8 @@ export type EngineErrorCode =
   | 'branch_not_found'
   | 'closed'
   | 'conflict'
+  /** Stored data is unreadable (a Git object is missing); the message names it. */
+  | 'damaged'
   | 'internal'
   | 'invalid_argument'
   | 'invalid_document'

@@ -3,8 +3,9 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {LAYOUT_NAMES} from './layout.js'
 
-export const LOCK_FILE = 'svc.lock'
+export const LOCK_FILE = LAYOUT_NAMES.instanceLock
 export const STALE_LOCK_MS = 60_000
 
 export interface InstanceLock {
@@ -144,7 +145,7 @@ export function removeStaleGitLocks(repo: string, previousCrashed: boolean): str
 }
 
 /** Where the engine records the pid of its `git fast-import`, so the next start can find it. */
-export const WRITER_PID_FILE = 'fast-import.pid'
+export const WRITER_PID_FILE = LAYOUT_NAMES.writerPid
 
 function isFastImport(pid: number): boolean {
   if (!aliveProcess(pid)) return false

@@ -28,6 +28,8 @@ export interface CommitSpec {
 export class CommitWriter {
   private child: ChildProcessWithoutNullStreams
   private closed = false
+  /** Set by kill(): its exit is expected and reported to nobody. */
+  private abandoned = false
   private exitError: Error | undefined
   /** Branches some process of this writer committed to (their refs exist once it checkpoints or exits). */
   private committed = new Set<string>()
@@ -47,6 +49,8 @@ export class CommitWriter {
     private readonly committer = 'svc <svc@localhost>',
     /** Holds the pid of the running fast-import, for the next start after a crash (see lock.ts). */
     private readonly pidFile?: string,
+    /** Called once when fast-import dies without being asked to (killed, crashed, refused a command). */
+    private readonly onExit?: (error: Error) => void,
   ) {
     this.child = this.spawn()
   }
@@ -154,6 +158,19 @@ export class CommitWriter {
     this.committed.add(branch)
   }
 
+  /** Ends the process at once (a writer the engine gave up on); resolves when it is gone. */
+  kill(): Promise<void> {
+    this.closed = true
+    this.abandoned = true
+    this.exitError ??= new EngineError('unavailable', 'git fast-import was replaced')
+    this.failWaiters()
+    const child = this.child
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+    const gone = new Promise<void>((resolve) => child.once('close', () => resolve()))
+    child.kill('SIGKILL')
+    return gone
+  }
+
   drain(): Promise<void> {
     if (this.held || !this.child.stdin.writableNeedDrain) return Promise.resolve()
     return new Promise((resolve) => this.child.stdin.once('drain', () => resolve()))
@@ -197,11 +214,13 @@ export class CommitWriter {
     child.stdin.on('error', () => {})
     child.on('close', (code) => {
       // A process ended by restart() is replaced, not failed.
-      if (child !== this.child || this.held) return
-      if (code !== 0 || !this.closed) {
-        this.exitError = new EngineError('internal', `git fast-import exited (${code}): ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
+      if (child !== this.child || this.held || this.abandoned) return
+      const unexpected = code !== 0 || !this.closed
+      if (unexpected) {
+        this.exitError = new EngineError('internal', `git fast-import exited (${code ?? child.signalCode}): ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
       }
       this.failWaiters()
+      if (unexpected && this.exitError) this.onExit?.(this.exitError)
     })
     return child
   }

@@ -1,14 +1,27 @@
 import {existsSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
 
 import {EngineError} from '../engine/errors.js'
+import {type DataDirLayout, dataDirLayout} from '../engine/layout.js'
 
-/** The repository of an existing svc data directory, or a clear error. */
-export function requireDataDir(dataDir: string): {dataDir: string; repo: string} {
-  const dir = resolve(dataDir)
-  const repo = join(dir, 'repo')
-  if (!existsSync(join(repo, 'HEAD'))) {
-    throw new EngineError('not_found', `${dir} is not an svc data directory (no repo/ inside); pass --data-dir of a directory the server created`)
+export {type DataDirLayout, dataDirLayout} from '../engine/layout.js'
+
+/** The layout of an existing svc data directory (engine/layout.ts), or a clear error. */
+export function requireDataDir(dataDir: string, options: {indexDir?: string} = {}): DataDirLayout & {dataDir: string} {
+  const layout = dataDirLayout(dataDir, options)
+  if (!existsSync(join(layout.repo, 'HEAD'))) {
+    throw new EngineError('not_found', `${layout.root} is not an svc data directory (no repo/ inside); pass --data-dir of a directory the server created, or --config of its config.edn`)
   }
-  return {dataDir: dir, repo}
+  return {...layout, dataDir: layout.root}
+}
+
+/**
+ * The data directory the commands other than `server` work on: `--data-dir` when given, else
+ * the one `svc server` would use from the same `config.edn` (`--config`, or ./config.edn when
+ * present), else ./data. Resolved exactly as the server resolves it (servers/config.ts).
+ */
+export async function resolveDataDir(flags: {config?: string; dataDir?: string}, cwd = process.cwd()): Promise<{configFile?: string; dataDir: string; indexDir?: string; warnings: string[]}> {
+  const {loadServerConfig} = await import('../servers/config.js')
+  const {config, warnings} = await loadServerConfig({config: flags.config, 'data-dir': flags.dataDir}, {}, cwd)
+  return {configFile: config.configFile, dataDir: config.dataDir, indexDir: config.index.dir, warnings}
 }

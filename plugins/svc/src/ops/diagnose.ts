@@ -9,6 +9,10 @@ import {BlobReader} from '../engine/reader.js'
 import {WriteAheadLog} from '../engine/wal.js'
 import {requireDataDir} from './data-dir.js'
 
+/** What works against a damaged repository (shown by diagnose; the same advice /health points to). */
+export const REPAIR_ADVICE =
+  'stop the server, keep a copy of the data directory, then restore it from the last backup (toolkit svc restore), or put the damaged documents again from a dump (toolkit svc dump of a good copy); re-run git fsck --full to confirm'
+
 export type CheckLevel = 'error' | 'ok' | 'warning'
 
 export interface DiagnoseCheck {
@@ -24,8 +28,9 @@ export interface DiagnoseCheck {
  * index files, and remote sync status (from the remote-tracking refs already fetched; diagnose
  * never contacts a remote).
  */
-export async function diagnose(options: {dataDir: string; fsck?: boolean}): Promise<DiagnoseCheck[]> {
-  const {dataDir, repo} = requireDataDir(options.dataDir)
+export async function diagnose(options: {dataDir: string; fsck?: boolean; indexDir?: string}): Promise<DiagnoseCheck[]> {
+  const layout = requireDataDir(options.dataDir, {indexDir: options.indexDir})
+  const {dataDir, repo} = layout
   const checks: DiagnoseCheck[] = []
 
   if (options.fsck !== false) {
@@ -35,7 +40,8 @@ export async function diagnose(options: {dataDir: string; fsck?: boolean}): Prom
       const stats = Object.fromEntries(count.stdout.trim().split('\n').map((l) => l.split(': ')).map(([k, v]) => [k, Number(v)]))
       checks.push({check: 'repository', details: {packs: stats.packs, 'size-pack-kb': stats['size-pack']}, message: stdout.trim() ? `git fsck: ${stdout.trim()}` : 'git fsck --full found no problems', status: stdout.trim() ? 'warning' : 'ok'})
     } catch (error) {
-      checks.push({check: 'repository', message: `git fsck --full failed: ${(error as Error).message}; try git fsck --full --repair or restore a backup`, status: 'error'})
+      // git fsck has no --repair: say what does work for a missing or corrupt object.
+      checks.push({check: 'repository', message: `git fsck --full failed: ${(error as Error).message.trim()}; ${REPAIR_ADVICE}`, status: 'error'})
     }
   }
 
@@ -89,18 +95,18 @@ export async function diagnose(options: {dataDir: string; fsck?: boolean}): Prom
     status: branchProblems.some((p) => p.includes('cannot be read')) ? 'error' : branchProblems.length > 0 ? 'warning' : 'ok',
   })
 
-  if (existsSync(join(dataDir, 'wal'))) {
-    const entries = WriteAheadLog.read(join(dataDir, 'wal'))
+  if (existsSync(layout.wal)) {
+    const entries = WriteAheadLog.read(layout.wal)
     const pending = entries.filter((e) => e.seq > (headSeq.get(e.branch) ?? 0))
     checks.push({
       check: 'wal',
-      details: {entries: entries.length, 'pending-entries': pending.length, segments: readdirSync(join(dataDir, 'wal')).filter((f) => f.endsWith('.log')).length},
+      details: {entries: entries.length, 'pending-entries': pending.length, segments: readdirSync(layout.wal).filter((f) => f.endsWith('.log')).length},
       message: pending.length === 0 ? 'every logged write is in git' : `${pending.length} acknowledged write(s) not yet in git${lock.alive ? ' (the running server is applying them)' : '; they are replayed at the next start'}`,
       status: pending.length > 100 ? 'warning' : 'ok',
     })
   } else checks.push({check: 'wal', message: 'no write-ahead log yet', status: 'ok'})
 
-  const indexDir = join(dataDir, 'index')
+  const indexDir = layout.index
   const indexDetails: Array<Record<string, unknown>> = []
   let indexBad = false
   for (const [name] of branches) {

@@ -4,7 +4,7 @@ import {once} from 'node:events'
 import {openEngine} from '../engine/index.js'
 import {EngineError} from '../engine/errors.js'
 import {git, gitStream} from '../engine/git.js'
-import {idFromPath, validateBranch} from '../engine/ids.js'
+import {classifyPath, idFromBody, validateBranch} from '../engine/ids.js'
 import {lockState} from '../engine/lock.js'
 import {BlobReader} from '../engine/reader.js'
 import {requireDataDir} from './data-dir.js'
@@ -45,26 +45,39 @@ export async function dumpDocuments(options: {branch?: string; dataDir: string; 
   }
   await write(`{"branch":${JSON.stringify(branch)},"commit":${JSON.stringify(commit)},"exportedAt":${JSON.stringify(new Date().toISOString())},"documents":[`)
   let count = 0
+  const missing: string[] = []
   if (commit !== null) {
     const entries: Array<{id: string; sha: string}> = []
+    const hashed: string[] = []
     let rest = ''
     await gitStream(repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
       const parts = (rest + chunk.toString('utf8')).split('\0')
       rest = parts.pop() ?? ''
       for (const line of parts) {
         const tab = line.indexOf('\t')
-        const id = idFromPath(line.slice(tab + 1))
-        if (id !== undefined) entries.push({id, sha: line.slice(tab - 40, tab)})
+        const kind = classifyPath(line.slice(tab + 1))
+        if (kind?.kind === 'doc') entries.push({id: kind.id, sha: line.slice(tab - 40, tab)})
+        else if (kind?.kind === 'hashed') hashed.push(line.slice(tab - 40, tab))
       }
     })
-    entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const reader = new BlobReader(repo)
     try {
+      // Documents with very long ids are stored under a hashed name; their id is in the body.
+      for (const sha of hashed) {
+        const body = await reader.read(sha)
+        const id = body && idFromBody(body)
+        if (id) entries.push({id, sha})
+        else missing.push(sha)
+      }
+      entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       // Reads are pipelined in windows so a large branch never sits in memory at once.
       for (let i = 0; i < entries.length; i += 1000) {
         const bodies = await Promise.all(entries.slice(i, i + 1000).map((e) => reader.read(e.sha)))
-        for (const body of bodies) {
-          if (body === undefined) continue
+        for (const [j, body] of bodies.entries()) {
+          if (body === undefined) {
+            missing.push(`${entries[i + j].id} (object ${entries[i + j].sha})`)
+            continue
+          }
           await write(`${count === 0 ? '' : ','}\n${JSON.stringify(JSON.parse(body.toString('utf8')))}`)
           count++
         }
@@ -77,6 +90,10 @@ export async function dumpDocuments(options: {branch?: string; dataDir: string; 
   if (out !== process.stdout) {
     ;(out as WriteStream).end()
     await once(out, 'close')
+  }
+  if (missing.length > 0) {
+    const note = `${missing.length} document(s) left out because their git object is missing: ${missing.slice(0, 5).join(', ')}; run toolkit svc diagnose`
+    warning = warning ? `${warning}; ${note}` : note
   }
   return {branch, commit, documents: count, output: options.output, ...(warning ? {warning} : {})}
 }

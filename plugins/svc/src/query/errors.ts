@@ -28,6 +28,7 @@ export function fromEngine(e: unknown): SqlError {
     branch_not_found: '3F000',
     closed: '57P01',
     conflict: '40001',
+    damaged: 'XX001',
     invalid_argument: '22023',
     invalid_document: '22023',
     invalid_id: '22023',

@@ -67,6 +67,14 @@ export class Health {
 
   constructor(private readonly engine: GitEngine, private readonly o: HealthOptions) {}
 
+  /**
+   * `GET /healthz`: whether writes can be made now. A supervisor's liveness probe acts on it, so
+   * it fails while the Git writer is down, not only while the server drains.
+   */
+  liveness(): {ok: boolean; reason?: string} {
+    return this.engine.canWrite()
+  }
+
   /** `GET /health`: every check, and whether the service as a whole is healthy. */
   async checks(): Promise<{checks: HealthCheck[]; status: 'healthy' | 'unhealthy'}> {
     const d = this.engine.details()
@@ -85,6 +93,7 @@ export class Health {
       'max-pending-entries': d.maxPendingEntries,
       'pending-entries': d.pendingEntries,
       status: d.writerError || d.pendingEntries >= d.maxPendingEntries ? 'critical' : d.pendingEntries > 100 ? 'warning' : 'ok',
+      'writer-restarts': d.writerRestarts,
       ...(d.writerError ? {error: d.writerError} : {}),
     })
     try {
@@ -94,6 +103,17 @@ export class Health {
     } catch (error) {
       checks.push({component: 'disk', error: (error as Error).message, status: 'critical'})
     }
+    const damage = this.engine.damage()
+    checks.push({
+      component: 'storage',
+      status: damage.length > 0 ? 'critical' : 'ok',
+      ...(damage.length > 0
+        ? {
+            damaged: damage.slice(0, 20),
+            error: `${damage.length} document(s) unreadable: git object missing (${damage.slice(0, 3).map((x) => `${x.id} on ${x.branch}: ${x.object}`).join(', ')}); run toolkit svc diagnose, then restore from the last backup or put them again`,
+          }
+        : {}),
+    })
     const idx = d.branches.map((b) => ({branch: b.name, documents: b.index.documents, expected: b.documents, pending: b.index.pending, state: b.index.state}))
     const indexBad = idx.some((b) => b.state === 'building' || (b.state === 'ready' && b.documents !== b.expected))
     checks.push({branches: idx, component: 'index', status: idx.every((b) => b.state === 'disabled') ? 'ok' : indexBad ? 'warning' : 'ok'})

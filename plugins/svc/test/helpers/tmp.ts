@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, renameSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -26,4 +26,16 @@ export function gitOut(repo: string, args: string[]): string {
 export function memoryLogger(): {lines: string[]; logger: Logger} {
   const lines: string[] = []
   return {lines, logger: createLogger({format: 'json', level: 'debug', write: (l) => lines.push(l)})}
+}
+
+/** Unpacks every object of a stopped repository, then deletes one (as a disk error or a bad copy would). */
+export function loseObject(repo: string, sha: string): void {
+  const packDir = join(repo, 'objects', 'pack')
+  for (const f of readdirSync(packDir).filter((x) => x.endsWith('.pack'))) {
+    const moved = join(tempDir(), f)
+    renameSync(join(packDir, f), moved)
+    execFileSync('git', ['-C', repo, 'unpack-objects', '-q'], {input: readFileSync(moved)})
+  }
+  for (const f of readdirSync(packDir)) rmSync(join(packDir, f), {force: true})
+  rmSync(join(repo, 'objects', sha.slice(0, 2), sha.slice(2)))
 }

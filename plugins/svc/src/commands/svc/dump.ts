@@ -6,18 +6,24 @@ export default class SvcDump extends ToolkitCommand<typeof SvcDump> {
 
 The file is {"branch", "commit", "exportedAt", "documents": [...], "count"}, documents in id order. Safe while a server runs (the dump then reflects what is committed to Git).`
   static examples = [
+    '<%= config.bin %> <%= command.id %> --output dump.json',
+    '<%= config.bin %> <%= command.id %> --config /etc/svc/config.edn --output dump.json',
     '<%= config.bin %> <%= command.id %> --data-dir ./data --output dump.json',
     '<%= config.bin %> <%= command.id %> --data-dir ./data --branch dev --output - | jq .count',
   ]
   static flags = {
     branch: Flags.string({default: 'main', description: 'Branch to export'}),
-    'data-dir': Flags.string({default: './data', description: 'Data directory'}),
+    config: Flags.string({description: 'config.edn of the server whose data directory to dump (default: ./config.edn when present)'}),
+    'data-dir': Flags.string({description: 'Data directory (default: the one config.edn names, else ./data)'}),
     output: Flags.string({char: 'o', description: 'Output file (- for standard output)', required: true}),
   }
 
   public async run(): Promise<void> {
+    const {resolveDataDir} = await import('../../ops/data-dir.js')
     const {dumpDocuments} = await import('../../ops/dump.js')
-    const r = await dumpDocuments({branch: this.flags.branch, dataDir: this.flags['data-dir'], output: this.flags.output})
+    const {dataDir, warnings} = await resolveDataDir({config: this.flags.config, dataDir: this.flags['data-dir']})
+    for (const w of warnings) this.out.warn(w)
+    const r = await dumpDocuments({branch: this.flags.branch, dataDir, output: this.flags.output})
     if (r.warning) this.out.warn(r.warning)
     if (this.flags.output !== '-') this.out.record({...r}, `${r.documents} documents of branch ${r.branch} written to ${r.output}`)
   }

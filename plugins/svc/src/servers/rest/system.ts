@@ -3,7 +3,12 @@ import type {RestContext, RestReply, Route} from './router.js'
 
 export function systemRoutes({health, metrics}: RestContext, draining: () => boolean): Route[] {
   const text = 'text/plain; charset=utf-8'
-  const healthz = (): RestReply => (draining() ? {body: 'draining\n', status: 503, type: text} : {body: 'ok\n', type: text})
+  // A liveness probe: fails while the server drains and while writes cannot be made (the git writer is down).
+  const healthz = (): RestReply => {
+    if (draining()) return {body: 'draining\n', status: 503, type: text}
+    const live = health.liveness()
+    return live.ok ? {body: 'ok\n', type: text} : {body: `${live.reason}\n`, status: 503, type: text}
+  }
   const checks = async (): Promise<RestReply> => {
     const h = await health.checks()
     return {json: h, status: h.status === 'healthy' ? 200 : 503}

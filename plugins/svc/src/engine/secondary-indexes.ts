@@ -1,0 +1,102 @@
+import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+
+import type {BranchState, DocEntry} from './branch-state.js'
+import {FieldIndex, type IndexDefinition} from './field-index.js'
+import type {IndexInfo, Json, Logger} from './types.js'
+
+export type LiveIndex = FieldIndex & {failed?: string}
+
+function parseBody(body: Buffer): Record<string, Json> | undefined {
+  try {
+    return JSON.parse(body.toString('utf8')) as Record<string, Json>
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The secondary equality indexes of every branch: building one from a table's documents, keeping
+ * it in step with writes, and their definitions file (`indexes.json`, see layout.ts), which is
+ * all that is stored: the indexes themselves are rebuilt at open.
+ */
+export class SecondaryIndexes {
+  constructor(
+    private readonly file: string,
+    private readonly log: Logger,
+    private readonly readBody: (b: BranchState, id: string, e: DocEntry) => Promise<Buffer>,
+    private readonly closed: () => boolean,
+  ) {}
+
+  add(b: BranchState, def: IndexDefinition): LiveIndex {
+    const idx: LiveIndex = new FieldIndex(def)
+    b.indexes ??= new Map()
+    b.indexes.set(def.name, idx)
+    idx.ready = this.build(b, idx).catch((error: Error) => {
+      idx.failed = error.message
+      if (this.closed()) return
+      this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})
+    })
+    return idx
+  }
+
+  info(b: BranchState, idx: LiveIndex): IndexInfo {
+    return {branch: b.name, documents: idx.size, field: idx.def.field, name: idx.def.name, table: idx.def.table, ...(idx.failed ? {error: idx.failed} : {})}
+  }
+
+  /** A usable index on `table.field`, if any. */
+  on(b: BranchState, table: string, field: string): LiveIndex | undefined {
+    for (const idx of b.indexes?.values() ?? []) if (idx.def.table === table && idx.def.field === field && !idx.failed) return idx
+    return undefined
+  }
+
+  /** Keeps the branch's indexes on `table` in step with a put (body) or a delete (undefined). */
+  write(b: BranchState, table: string, id: string, body: Buffer | undefined): void {
+    let doc: Record<string, Json> | undefined
+    for (const idx of b.indexes?.values() ?? []) {
+      if (idx.def.table !== table) continue
+      if (body && doc === undefined) doc = parseBody(body)
+      idx.set(id, doc)
+    }
+  }
+
+  load(branches: Map<string, BranchState>): void {
+    if (!existsSync(this.file)) return
+    let defs: Record<string, IndexDefinition[]>
+    try {
+      defs = (JSON.parse(readFileSync(this.file, 'utf8')) as {branches: Record<string, IndexDefinition[]>}).branches
+    } catch (error) {
+      this.log.error('secondary index definitions unreadable; ignoring them', {error: (error as Error).message, file: this.file})
+      return
+    }
+    for (const [branch, list] of Object.entries(defs ?? {})) {
+      const b = branches.get(branch)
+      if (!b || !Array.isArray(list)) continue
+      for (const d of list) if (d && typeof d.name === 'string' && typeof d.table === 'string' && typeof d.field === 'string') this.add(b, {field: d.field, name: d.name, table: d.table})
+    }
+  }
+
+  save(branches: Iterable<BranchState>): void {
+    const out: Record<string, IndexDefinition[]> = {}
+    for (const b of branches) {
+      if (b.indexes?.size) out[b.name] = [...b.indexes.values()].map((i) => i.def)
+    }
+    writeFileSync(`${this.file}.tmp`, `${JSON.stringify({branches: out, format: 1}, null, 2)}\n`)
+    renameSync(`${this.file}.tmp`, this.file)
+  }
+
+  /** Reads every current document of the table; writes that land meanwhile win over what was read. */
+  private async build(b: BranchState, idx: FieldIndex): Promise<void> {
+    const ids = [...(b.tables.get(idx.def.table)?.ids ?? [])]
+    for (let i = 0; i < ids.length; i += 256) {
+      const chunk = ids.slice(i, i + 256).flatMap((id) => {
+        const e = b.docs.get(id)
+        return e ? [{e, id}] : []
+      })
+      const bodies = await Promise.all(chunk.map((c) => this.readBody(b, c.id, c.e)))
+      for (const [j, {e, id}] of chunk.entries()) {
+        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
+        idx.set(id, parseBody(bodies[j]))
+      }
+    }
+  }
+}
