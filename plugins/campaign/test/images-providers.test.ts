@@ -10,13 +10,15 @@ import {exampleDir, readEvents, runCli, runDirIn, tempDir} from './helpers.js'
 
 const SIZES: Record<string, [number, number]> = {landscape: [1200, 628], portrait: [960, 1200], square: [1200, 1200]}
 
-async function picturesOf(runDir: string): Promise<string[]> {
+/** Every picture the model made is at its exact size; one it failed (`cropped`) keeps the ratio, cropped from the product photo. */
+async function picturesOf(runDir: string, cropped: string[] = []): Promise<string[]> {
   const dir = join(runDir, 'google-ads', 'editor', 'images')
   const files = (readdirSync(dir, {recursive: true}) as string[]).filter((f) => f.endsWith('.jpg'))
   for (const f of files) {
     const kind = /-(landscape|portrait|square)-\d+\.jpg$/.exec(f)?.[1] as string
     const meta = await sharp(join(dir, f)).metadata()
-    expect([meta.width, meta.height], f).to.deep.equal(SIZES[kind])
+    if (cropped.some((c) => c.endsWith(f))) expect((meta.width ?? 0) / (meta.height ?? 1), f).to.be.closeTo(SIZES[kind][0] / SIZES[kind][1], 0.01)
+    else expect([meta.width, meta.height], f).to.deep.equal(SIZES[kind])
   }
   return files
 }
@@ -26,7 +28,7 @@ describe('campaign generate --images openai|gemini (image models for the images 
   let fake: Fake
   afterEach(async () => fake?.close())
 
-  it('openai: every picture from the image API at its exact size; a failed one is reported, composed offline, and the run succeeds', async () => {
+  it('openai: every picture from the image API at its exact size; a failed one is reported, cropped from the product photo, and the run succeeds', async () => {
     // Every try for the first picture asked fails (the SDK tries three times), so that picture fails.
     let victim: null | string = null
     fake = await startOpenAI({imageFailures: (prompt) => (victim ??= prompt) === prompt})
@@ -35,14 +37,14 @@ describe('campaign generate --images openai|gemini (image models for the images 
     const r = await runCli(['campaign', 'generate', join(exampleDir, 'business.toml'), '--out', out, '--skip-url-check', '--images', 'openai'], {env, timeoutMs: 120_000})
     expect(r.code, r.stderr).to.equal(0)
     const runDir = runDirIn(out)
-    const files = await picturesOf(runDir)
-    const asked = fake.requests.filter((q) => q.path === '/v1/images/generations')
-    expect((asked[0].body as {model: string}).model).to.equal('gpt-image-1')
     // The same prompt may stand for a picture in two campaigns: each is tried three times and fails.
     const failed = readEvents(runDir).filter((l) => l.event.type === 'step' && l.event.name === 'images' && (l.event.detail as {failed?: string}).failed)
+    const files = await picturesOf(runDir, failed.map((l) => String((l.event.detail as {failed: string}).failed)))
+    const asked = fake.requests.filter((q) => q.path === '/v1/images/generations')
+    expect((asked[0].body as {model: string}).model).to.equal('gpt-image-1')
     expect(failed.length).to.be.greaterThan(0)
     expect(asked.length).to.equal(files.length - failed.length + 3 * failed.length)
-    expect(String((failed[0].event.detail as {reason: string}).reason)).to.include('composed offline instead')
+    expect(String((failed[0].event.detail as {reason: string}).reason)).to.include('cropped from the product photo instead')
     // --resume of the finished run reuses every picture: no new image request.
     const again = await runCli(['campaign', 'generate', '--resume', runDir, '--skip-url-check', '--images', 'openai'], {env, timeoutMs: 120_000})
     expect(again.code, again.stderr).to.equal(0)
