@@ -9,6 +9,7 @@ import {AuthError, UnreachableError} from './errors.js'
 import {inquirerTokenPrompt, type TokenPrompt} from './manual-prompt.js'
 import type {Challenge} from './oauth/flow.js'
 import {maskUrl, scrubUrl} from './url-mask.js'
+import {networkReason} from './network-reason.js'
 
 export interface ConnectOptions {
   /** Environment for `${VAR}`, GW_OAUTH_* settings and child processes; process.env by default. */
@@ -53,37 +54,6 @@ async function newClient(): Promise<Client> {
 function statusOf(error: unknown): number | undefined {
   const e = error as {code?: unknown; name?: unknown}
   return typeof e?.code === 'number' && e.code >= 100 ? e.code : undefined
-}
-
-/** The cause of a failed fetch in words: "connection refused", "host not found", ... */
-function networkReason(error: unknown): string | undefined {
-  let e = error as {cause?: unknown; code?: unknown; message?: unknown} | undefined
-  for (let depth = 0; e && depth < 5; depth++) {
-    switch (e.code) {
-      case 'ECONNREFUSED': {
-        return 'connection refused'
-      }
-      case 'ECONNRESET': {
-        return 'connection reset'
-      }
-      case 'ENOTFOUND':
-      case 'EAI_AGAIN': {
-        return 'host not found'
-      }
-      case 'ETIMEDOUT':
-      case 'UND_ERR_CONNECT_TIMEOUT': {
-        return 'connection timed out'
-      }
-      case 'CERT_HAS_EXPIRED':
-      case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-      case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE': {
-        return `TLS certificate error (${e.code})`
-      }
-      default:
-    }
-    e = e.cause as typeof e
-  }
-  return undefined
 }
 
 interface Attempt {

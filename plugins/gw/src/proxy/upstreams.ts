@@ -3,6 +3,7 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
 import type {HttpSession} from '../client/connect.js'
+import {networkCodeReason} from '../client/network-reason.js'
 import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
 import {type FastCall, fastCallFor, UpstreamHttpError, UpstreamRpcError} from './fast-call.js'
 
@@ -68,28 +69,9 @@ export function reason(error: unknown): string {
   let e = error as {cause?: unknown; code?: unknown; message?: unknown; name?: unknown; status?: unknown} | undefined
   for (let depth = 0; e && depth < 6; depth++) {
     if (e instanceof ShortReason) return e.message
-    switch (e.code) {
-      case 'ECONNREFUSED': {
-        return 'connection refused'
-      }
-      case 'ECONNRESET':
-      case 'EPIPE':
-      case 'UND_ERR_SOCKET': {
-        return 'connection reset'
-      }
-      case 'ENOTFOUND':
-      case 'EAI_AGAIN': {
-        return 'host not found'
-      }
-      case 'ETIMEDOUT':
-      case 'UND_ERR_CONNECT_TIMEOUT': {
-        return 'connection timed out'
-      }
-      case -32_001: {
-        return 'request timed out'
-      }
-      default:
-    }
+    const network = networkCodeReason(e.code)
+    if (network) return network
+    if (e.code === -32_001) return 'request timed out'
     if (typeof e.code === 'number' && e.code >= 100 && e.code < 600) return `HTTP ${e.code}`
     if (typeof e.status === 'number' && e.status >= 100 && e.status < 600) return `HTTP ${e.status}`
     if (e.name === 'AuthError') return 'authentication failed'
