@@ -64,7 +64,20 @@ interface Attempt {
 }
 
 /** One HTTP session attempt: Streamable HTTP, falling back to the legacy SSE transport. */
-async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<{client: Client; http?: HttpSession}> {
+/**
+ * Closes a session: a Streamable HTTP one is ended on the server too (DELETE with its session id,
+ * as the MCP transport spec asks of a client that is done), so short-lived `gw call`s do not
+ * leave open sessions counting against the user's limit on a `gw serve`. Bounded: a server that
+ * does not answer cannot hold up the exit.
+ */
+async function closeSession(client: Client, transport: undefined | {terminateSession(): Promise<void>}): Promise<void> {
+  if (transport) {
+    await Promise.race([transport.terminateSession().catch(() => {}), new Promise((r) => setTimeout(r, 2000).unref())])
+  }
+  await client.close()
+}
+
+async function openHttp(url: string, headers: Record<string, string>, attempt: Attempt, signal?: AbortSignal): Promise<{client: Client; close: () => Promise<void>; http?: HttpSession}> {
   const {extractWWWAuthenticateParams} = await import('@modelcontextprotocol/sdk/client/auth.js')
   let authorization: string | undefined
   let lastPost: Headers | undefined
@@ -119,7 +132,7 @@ async function openHttp(url: string, headers: Record<string, string>, attempt: A
       },
       url: new URL(url),
     }
-    return {client, http}
+    return {client, close: () => closeSession(client, transport), http}
   } catch (error) {
     await client.close().catch(() => {})
     const status = statusOf(error)
@@ -130,7 +143,7 @@ async function openHttp(url: string, headers: Record<string, string>, attempt: A
     const sse: Transport = new SSEClientTransport(new URL(url), {fetch: watch, requestInit: {headers}})
     try {
       await legacy.connect(sse, {signal})
-      return {client: legacy}
+      return {client: legacy, close: () => closeSession(legacy, undefined)}
     } catch (sseError) {
       await legacy.close().catch(() => {})
       throw attempt.status === 401 ? sseError : error
@@ -214,8 +227,8 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
   if (configAuth) {
     const a = attempt()
     try {
-      const {client, http} = await openHttp(url, headers, a, options.signal)
-      return {auth: 'config', client, close: () => client.close(), http}
+      const {client, close, http} = await openHttp(url, headers, a, options.signal)
+      return {auth: 'config', client, close, http}
     } catch (error) {
       if (a.status === 401) {
         throw new AuthError(`server "${name}" rejected the Authorization header from servers.json (401); fix the token, or remove the header to use OAuth`, 'auth_rejected', error)
@@ -241,14 +254,14 @@ export async function connectServer(name: string, entry: ServerEntry, options: C
     const a = attempt()
     const sent = credential.token ? {...headers, Authorization: authorizationHeader(credential.token)} : headers
     try {
-      const {client, http} = await openHttp(url, sent, a, options.signal)
+      const {client, close, http} = await openHttp(url, sent, a, options.signal)
       a.renew = async () => {
         const fresh = credential.token ? await chain.renewInSession(credential.token) : undefined
         if (!fresh) return undefined
         credential = {source: 'refreshed', token: fresh}
         return authorizationHeader(fresh)
       }
-      return {auth: credential.source, client, close: () => client.close(), http}
+      return {auth: credential.source, client, close, http}
     } catch (error) {
       if (a.status !== 401) throw describeFailure(name, url, error)
       credential = await chain.unauthorized(a.challenge, credential)
