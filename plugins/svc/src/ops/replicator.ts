@@ -3,6 +3,7 @@ import {spawn} from 'node:child_process'
 import type {GitEngine} from '../engine/engine.js'
 import {gitEnv} from '../engine/git.js'
 import type {Logger} from '../engine/types.js'
+import {Periodic} from './periodic.js'
 import {listRemotes} from './remotes.js'
 import {branchRefs} from './stage.js'
 
@@ -33,58 +34,47 @@ let running: Replicator | undefined
  * lost meanwhile, since a push sends everything the remote lacks.
  */
 export class Replicator {
-  private busy = false
+  private readonly loop: Periodic
   private status = new Map<string, RemoteStatus>()
-  private timer: NodeJS.Timeout
 
   constructor(private readonly engine: GitEngine, private readonly log: Logger, tickMs = 1000) {
-    this.timer = setInterval(() => void this.tick(), tickMs)
-    this.timer.unref()
+    this.loop = new Periodic(() => this.tick(), {failure: 'replication check failed', log, tickMs})
   }
 
   statuses(): RemoteStatus[] {
     return [...this.status.values()]
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer)
-    while (this.busy) await new Promise((r) => setTimeout(r, 20))
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   private async tick(): Promise<void> {
-    if (this.busy) return
-    this.busy = true
-    try {
-      const remotes = await listRemotes({dataDir: this.engine.dataDir})
-      for (const name of this.status.keys()) if (!remotes.some((r) => r.name === name)) this.status.delete(name)
-      if (remotes.length === 0) return
-      const heads = Object.fromEntries((await branchRefs(this.engine.repo)).map((r) => [r.name.slice(11), r.commit]))
-      for (const r of remotes) {
-        const st = this.status.get(r.name) ?? {failures: 0, pending: true, pushed: {}, remote: r.name}
-        this.status.set(r.name, st)
-        st.pending = JSON.stringify(sorted(st.pushed)) !== JSON.stringify(sorted(heads)) || st.lastPushAt === undefined
-        if (!st.pending) continue
-        if (st.retryAt && Date.parse(st.retryAt) > Date.now()) continue
-        try {
-          await push(this.engine.repo, r.name)
-          st.pushed = heads
-          st.lastPushAt = new Date().toISOString()
-          st.failures = 0
-          st.retryAt = undefined
-          st.pending = false
-          this.log.debug('pushed', {remote: r.name})
-        } catch (error) {
-          st.failures++
-          st.lastError = (error as Error).message
-          st.lastErrorAt = new Date().toISOString()
-          st.retryAt = new Date(Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (st.failures - 1))).toISOString()
-          this.log.warn('push failed; retrying with back-off', {error: st.lastError, failures: st.failures, remote: r.name, retryAt: st.retryAt})
-        }
+    const remotes = await listRemotes({dataDir: this.engine.dataDir})
+    for (const name of this.status.keys()) if (!remotes.some((r) => r.name === name)) this.status.delete(name)
+    if (remotes.length === 0) return
+    const heads = Object.fromEntries((await branchRefs(this.engine.repo)).map((r) => [r.name.slice(11), r.commit]))
+    for (const r of remotes) {
+      const st = this.status.get(r.name) ?? {failures: 0, pending: true, pushed: {}, remote: r.name}
+      this.status.set(r.name, st)
+      st.pending = JSON.stringify(sorted(st.pushed)) !== JSON.stringify(sorted(heads)) || st.lastPushAt === undefined
+      if (!st.pending) continue
+      if (st.retryAt && Date.parse(st.retryAt) > Date.now()) continue
+      try {
+        await push(this.engine.repo, r.name)
+        st.pushed = heads
+        st.lastPushAt = new Date().toISOString()
+        st.failures = 0
+        st.retryAt = undefined
+        st.pending = false
+        this.log.debug('pushed', {remote: r.name})
+      } catch (error) {
+        st.failures++
+        st.lastError = (error as Error).message
+        st.lastErrorAt = new Date().toISOString()
+        st.retryAt = new Date(Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (st.failures - 1))).toISOString()
+        this.log.warn('push failed; retrying with back-off', {error: st.lastError, failures: st.failures, remote: r.name, retryAt: st.retryAt})
       }
-    } catch (error) {
-      this.log.error('replication check failed', {error: (error as Error).message})
-    } finally {
-      this.busy = false
     }
   }
 }

@@ -5,6 +5,7 @@ import type {GitEngine} from '../engine/engine.js'
 import type {Logger} from '../engine/types.js'
 import {backupDataDir} from './backup.js'
 import {manifestPath} from './manifest.js'
+import {Periodic} from './periodic.js'
 import {readSchedules, readScheduleStates, type Schedule, type ScheduleState, writeScheduleStates} from './schedules.js'
 
 let running: Scheduler | undefined
@@ -16,14 +17,12 @@ let running: Scheduler | undefined
  * `schedule-state.json`, so chains continue and the interval holds across restarts.
  */
 export class Scheduler {
-  private busy = false
+  private readonly loop: Periodic
   private states: Record<string, ScheduleState>
-  private timer: NodeJS.Timeout
 
   constructor(private readonly engine: GitEngine, private readonly log: Logger, tickMs = 1000) {
     this.states = readScheduleStates(engine.dataDir)
-    this.timer = setInterval(() => void this.tick(), tickMs)
-    this.timer.unref()
+    this.loop = new Periodic(() => this.tick(), {failure: 'schedules could not be read', log, tickMs})
   }
 
   /** Health check entry: failing schedules make it a warning, with their last error. */
@@ -38,28 +37,19 @@ export class Scheduler {
     return {component: 'schedules', failing, schedules: schedules.length, status: failing.length > 0 ? 'warning' : 'ok'}
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer)
-    while (this.busy) await new Promise((r) => setTimeout(r, 20))
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   private async tick(): Promise<void> {
-    if (this.busy) return
-    this.busy = true
-    try {
-      const schedules = readSchedules(this.engine.dataDir)
-      for (const s of schedules) {
-        const st = this.states[s.id]
-        const last = Math.max(Date.parse(st?.lastRunAt ?? '') || 0, Date.parse(st?.lastErrorAt ?? '') || 0) || Date.parse(s.createdAt)
-        if (Date.now() - last < s.intervalMinutes * 60_000) continue
-        await this.runOne(s)
-      }
-      for (const id of Object.keys(this.states)) if (!schedules.some((s) => s.id === id)) delete this.states[id]
-    } catch (error) {
-      this.log.error('schedules could not be read', {error: (error as Error).message})
-    } finally {
-      this.busy = false
+    const schedules = readSchedules(this.engine.dataDir)
+    for (const s of schedules) {
+      const st = this.states[s.id]
+      const last = Math.max(Date.parse(st?.lastRunAt ?? '') || 0, Date.parse(st?.lastErrorAt ?? '') || 0) || Date.parse(s.createdAt)
+      if (Date.now() - last < s.intervalMinutes * 60_000) continue
+      await this.runOne(s)
     }
+    for (const id of Object.keys(this.states)) if (!schedules.some((s) => s.id === id)) delete this.states[id]
   }
 
   private async runOne(s: Schedule): Promise<void> {
