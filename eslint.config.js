@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'plugins/*/test/**'],
+    files: ['test/**', 'plugins/*/test/**', 'packages/*/test/**'],
     rules: {'@typescript-eslint/no-unused-expressions': 'off'},
   },
 )
