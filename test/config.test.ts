@@ -3,7 +3,7 @@ import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {envName, loadLayeredConfig} from '../src/lib/config-loader.js'
+import {envName, loadLayeredConfig} from '../src/lib/layered-config.js'
 import {freshHome, jsonLines, runCli} from './helpers/cli.js'
 
 const defaults = {hosts: ['a'], port: 80, verbose: false, name: 'x'}

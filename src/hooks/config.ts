@@ -1,7 +1,7 @@
 import type {Config} from '@oclif/core'
 import type {ConfigRequest, ConfigResult, ConfigValue} from '@toolkit/kit'
 
-import {loadLayeredConfig} from '../lib/config-loader.js'
+import {loadLayeredConfig} from '../lib/layered-config.js'
 
 type Request = ConfigRequest<Record<string, ConfigValue>> & {config: Config}
 

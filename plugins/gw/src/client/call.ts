@@ -4,7 +4,7 @@ import {closest, ToolkitError, UsageError} from '@toolkit/kit'
 
 import type {GwContext} from './context.js'
 
-import {serverKey} from './config.js'
+import {serverKey} from './servers-file.js'
 import {findServer, withServer} from './context.js'
 import {readToolCache, writeToolCache} from './tool-cache.js'
 import {fetchAllTools} from './tools.js'

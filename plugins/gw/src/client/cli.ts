@@ -4,7 +4,7 @@ import type {Output} from '@toolkit/kit'
 import {Flags} from '@oclif/core'
 import {openTokenStore} from '@toolkit/kit'
 
-import {loadServersConfig} from './config.js'
+import {loadServersConfig} from './servers-file.js'
 import {authFilePath, type GwContext, isInteractive, moveLegacyAuthFile} from './context.js'
 
 /** Flags every gw client command shares. */

@@ -3,7 +3,7 @@ import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {TokenStore} from '@toolkit/kit'
 
 import {showAuthorizationUrl} from './browser.js'
-import {resolveHeaders, resolveUrl, type ServerEntry, substituteEnv} from './config.js'
+import {resolveHeaders, resolveUrl, type ServerEntry, substituteEnv} from './servers-file.js'
 import {type Credential, CredentialChain, type CredentialSource, authorizationHeader} from './credentials.js'
 import {AuthError, UnreachableError} from './errors.js'
 import {inquirerTokenPrompt, type TokenPrompt} from './manual-prompt.js'

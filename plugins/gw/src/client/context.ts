@@ -3,7 +3,7 @@ import type {TokenStore} from '@toolkit/kit'
 import {closest, UsageError} from '@toolkit/kit'
 import {dirname, join} from 'node:path'
 
-import {gwConfigDir, type ServerEntry, type ServersConfig, serversConfigCandidates} from './config.js'
+import {gwConfigDir, type ServerEntry, type ServersConfig, serversConfigCandidates} from './servers-file.js'
 import type {ConnectOptions} from './connect.js'
 
 /** Everything a gw client operation needs, built once by the command. */

@@ -1,4 +1,4 @@
-import {isEmptyCredential, type ServerEntry, substituteEnv, unsetVariables} from './config.js'
+import {isEmptyCredential, type ServerEntry, substituteEnv, unsetVariables} from './servers-file.js'
 import type {GwContext} from './context.js'
 import {isExpired} from './credentials.js'
 import {maskUrl} from './url-mask.js'

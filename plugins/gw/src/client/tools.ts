@@ -3,7 +3,7 @@ import type {Tool} from '@modelcontextprotocol/sdk/types.js'
 
 import type {GwContext} from './context.js'
 
-import {serverKey} from './config.js'
+import {serverKey} from './servers-file.js'
 import {findServer, withServer} from './context.js'
 import {writeToolCache} from './tool-cache.js'
 

@@ -8,9 +8,9 @@ import {BodyTooLargeError, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
 import {type AggregatorContext, createAggregatingServer, toolHandlers} from './aggregator.js'
-import type {ProxyAuth} from './config.js'
+import type {ProxyAuth} from './server-auth.js'
 import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
-import type {AuthResult} from './providers/types.js'
+import type {AuthResult} from './auth-providers/types.js'
 import {TokenBuckets} from './limits.js'
 import type {UpstreamPool} from './upstreams.js'
 

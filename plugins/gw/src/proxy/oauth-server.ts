@@ -5,7 +5,7 @@ import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotoco
 
 import {loadState, stateWriter} from './oauth-state.js'
 import {type Registration, RegistrationGuard, sourceAddress} from './registrations.js'
-import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './providers/oauth-as.js'
+import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './auth-providers/oauth-as.js'
 
 interface CodeGrant {
   challenge: string

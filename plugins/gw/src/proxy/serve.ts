@@ -3,8 +3,8 @@ import {InputError, type TokenStore, UsageError} from '@toolkit/kit'
 import type {AuditEntry} from './aggregator.js'
 
 import type {User} from './acl.js'
-import type {ServersConfig} from '../client/config.js'
-import {buildProxyAuth, type ProxyAuth} from './config.js'
+import type {ServersConfig} from '../client/servers-file.js'
+import {buildProxyAuth, type ProxyAuth} from './server-auth.js'
 import {type Connector, UpstreamPool, type UpstreamStatus} from './upstreams.js'
 
 export interface ServeRequest {

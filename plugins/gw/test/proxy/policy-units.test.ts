@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 
 import {compileCidrs, normalizeAddress} from '../../src/proxy/cidr.js'
-import {pkceMatches, redirectUriAllowed} from '../../src/proxy/providers/oauth-as.js'
+import {pkceMatches, redirectUriAllowed} from '../../src/proxy/auth-providers/oauth-as.js'
 
 describe('proxy policy helpers', () => {
   describe('CIDR lists', () => {

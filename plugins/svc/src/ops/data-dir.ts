@@ -21,7 +21,7 @@ export function requireDataDir(dataDir: string, options: {indexDir?: string} = {
  * present), else ./data. Resolved exactly as the server resolves it (servers/config.ts).
  */
 export async function resolveDataDir(flags: {config?: string; dataDir?: string}, cwd = process.cwd()): Promise<{configFile?: string; dataDir: string; indexDir?: string; warnings: string[]}> {
-  const {loadServerConfig} = await import('../servers/config.js')
+  const {loadServerConfig} = await import('../servers/config-edn.js')
   const {config, warnings} = await loadServerConfig({config: flags.config, 'data-dir': flags.dataDir}, {}, cwd)
   return {configFile: config.configFile, dataDir: config.dataDir, indexDir: config.index.dir, warnings}
 }

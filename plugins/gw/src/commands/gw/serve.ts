@@ -38,7 +38,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     const {flags} = this
     if (!flags.http && (flags.port !== 8080 || flags.host !== '127.0.0.1')) throw new UsageError('--host and --port need --http')
     const ctx = await commandContext(this.config, this.out, flags)
-    const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/config.js'), import('node:path')])
+    const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/servers-file.js'), import('node:path')])
     const proxy = await startServe({
       auditFile: flags['audit-log'],
       config: ctx.config,

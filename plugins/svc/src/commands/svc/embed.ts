@@ -15,7 +15,7 @@ Prints a ready line, then answers one JSON request per line with one JSON respon
   }
 
   public async run(): Promise<void> {
-    const {runEmbedded} = await import('../../embed/run.js')
+    const {runEmbedded} = await import('../../embed/session.js')
     await runEmbedded({dataDir: this.flags['data-dir'], logLevel: this.flags['log-level'], version: this.config.pjson.version})
   }
 }

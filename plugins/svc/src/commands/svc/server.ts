@@ -35,8 +35,8 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
   }
 
   public async run(): Promise<void> {
-    const {loadServerConfig} = await import('../../servers/config.js')
-    const {runServer} = await import('../../servers/run.js')
+    const {loadServerConfig} = await import('../../servers/config-edn.js')
+    const {runServer} = await import('../../servers/server-process.js')
     const {config, warnings} = await loadServerConfig(this.flags, {redisPort: this.args.redisPort, restPort: this.args.restPort})
     for (const w of warnings) this.out.warn(w)
     if (this.flags.command) {

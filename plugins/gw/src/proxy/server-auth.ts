@@ -2,12 +2,12 @@ import {closest, InputError} from '@toolkit/kit'
 
 import {type Access, AclConfigError, type CompiledAcl, compileAcl, compileToolAccess} from './acl.js'
 import {CidrError} from './cidr.js'
-import {BearerConfigError, bearerProvider} from './providers/bearer.js'
-import {type Chain, chain} from './providers/chain.js'
-import {ForwardedConfigError, forwardedProvider} from './providers/forwarded.js'
-import {noneProvider} from './providers/none.js'
-import {OAuthAsConfigError, type OAuthAsOptions, oauthAsOptions, oauthAsProvider} from './providers/oauth-as.js'
-import type {AuthProvider} from './providers/types.js'
+import {BearerConfigError, bearerProvider} from './auth-providers/bearer.js'
+import {type Chain, chain} from './auth-providers/chain.js'
+import {ForwardedConfigError, forwardedProvider} from './auth-providers/forwarded.js'
+import {noneProvider} from './auth-providers/none.js'
+import {OAuthAsConfigError, type OAuthAsOptions, oauthAsOptions, oauthAsProvider} from './auth-providers/oauth-as.js'
+import type {AuthProvider} from './auth-providers/types.js'
 
 export const PROVIDER_NAMES = ['none', 'bearer', 'forwarded', 'oauth_as'] as const
 

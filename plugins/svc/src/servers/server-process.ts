@@ -1,7 +1,7 @@
 import {openEngine} from '../engine/index.js'
 import {createLogger} from '../engine/logger.js'
 import type {RunningServer, ServerContext} from '../engine/types.js'
-import type {ServerConfig} from './config.js'
+import type {ServerConfig} from './config-edn.js'
 import {Health} from './health.js'
 import {createMetrics} from './metrics.js'
 import {startReplicator, stopReplicator} from '../ops/replicator.js'

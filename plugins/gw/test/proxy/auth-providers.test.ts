@@ -1,8 +1,8 @@
 import {expect} from 'chai'
 import type {IncomingHttpHeaders} from 'node:http'
 
-import {buildProxyAuth} from '../../src/proxy/config.js'
-import type {AuthRequest, AuthResult} from '../../src/proxy/providers/types.js'
+import {buildProxyAuth} from '../../src/proxy/server-auth.js'
+import type {AuthRequest, AuthResult} from '../../src/proxy/auth-providers/types.js'
 
 const SECRET = 'x'.repeat(40)
 const req = (headers: IncomingHttpHeaders, remoteAddress = '127.0.0.1'): AuthRequest => ({headers, remoteAddress})

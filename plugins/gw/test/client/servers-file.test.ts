@@ -3,7 +3,7 @@ import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {isEmptyCredential, loadServersConfig, resolveHeaders} from '../../src/client/config.js'
+import {isEmptyCredential, loadServersConfig, resolveHeaders} from '../../src/client/servers-file.js'
 
 describe('gw client: servers.json', () => {
   let dir: string
