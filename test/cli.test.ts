@@ -51,7 +51,7 @@ describe('toolkit command line (built bin/run.js)', () => {
     const r = await runCli(['config', 'show', '--format', 'json'], {env})
     expect(r.code).to.equal(0)
     const records = jsonLines(r.stdout)
-    expect(records).to.deep.include({key: 'logLevel', source: 'default', value: 'info'})
+    expect(records).to.deep.include({key: 'logLevel', section: 'toolkit', source: 'default', value: 'info'})
     expect(r.stderr).to.include('config directory')
   })
 

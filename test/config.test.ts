@@ -33,6 +33,22 @@ describe('config loading hook', () => {
     expect(sources.hosts).to.match(/demo\.json:2$/)
   })
 
+  it("puts a plugin's own file (a layer) above toolkit's files and below the environment", () => {
+    const dir = configDir({'demo.json': '{"port": 82, "name": "from-demo-json"}'})
+    const {files, sources, values} = loadLayeredConfig(dir, {
+      defaults,
+      env: {TOOLKIT_DEMO_NAME: 'from-env'},
+      layers: [{file: '/srv/demo.edn', lines: {port: 7}, values: {name: 'from-edn', port: 90, verbose: true}}],
+      namespace: 'demo',
+    })
+    expect(values).to.deep.include({name: 'from-env', port: 90, verbose: true})
+    expect(sources).to.deep.include({name: 'env:TOOLKIT_DEMO_NAME', port: 'file:/srv/demo.edn:7', verbose: 'file:/srv/demo.edn'})
+    expect(files).to.deep.equal([join(dir, 'demo.json'), '/srv/demo.edn'])
+    const bad = {defaults, env: {}, namespace: 'demo'}
+    expect(() => loadLayeredConfig(dir, {...bad, layers: [{file: '/srv/demo.edn', lines: {port: 3}, values: {port: 'x'}}]})).to.throw('/srv/demo.edn:3: "port" must be a number, not string')
+    expect(() => loadLayeredConfig(dir, {...bad, layers: [{file: '/srv/demo.edn', values: {prot: 1}}]})).to.throw('/srv/demo.edn: unknown key "prot"')
+  })
+
   it('uses the defaults when there are no files', () => {
     const {files, values} = loadLayeredConfig(configDir({}), {defaults, env: {}, namespace: 'demo'})
     expect(files).to.deep.equal([])

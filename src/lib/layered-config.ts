@@ -7,8 +7,9 @@ import {join} from 'node:path'
 
 /**
  * Merges defaults < `<configDir>/config.json` (the namespace's section) < `<configDir>/<namespace>.json`
- * < environment (`TOOLKIT_<NAMESPACE>_<KEY>`) < flags. Files may hold comments (JSONC). Any
- * syntax error, unknown key or wrong type names the file and line.
+ * < the plugin's own files (`layers`: svc's config.edn, gw's servers.json) < environment
+ * (`TOOLKIT_<NAMESPACE>_<KEY>`) < flags. Files may hold comments (JSONC). Any syntax error,
+ * unknown key or wrong type names the file and line.
  */
 export function loadLayeredConfig<T extends Record<string, ConfigValue>>(configDir: string, request: ConfigRequest<T>): ConfigResult<T> {
   const {defaults, namespace} = request
@@ -36,6 +37,18 @@ export function loadLayeredConfig<T extends Record<string, ConfigValue>>(configD
       }
       values[key] = checkType(key, valueNode, defaults[key], (msg) => fail(file, text, valueNode.offset, msg))
       sources[key] = `file:${file}:${lineOf(text, valueNode.offset)}`
+    }
+  }
+
+  for (const layer of request.layers ?? []) {
+    files.push(layer.file)
+    for (const [key, value] of Object.entries(layer.values)) {
+      const line = layer.lines?.[key]
+      const where = {code: 'invalid_config', file: layer.file, line}
+      if (!(key in defaults)) throw new InputError(`unknown key "${key}"`, where)
+      if (!sameType(value, defaults[key])) throw new InputError(`"${key}" must be a ${typeName(defaults[key])}, not ${typeName(value)}`, where)
+      values[key] = value
+      sources[key] = `file:${layer.file}${line === undefined ? '' : `:${line}`}`
     }
   }
 
@@ -96,6 +109,10 @@ function checkType(key: string, node: Node, fallback: ConfigValue, bad: (msg: st
   if (node.type !== want) bad(`"${key}" must be a ${want}, not ${node.type}`)
   return node.value as ConfigValue
 }
+
+const typeName = (v: ConfigValue): string => (Array.isArray(v) ? 'array' : typeof v)
+const sameType = (v: ConfigValue, fallback: ConfigValue): boolean =>
+  Array.isArray(fallback) ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === typeof fallback
 
 function fromEnv(name: string, raw: string, fallback: ConfigValue): ConfigValue {
   if (Array.isArray(fallback)) return raw.split(',').map((s) => s.trim()).filter(Boolean)

@@ -46,8 +46,33 @@ export interface ConfigRequest<T extends Record<string, ConfigValue>> {
   env?: Record<string, string | undefined>
   /** Only the flags the user actually set. */
   flags?: Partial<T>
+  /**
+   * The plugin's own configuration files (svc's `config.edn`, gw's `servers.json`), already
+   * parsed by the plugin into keys of `defaults`: each is one layer above toolkit's config files
+   * and below the environment, in the order given.
+   */
+  layers?: ConfigLayer[]
   /** Section of config.json and name of `<namespace>.json` in the config directory. */
   namespace: string
+}
+
+export interface ConfigLayer {
+  /** Absolute path of the file, shown as the source `file:<path>[:<line>]`. */
+  file: string
+  /** The line of each value in the file, where the plugin knows it. */
+  lines?: Record<string, number>
+  /** Values read from the file; only keys of `defaults`, of the same types. */
+  values: Record<string, ConfigValue>
+}
+
+/**
+ * What a plugin answers to `toolkit:config-sections` (fired by `toolkit config show`): the
+ * request it makes when it loads its settings with no flags, so the host can show every value
+ * of every plugin and where it came from. `cwd` is where the plugin looks for its own files.
+ */
+export interface ConfigSectionsRequest {
+  cwd: string
+  env?: Record<string, string | undefined>
 }
 
 export interface ConfigResult<T> {
@@ -105,12 +130,14 @@ export interface TokenStoreRequest {
 }
 
 export const HOOK_CONFIG = 'toolkit:config'
+export const HOOK_CONFIG_SECTIONS = 'toolkit:config-sections'
 export const HOOK_OUTPUT = 'toolkit:output'
 export const HOOK_TOKEN_STORE = 'toolkit:token-store'
 
 declare module '@oclif/core' {
   interface Hooks {
     'toolkit:config': {options: ConfigRequest<Record<string, ConfigValue>>; return: ConfigResult<Record<string, ConfigValue>>}
+    'toolkit:config-sections': {options: ConfigSectionsRequest; return: Array<ConfigRequest<Record<string, ConfigValue>>>}
     'toolkit:output': {options: OutputRequest; return: Output}
     'toolkit:token-store': {options: TokenStoreRequest; return: TokenStore}
   }

@@ -1,24 +1,40 @@
-import {loadConfig, ToolkitCommand} from '@toolkit/kit'
+import {Args} from '@oclif/core'
+import {type ConfigRequest, type ConfigValue, HOOK_CONFIG_SECTIONS, ToolkitCommand, UsageError} from '@toolkit/kit'
+
+import {loadLayeredConfig} from '../../lib/layered-config.js'
 
 export default class ConfigShow extends ToolkitCommand<typeof ConfigShow> {
-  static description = `Show toolkit's own settings and where each value came from.
+  static args = {
+    section: Args.string({description: 'Only this section (toolkit, svc, gw, campaign or a third-party plugin\'s)', required: false}),
+  }
 
-Values merge as defaults < config files in the config directory (the "toolkit" section of config.json, then toolkit.json) < environment (TOOLKIT_TOOLKIT_<KEY>) < flags. Each plugin reads its own section the same way (see docs/plugins.md).`
+  static description = `Show every setting of toolkit and its plugins and where each value came from.
+
+Values merge as defaults < config files in the config directory (the section of config.json, then <section>.json) < the plugin's own file (svc: config.edn in the current directory; gw: the "serve" object of servers.json) < environment (TOOLKIT_<SECTION>_<KEY>) < flags. The source column says which: default, file:<path>:<line>, env:<NAME> or flag. See docs/plugins.md.`
 
   static examples = [
     '<%= config.bin %> <%= command.id %>',
-    'TOOLKIT_TOOLKIT_LOG_LEVEL=debug <%= config.bin %> <%= command.id %> --format json',
+    '<%= config.bin %> <%= command.id %> svc',
+    'TOOLKIT_SVC_REST_PORT=3001 <%= config.bin %> <%= command.id %> svc --format json',
   ]
 
   public async run(): Promise<void> {
-    const {files, sources, values} = await loadConfig(this.config, {
-      defaults: {logLevel: 'info'},
-      namespace: 'toolkit',
-    })
-    this.out.log(`config directory: ${this.config.configDir}${files.length > 0 ? ` (read ${files.join(', ')})` : ''}`)
-    for (const key of Object.keys(values) as Array<keyof typeof values>) {
-      const value = values[key]
-      this.out.record({key, source: sources[key], value}, `${key} = ${JSON.stringify(value)}  ${this.out.color.dim(`(${sources[key]})`)}`)
+    const sections: Array<ConfigRequest<Record<string, ConfigValue>>> = [{defaults: {logLevel: 'info'}, namespace: 'toolkit'}]
+    const {failures, successes} = await this.config.runHook(HOOK_CONFIG_SECTIONS, {cwd: process.cwd()})
+    if (failures.length > 0) throw failures[0].error
+    for (const s of successes) sections.push(...(s.result ?? []))
+    const wanted = this.args.section
+    const shown = wanted === undefined ? sections : sections.filter((s) => s.namespace === wanted)
+    if (shown.length === 0) throw new UsageError(`no section "${wanted}" (known: ${sections.map((s) => s.namespace).join(', ')})`)
+    const files = new Set<string>()
+    for (const request of shown) {
+      const {files: read, sources, values} = loadLayeredConfig(this.config.configDir, request)
+      for (const f of read) files.add(f)
+      for (const key of Object.keys(values)) {
+        const value = values[key]
+        this.out.record({key, section: request.namespace, source: sources[key], value}, `${request.namespace}.${key} = ${JSON.stringify(value)}  ${this.out.color.dim(`(${sources[key]})`)}`)
+      }
     }
+    this.out.log(`config directory: ${this.config.configDir}${files.size > 0 ? ` (read ${[...files].join(', ')})` : ''}`)
   }
 }

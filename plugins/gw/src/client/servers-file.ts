@@ -19,6 +19,8 @@ export interface ServersConfig {
   /** The parsed JSON object, so the proxy can read `serverAuth`. */
   raw: Record<string, unknown>
   servers: Record<string, ServerEntry>
+  /** The file's text, so settings read from it can name their line. */
+  text?: string
 }
 
 export interface LoadServersOptions {
@@ -54,7 +56,7 @@ function lineAndColumn(text: string, offset: number): {column: number; line: num
 }
 
 /** The line where `"name"` first appears as a key, for messages about one entry. */
-function keyLine(text: string, name: string): number | undefined {
+export function keyLine(text: string, name: string): number | undefined {
   const escaped = JSON.stringify(name).replaceAll(/[.*+?^${}()|[\]\\]/g, String.raw`\$&`)
   const m = new RegExp(`${escaped}\\s*:`).exec(text)
   return m ? lineAndColumn(text, m.index).line : undefined
@@ -144,7 +146,7 @@ export async function loadServersConfig(options: LoadServersOptions = {}): Promi
     }
     const servers: Record<string, ServerEntry> = {}
     for (const [name, value] of Object.entries(section)) servers[name] = checkEntry(name, value, file, text)
-    return {file, raw: data, servers}
+    return {file, raw: data, servers, text}
   }
   return {file: undefined, raw: {}, servers: {}}
 }

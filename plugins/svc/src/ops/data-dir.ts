@@ -2,6 +2,7 @@ import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from '../engine/errors.js'
+import type {LayeredLoader} from '../servers/config-edn.js'
 import {type DataDirLayout, dataDirLayout} from '../engine/layout.js'
 
 export {type DataDirLayout, dataDirLayout} from '../engine/layout.js'
@@ -18,10 +19,15 @@ export function requireDataDir(dataDir: string, options: {indexDir?: string} = {
 /**
  * The data directory the commands other than `server` work on: `--data-dir` when given, else
  * the one `svc server` would use from the same `config.edn` (`--config`, or ./config.edn when
- * present), else ./data. Resolved exactly as the server resolves it (servers/config.ts).
+ * present), else ./data. Resolved exactly as the server resolves it (servers/config-edn.ts; pass the config hook as `load`
+ * so TOOLKIT_SVC_DATA_DIR counts too).
  */
-export async function resolveDataDir(flags: {config?: string; dataDir?: string}, cwd = process.cwd()): Promise<{configFile?: string; dataDir: string; indexDir?: string; warnings: string[]}> {
+export async function resolveDataDir(
+  flags: {config?: string; dataDir?: string},
+  cwd = process.cwd(),
+  load?: LayeredLoader,
+): Promise<{configFile?: string; dataDir: string; indexDir?: string; warnings: string[]}> {
   const {loadServerConfig} = await import('../servers/config-edn.js')
-  const {config, warnings} = await loadServerConfig({config: flags.config, 'data-dir': flags.dataDir}, {}, cwd)
+  const {config, warnings} = await loadServerConfig({config: flags.config, 'data-dir': flags.dataDir}, {}, cwd, load)
   return {configFile: config.configFile, dataDir: config.dataDir, indexDir: config.index.dir, warnings}
 }

@@ -1,7 +1,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 
-import {closest, InputError, UsageError} from '@toolkit/kit'
+import {closest, type ConfigRequest, type ConfigResult, InputError, UsageError} from '@toolkit/kit'
 
 import {LOG_LEVELS, type LogLevel} from '../engine/logger.js'
 
@@ -22,24 +22,6 @@ export interface ServerConfig {
   redis: {enabled: boolean; host: string; port: number}
   rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
-}
-
-/** The embedded default: what `toolkit svc server` runs with no config file and no flags. */
-export function defaultConfig(): ServerConfig {
-  return {
-    backup: {},
-    cache: {maxBytes: 64 * 1024 * 1024},
-    committerEmail: 'svc@localhost',
-    committerName: 'svc',
-    dataDir: 'data',
-    index: {batchSize: 1000, checkIntervalMinutes: 60, enabled: true, saveIntervalMinutes: 5},
-    logFormat: 'text',
-    logLevel: 'info',
-    postgresql: {enabled: true, host: '127.0.0.1', password: 'svc', port: 5432, username: 'svc'},
-    redis: {enabled: true, host: '127.0.0.1', port: 6379},
-    rest: {enabled: true, host: '127.0.0.1', maxBodyBytes: 1024 * 1024, port: 3000},
-    wal: {checkpointMaxDelayMs: 1000, maxPendingEntries: 10_000},
-  }
 }
 
 export interface ServerFlags {
@@ -145,89 +127,253 @@ function section(obj: Edn, schema: Record<string, string>, where: string, file: 
   return out
 }
 
-/**
- * Reads `config.edn` (EDN, the keys in docs/svc.md) over the embedded defaults, then applies the
- * command-line flags. A config file named with --config must exist; the default `config.edn`
- * in the current directory is optional.
- */
-export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: number; restPort?: number}, cwd = process.cwd()): Promise<{config: ServerConfig; warnings: string[]}> {
-  const cfg = defaultConfig()
-  const warnings: string[] = []
-  const file = resolve(cwd, flags.config ?? 'config.edn')
-  if (existsSync(file)) {
-    cfg.configFile = file
-    const text = readFileSync(file, 'utf8')
-    checkStructure(text, file)
-    const {parseEDNString} = await import('edn-data')
-    let parsed: Edn
-    try {
-      parsed = parseEDNString(text, {keywordAs: 'string', listAs: 'array', mapAs: 'object', setAs: 'array'})
-    } catch (error) {
-      throw new InputError(`not valid EDN: ${(error as Error).message}`, {file})
-    }
-    if (parsed === null && text.replace(/;[^\n]*/g, '').trim() === '') parsed = {}
-    const top = section(parsed, Object.fromEntries(Object.entries(SCHEMA).map(([k, v]) => [k, typeof v === 'string' ? v : 'map'])), 'the config', file, warnings)
-    const sub = (name: string): Record<string, unknown> =>
-      top[name] === undefined ? {} : section(top[name], SCHEMA[name] as Record<string, string>, `:${name}`, file, warnings)
-    if (top['data-dir'] !== undefined) cfg.dataDir = top['data-dir'] as string
-    const storage = sub('storage')
-    if (storage['data-dir'] !== undefined) cfg.dataDir = storage['data-dir'] as string
-    if (top['memory-limit-mb'] !== undefined) cfg.memoryLimitMb = top['memory-limit-mb'] as number
-    const g = sub('git')
-    if (g['committer-name'] !== undefined) cfg.committerName = g['committer-name'] as string
-    if (g['committer-email'] !== undefined) cfg.committerEmail = g['committer-email'] as string
-    const logging = sub('logging')
-    if (logging.level !== undefined) cfg.logLevel = level(logging.level as string, file)
-    if (logging.format !== undefined) {
-      if (logging.format !== 'json' && logging.format !== 'text') throw new InputError(`:logging :format must be :text or :json`, {file})
-      cfg.logFormat = logging.format
-    }
-    const w = sub('wal')
-    if (w['max-pending-entries'] !== undefined) cfg.wal.maxPendingEntries = Math.max(1, w['max-pending-entries'] as number)
-    if (w['checkpoint-max-delay-ms'] !== undefined) cfg.wal.checkpointMaxDelayMs = w['checkpoint-max-delay-ms'] as number
-    const ix = sub('index')
-    if (ix.enabled !== undefined) cfg.index.enabled = ix.enabled as boolean
-    if (ix.dir !== undefined) cfg.index.dir = ix.dir as string
-    if (ix['batch-size'] !== undefined) cfg.index.batchSize = Math.max(1, ix['batch-size'] as number)
-    if (ix['check-interval-minutes'] !== undefined) cfg.index.checkIntervalMinutes = ix['check-interval-minutes'] as number
-    if (ix['save-interval-minutes'] !== undefined) cfg.index.saveIntervalMinutes = Math.max(1, ix['save-interval-minutes'] as number)
-    const bk = sub('backup')
-    if (bk.dir !== undefined) cfg.backup.dir = bk.dir as string
-    const c = sub('cache')
-    if (c['max-bytes'] !== undefined) cfg.cache.maxBytes = c['max-bytes'] as number
-    if (top.servers !== undefined) {
-      const servers = section(top.servers, {postgresql: 'map', redis: 'map', rest: 'map'}, ':servers', file, warnings)
-      for (const name of ['rest', 'redis', 'postgresql'] as const) {
-        if (servers[name] === undefined) continue
-        const s = section(servers[name], SERVERS[name], `:servers :${name}`, file, warnings)
-        const target = cfg[name] as Record<string, unknown>
-        for (const [k, v] of Object.entries(s)) target[k.replaceAll(/-(\w)/g, (_, ch: string) => ch.toUpperCase())] = v
-      }
-    }
-  } else if (flags.config !== undefined) {
-    throw new UsageError(`config file ${file} could not be found; pass --config <path> to an existing config.edn`, 'config_not_found')
-  }
-  if (flags['data-dir'] !== undefined) cfg.dataDir = flags['data-dir']
-  if (flags['log-level'] !== undefined) cfg.logLevel = level(flags['log-level'])
-  if (flags['log-format'] !== undefined) cfg.logFormat = flags['log-format']
-  if (flags['memory-limit'] !== undefined) cfg.memoryLimitMb = flags['memory-limit']
-  if (flags.host !== undefined) cfg.rest.host = cfg.redis.host = cfg.postgresql.host = flags.host
-  const restPort = flags['http-port'] ?? args.restPort
-  const redisPort = flags['redis-port'] ?? args.redisPort
-  if (restPort !== undefined) cfg.rest.port = restPort
-  if (redisPort !== undefined) cfg.redis.port = redisPort
-  if (flags['pg-port'] !== undefined) cfg.postgresql.port = flags['pg-port']
-  if (flags['disable-rest']) cfg.rest.enabled = false
-  if (flags['disable-redis']) cfg.redis.enabled = false
-  if (flags['disable-sql']) cfg.postgresql.enabled = false
-  cfg.dataDir = resolve(cwd, cfg.dataDir)
-  if (cfg.index.dir !== undefined) cfg.index.dir = resolve(cwd, cfg.index.dir)
-  if (cfg.backup.dir !== undefined) cfg.backup.dir = resolve(cwd, cfg.backup.dir)
-  return {config: cfg, warnings}
+/** The settings svc reads through toolkit's config hook (`toolkit config show svc`), flat. */
+export const SVC_SETTINGS = {
+  backupDir: '',
+  cacheMaxBytes: 64 * 1024 * 1024,
+  committerEmail: 'svc@localhost',
+  committerName: 'svc',
+  dataDir: 'data',
+  indexBatchSize: 1000,
+  indexCheckIntervalMinutes: 60,
+  indexDir: '',
+  indexEnabled: true,
+  indexSaveIntervalMinutes: 5,
+  logFormat: 'text',
+  logLevel: 'info',
+  memoryLimitMb: 0,
+  postgresqlEnabled: true,
+  postgresqlHost: '127.0.0.1',
+  postgresqlMaxStatementBytes: 0,
+  postgresqlParseTimeoutMs: 0,
+  postgresqlPort: 5432,
+  postgresqlUsername: 'svc',
+  redisEnabled: true,
+  redisHost: '127.0.0.1',
+  redisPort: 6379,
+  restEnabled: true,
+  restHost: '127.0.0.1',
+  restMaxBodyBytes: 1024 * 1024,
+  restPort: 3000,
+  walCheckpointMaxDelayMs: 1000,
+  walMaxPendingEntries: 10_000,
+}
+export type SvcSettings = typeof SVC_SETTINGS
+
+// Where each setting sits in config.edn; a later path wins (`:storage :data-dir` over `:data-dir`).
+const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
+  backupDir: [['backup', 'dir']],
+  cacheMaxBytes: [['cache', 'max-bytes']],
+  committerEmail: [['git', 'committer-email']],
+  committerName: [['git', 'committer-name']],
+  dataDir: [['data-dir'], ['storage', 'data-dir']],
+  indexBatchSize: [['index', 'batch-size']],
+  indexCheckIntervalMinutes: [['index', 'check-interval-minutes']],
+  indexDir: [['index', 'dir']],
+  indexEnabled: [['index', 'enabled']],
+  indexSaveIntervalMinutes: [['index', 'save-interval-minutes']],
+  logFormat: [['logging', 'format']],
+  logLevel: [['logging', 'level']],
+  memoryLimitMb: [['memory-limit-mb']],
+  postgresqlEnabled: [['servers', 'postgresql', 'enabled']],
+  postgresqlHost: [['servers', 'postgresql', 'host']],
+  postgresqlMaxStatementBytes: [['servers', 'postgresql', 'max-statement-bytes']],
+  postgresqlParseTimeoutMs: [['servers', 'postgresql', 'parse-timeout-ms']],
+  postgresqlPort: [['servers', 'postgresql', 'port']],
+  postgresqlUsername: [['servers', 'postgresql', 'username']],
+  redisEnabled: [['servers', 'redis', 'enabled']],
+  redisHost: [['servers', 'redis', 'host']],
+  redisPort: [['servers', 'redis', 'port']],
+  restEnabled: [['servers', 'rest', 'enabled']],
+  restHost: [['servers', 'rest', 'host']],
+  restMaxBodyBytes: [['servers', 'rest', 'max-body-bytes']],
+  restPort: [['servers', 'rest', 'port']],
+  walCheckpointMaxDelayMs: [['wal', 'checkpoint-max-delay-ms']],
+  walMaxPendingEntries: [['wal', 'max-pending-entries']],
 }
 
-function level(v: string, file?: string): LogLevel {
-  if ((LOG_LEVELS as string[]).includes(v)) return v as LogLevel
-  const msg = `log level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(v)}`
-  throw file ? new InputError(msg, {file}) : new UsageError(msg)
+export interface EdnLayer {
+  file: string
+  /** The line of each value, found by its keywords in order. */
+  lines: Record<string, number>
+  /** The PostgreSQL password: a secret, so it stays out of the shared settings and `config show`. */
+  password?: string
+  values: Partial<SvcSettings>
+  warnings: string[]
+}
+
+/** The line of the last keyword of `path`, looking for each keyword after the previous one. */
+function lineOfPath(text: string, path: string[]): number | undefined {
+  let at = 0
+  for (const key of path) {
+    // Keys are plain keyword names ([a-z-]), nothing to escape.
+    const m = new RegExp(`:${key}(?![\\w-])`, 'g')
+    m.lastIndex = at
+    const hit = m.exec(text)
+    if (!hit) return undefined
+    at = hit.index + hit[0].length
+  }
+  return text.slice(0, at).split('\n').length
+}
+
+/** Reads and checks one config.edn (the keys in docs/svc.md) into flat settings. */
+export async function readConfigEdn(file: string): Promise<EdnLayer> {
+  const warnings: string[] = []
+  const text = readFileSync(file, 'utf8')
+  checkStructure(text, file)
+  const {parseEDNString} = await import('edn-data')
+  let parsed: Edn
+  try {
+    parsed = parseEDNString(text, {keywordAs: 'string', listAs: 'array', mapAs: 'object', setAs: 'array'})
+  } catch (error) {
+    throw new InputError(`not valid EDN: ${(error as Error).message}`, {file})
+  }
+  if (parsed === null && text.replace(/;[^\n]*/g, '').trim() === '') parsed = {}
+  const top = section(parsed, Object.fromEntries(Object.entries(SCHEMA).map(([k, v]) => [k, typeof v === 'string' ? v : 'map'])), 'the config', file, warnings)
+  const tree: Record<string, unknown> = {...top}
+  for (const [name, schema] of Object.entries(SCHEMA)) {
+    if (typeof schema !== 'string' && top[name] !== undefined) tree[name] = section(top[name], schema, `:${name}`, file, warnings)
+  }
+  let password: string | undefined
+  if (top.servers !== undefined) {
+    const servers = section(top.servers, {postgresql: 'map', redis: 'map', rest: 'map'}, ':servers', file, warnings)
+    const checked: Record<string, unknown> = {}
+    for (const name of ['rest', 'redis', 'postgresql'] as const) {
+      if (servers[name] !== undefined) checked[name] = section(servers[name], SERVERS[name], `:servers :${name}`, file, warnings)
+    }
+    password = (checked.postgresql as Record<string, unknown> | undefined)?.password as string | undefined
+    tree.servers = checked
+  }
+  const values: Record<string, unknown> = {}
+  const lines: Record<string, number> = {}
+  for (const [key, paths] of Object.entries(EDN_PATHS)) {
+    for (const path of paths) {
+      let v: unknown = tree
+      for (const k of path) v = (v as Record<string, unknown> | undefined)?.[k]
+      if (v === undefined) continue
+      values[key] = v
+      const line = lineOfPath(text, path)
+      if (line !== undefined) lines[key] = line
+    }
+  }
+  return {file, lines, password, values: values as Partial<SvcSettings>, warnings}
+}
+
+/** The config.edn `svc server` reads: `--config` (which must exist), else ./config.edn when present. */
+export function configEdnPath(flags: {config?: string}, cwd = process.cwd()): {file: string; required: boolean} {
+  return {file: resolve(cwd, flags.config ?? 'config.edn'), required: flags.config !== undefined}
+}
+
+/** Settings the command line gives, as keys of SVC_SETTINGS (only those the user set). */
+function flagSettings(flags: ServerFlags, args: {redisPort?: number; restPort?: number}): Partial<SvcSettings> {
+  const out: Partial<SvcSettings> = {}
+  const set = <K extends keyof SvcSettings>(key: K, v: SvcSettings[K] | undefined): void => {
+    if (v !== undefined) out[key] = v
+  }
+  set('dataDir', flags['data-dir'])
+  set('logLevel', flags['log-level'])
+  set('logFormat', flags['log-format'])
+  set('memoryLimitMb', flags['memory-limit'])
+  for (const k of ['restHost', 'redisHost', 'postgresqlHost'] as const) set(k, flags.host)
+  set('restPort', flags['http-port'] ?? args.restPort)
+  set('redisPort', flags['redis-port'] ?? args.redisPort)
+  set('postgresqlPort', flags['pg-port'])
+  if (flags['disable-rest']) out.restEnabled = false
+  if (flags['disable-redis']) out.redisEnabled = false
+  if (flags['disable-sql']) out.postgresqlEnabled = false
+  return out
+}
+
+/** Loads settings through toolkit's config hook (`loadConfig` from @toolkit/kit, given the request). */
+export type LayeredLoader = (request: ConfigRequest<SvcSettings>) => Promise<ConfigResult<SvcSettings>>
+
+/** Without the host (the Node.js API, tests): defaults < config.edn < flags, no environment. */
+const withoutHost: LayeredLoader = async (request) => {
+  const values = {...request.defaults}
+  const sources = Object.fromEntries(Object.keys(values).map((k) => [k, 'default'])) as Record<keyof SvcSettings, string>
+  for (const layer of request.layers ?? []) {
+    Object.assign(values, layer.values)
+    for (const k of Object.keys(layer.values)) sources[k as keyof SvcSettings] = `file:${layer.file}${layer.lines?.[k] ? `:${layer.lines[k]}` : ''}`
+  }
+  for (const [k, v] of Object.entries(request.flags ?? {})) {
+    if (v === undefined) continue
+    ;(values as Record<string, unknown>)[k] = v
+    sources[k as keyof SvcSettings] = 'flag'
+  }
+  return {files: (request.layers ?? []).map((l) => l.file), sources, values}
+}
+
+/** The request svc makes of the config hook for a config.edn (also answers `toolkit config show`). */
+export async function svcConfigRequest(flags: ServerFlags, args: {redisPort?: number; restPort?: number} = {}, cwd = process.cwd()): Promise<{password?: string; request: ConfigRequest<SvcSettings>; warnings: string[]}> {
+  const {file, required} = configEdnPath(flags, cwd)
+  let layer: EdnLayer | undefined
+  if (existsSync(file)) layer = await readConfigEdn(file)
+  else if (required) throw new UsageError(`config file ${file} could not be found; pass --config <path> to an existing config.edn`, 'config_not_found')
+  const request: ConfigRequest<SvcSettings> = {
+    defaults: SVC_SETTINGS,
+    flags: flagSettings(flags, args),
+    layers: layer ? [{file: layer.file, lines: layer.lines, values: layer.values}] : [],
+    namespace: 'svc',
+  }
+  return {password: layer?.password, request, warnings: layer?.warnings ?? []}
+}
+
+/**
+ * The server's configuration: defaults < toolkit's config files (`svc` section) < config.edn
+ * (`--config`, else ./config.edn when present) < TOOLKIT_SVC_* < flags, merged by the host's
+ * config hook when `load` is given (commands pass kit's `loadConfig`), so `toolkit config show
+ * svc` explains every value. Relative paths are resolved against `cwd`.
+ */
+export async function loadServerConfig(
+  flags: ServerFlags,
+  args: {redisPort?: number; restPort?: number},
+  cwd = process.cwd(),
+  load: LayeredLoader = withoutHost,
+): Promise<{config: ServerConfig; sources: Record<string, string>; warnings: string[]}> {
+  const {password, request, warnings} = await svcConfigRequest(flags, args, cwd)
+  const {sources, values: v} = await load(request)
+  const bad = (key: keyof SvcSettings, what: string): never => {
+    const source = sources[key]
+    const msg = `${key} must be ${what}, got ${JSON.stringify(v[key])}`
+    if (source.startsWith('file:')) throw new InputError(msg, {file: source.slice(5)})
+    throw new UsageError(`${source}: ${msg}`, 'invalid_config')
+  }
+  for (const key of ['restPort', 'redisPort', 'postgresqlPort'] as const) if (!Number.isInteger(v[key]) || v[key] < 0 || v[key] > 65_535) bad(key, 'a port number (0-65535)')
+  for (const [key, n] of Object.entries(v)) if (typeof n === 'number' && !(Number.isInteger(n) && n >= 0)) bad(key as keyof SvcSettings, 'a non-negative integer')
+  if (!(LOG_LEVELS as string[]).includes(v.logLevel)) bad('logLevel', `one of ${LOG_LEVELS.join(', ')}`)
+  if (v.logFormat !== 'json' && v.logFormat !== 'text') bad('logFormat', 'text or json')
+  const layer = request.layers?.[0]
+  const opt = (n: number): number | undefined => (n > 0 ? n : undefined)
+  const path = (p: string): string | undefined => (p === '' ? undefined : resolve(cwd, p))
+  const config: ServerConfig = {
+    backup: {dir: path(v.backupDir)},
+    cache: {maxBytes: v.cacheMaxBytes},
+    committerEmail: v.committerEmail,
+    committerName: v.committerName,
+    configFile: layer?.file,
+    dataDir: resolve(cwd, v.dataDir),
+    index: {
+      batchSize: Math.max(1, v.indexBatchSize),
+      checkIntervalMinutes: v.indexCheckIntervalMinutes,
+      dir: path(v.indexDir),
+      enabled: v.indexEnabled,
+      saveIntervalMinutes: Math.max(1, v.indexSaveIntervalMinutes),
+    },
+    logFormat: v.logFormat as 'json' | 'text',
+    logLevel: v.logLevel as LogLevel,
+    memoryLimitMb: opt(v.memoryLimitMb),
+    postgresql: {
+      enabled: v.postgresqlEnabled,
+      host: v.postgresqlHost,
+      maxStatementBytes: opt(v.postgresqlMaxStatementBytes),
+      parseTimeoutMs: opt(v.postgresqlParseTimeoutMs),
+      password: password ?? 'svc',
+      port: v.postgresqlPort,
+      username: v.postgresqlUsername,
+    },
+    redis: {enabled: v.redisEnabled, host: v.redisHost, port: v.redisPort},
+    rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, port: v.restPort},
+    wal: {checkpointMaxDelayMs: v.walCheckpointMaxDelayMs, maxPendingEntries: Math.max(1, v.walMaxPendingEntries)},
+  }
+  return {config, sources, warnings}
 }

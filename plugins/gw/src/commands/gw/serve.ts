@@ -20,46 +20,65 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
   static flags = {
     ...clientFlags,
     'audit-log': Flags.string({description: 'append one JSON line per tools/call (user, tool, decision, rule, outcome, duration; never arguments) to this file', helpValue: '<file>'}),
-    'health-interval': Flags.integer({default: 15, description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
-    host: Flags.string({default: '127.0.0.1', description: 'address to listen on (HTTP mode)'}),
+    'health-interval': Flags.integer({description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
+    host: Flags.string({description: 'address to listen on (HTTP mode; default 127.0.0.1)'}),
     http: Flags.boolean({default: false, description: 'serve Streamable HTTP at /mcp instead of stdio'}),
-    insecure: Flags.boolean({default: false, description: 'allow --host beyond loopback with no authentication provider (every request anonymous)'}),
-    'max-sessions': Flags.integer({default: 10_000, description: 'open sessions in total; when full the least recently used is closed (HTTP mode)', min: 1}),
-    'max-sessions-per-user': Flags.integer({default: 100, description: 'open sessions per user; past it initialize gets 429 (HTTP mode)', min: 1}),
-    'rate-limit': Flags.integer({default: 200, description: 'requests per second per user on /mcp, burst twice that; 429 + Retry-After past it; 0 = off (HTTP mode)', min: 0}),
-    'rate-limit-address': Flags.integer({default: 500, description: 'requests per second per client address on /mcp, burst twice that; 0 = off (HTTP mode)', min: 0}),
-    'session-idle': Flags.integer({default: 1800, description: 'seconds after which an idle session is closed (HTTP mode)', min: 1}),
-    'max-body': Flags.integer({default: 4 * 1024 * 1024, description: 'largest accepted request body in bytes (HTTP mode)', min: 1024}),
-    port: Flags.integer({default: 8080, description: 'port to listen on, 0 for any free port (HTTP mode)', max: 65_535, min: 0}),
+    insecure: Flags.boolean({description: 'allow --host beyond loopback with no authentication provider (every request anonymous)'}),
+    'max-sessions': Flags.integer({description: 'open sessions in total; when full the least recently used is closed (HTTP mode)', min: 1}),
+    'max-sessions-per-user': Flags.integer({description: 'open sessions per user; past it initialize gets 429 (HTTP mode)', min: 1}),
+    'rate-limit': Flags.integer({description: 'requests per second per user on /mcp, burst twice that; 429 + Retry-After past it; 0 = off (HTTP mode)', min: 0}),
+    'rate-limit-address': Flags.integer({description: 'requests per second per client address on /mcp, burst twice that; 0 = off (HTTP mode)', min: 0}),
+    'session-idle': Flags.integer({description: 'seconds after which an idle session is closed (HTTP mode)', min: 1}),
+    'max-body': Flags.integer({description: 'largest accepted request body in bytes (HTTP mode)', min: 1024}),
+    port: Flags.integer({description: 'port to listen on, 0 for any free port (HTTP mode; default 8080)', max: 65_535, min: 0}),
     role: Flags.string({description: 'a role of the local user in stdio mode (repeatable); the ACL applies to it', multiple: true}),
   }
 
   public async run(): Promise<void> {
     const {flags} = this
-    if (!flags.http && (flags.port !== 8080 || flags.host !== '127.0.0.1')) throw new UsageError('--host and --port need --http')
+    if (!flags.http && (flags.port !== undefined || flags.host !== undefined)) throw new UsageError('--host and --port need --http')
     const ctx = await commandContext(this.config, this.out, flags)
-    const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/servers-file.js'), import('node:path')])
+    const [{startServe}, {gwConfigDir}, {join}, {loadServeSettings}] = await Promise.all([
+      import('../../proxy/serve.js'),
+      import('../../client/servers-file.js'),
+      import('node:path'),
+      import('../../proxy/serve-config.js'),
+    ])
+    // Defaults, toolkit's config files, the "serve" object of servers.json and TOOLKIT_GW_* (see `toolkit config show gw`).
+    const settings = await loadServeSettings(this.config, ctx.config, {
+      auditLog: flags['audit-log'],
+      healthInterval: flags['health-interval'],
+      host: flags.host,
+      insecure: flags.insecure,
+      maxBody: flags['max-body'],
+      maxSessions: flags['max-sessions'],
+      maxSessionsPerUser: flags['max-sessions-per-user'],
+      port: flags.port,
+      rateLimit: flags['rate-limit'],
+      rateLimitAddress: flags['rate-limit-address'],
+      sessionIdle: flags['session-idle'],
+    })
     const proxy = await startServe({
-      auditFile: flags['audit-log'],
+      auditFile: settings.auditLog || undefined,
       config: ctx.config,
       env: ctx.env,
       http: flags.http
         ? {
-            host: flags.host,
+            host: settings.host,
             limits: {
-              addressRate: flags['rate-limit-address'],
-              maxSessions: flags['max-sessions'],
-              maxSessionsPerSubject: flags['max-sessions-per-user'],
-              sessionIdleMs: flags['session-idle'] * 1000,
-              subjectRate: flags['rate-limit'],
+              addressRate: settings.rateLimitAddress,
+              maxSessions: settings.maxSessions,
+              maxSessionsPerSubject: settings.maxSessionsPerUser,
+              sessionIdleMs: settings.sessionIdle * 1000,
+              subjectRate: settings.rateLimit,
             },
-            maxBodyBytes: flags['max-body'],
-            port: flags.port,
+            maxBodyBytes: settings.maxBody,
+            port: settings.port,
           }
         : undefined,
-      insecure: flags.insecure,
+      insecure: settings.insecure,
       oauthStateFile: join(gwConfigDir(ctx.env), 'oauth-as-state.json'),
-      pingIntervalMs: flags['health-interval'] * 1000,
+      pingIntervalMs: settings.healthInterval * 1000,
       log: (m) => (m.startsWith('WARNING') ? this.out.warn(m.slice(9)) : this.out.log(m)),
       stdioRoles: flags.role,
       store: ctx.store,

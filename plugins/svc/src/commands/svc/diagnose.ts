@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {ToolkitCommand, ToolkitError} from '@toolkit/kit'
+import {loadConfig, ToolkitCommand, ToolkitError} from '@toolkit/kit'
 
 export default class SvcDiagnose extends ToolkitCommand<typeof SvcDiagnose> {
   static description = `Check a data directory: repository integrity, lock files, branches, write-ahead log, index, remote sync
@@ -21,7 +21,7 @@ Read-only and safe while a server runs. Prints one record per check (status ok, 
   public async run(): Promise<void> {
     const {resolveDataDir} = await import('../../ops/data-dir.js')
     const {diagnose} = await import('../../ops/diagnose.js')
-    const {dataDir, indexDir, warnings} = await resolveDataDir({config: this.flags.config, dataDir: this.flags['data-dir']})
+    const {dataDir, indexDir, warnings} = await resolveDataDir({config: this.flags.config, dataDir: this.flags['data-dir']}, process.cwd(), (request) => loadConfig(this.config, request))
     for (const w of warnings) this.out.warn(w)
     const checks = await diagnose({dataDir, fsck: this.flags.fsck, indexDir})
     const mark = {error: this.out.color.red('error  '), ok: this.out.color.green('ok     '), warning: this.out.color.yellow('warning')}

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {ToolkitCommand} from '@toolkit/kit'
+import {loadConfig, ToolkitCommand} from '@toolkit/kit'
 
 export default class SvcDump extends ToolkitCommand<typeof SvcDump> {
   static description = `Export every current document of a branch to one JSON file
@@ -21,7 +21,7 @@ The file is {"branch", "commit", "exportedAt", "documents": [...], "count"}, doc
   public async run(): Promise<void> {
     const {resolveDataDir} = await import('../../ops/data-dir.js')
     const {dumpDocuments} = await import('../../ops/dump.js')
-    const {dataDir, warnings} = await resolveDataDir({config: this.flags.config, dataDir: this.flags['data-dir']})
+    const {dataDir, warnings} = await resolveDataDir({config: this.flags.config, dataDir: this.flags['data-dir']}, process.cwd(), (request) => loadConfig(this.config, request))
     for (const w of warnings) this.out.warn(w)
     const r = await dumpDocuments({branch: this.flags.branch, dataDir, output: this.flags.output})
     if (r.warning) this.out.warn(r.warning)

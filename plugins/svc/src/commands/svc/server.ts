@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {ToolkitCommand} from '@toolkit/kit'
+import {loadConfig, ToolkitCommand} from '@toolkit/kit'
 
 export default class SvcServer extends ToolkitCommand<typeof SvcServer> {
   static args = {
@@ -8,7 +8,7 @@ export default class SvcServer extends ToolkitCommand<typeof SvcServer> {
   }
   static description = `Run the svc database: REST, Redis-protocol and PostgreSQL-protocol servers over one Git-versioned data directory
 
-Reads config.edn from the current directory when present (see docs/svc.md for its keys); flags override it. Stops cleanly on SIGTERM or SIGINT: stops accepting, finishes in-flight writes, flushes the write-ahead log to Git and exits 0.`
+Reads config.edn from the current directory when present (see docs/svc.md for its keys); TOOLKIT_SVC_* variables override it and flags override both (toolkit config show svc explains every value). Stops cleanly on SIGTERM or SIGINT: stops accepting, finishes in-flight writes, flushes the write-ahead log to Git and exits 0.`
   static examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --http-port 3000 --disable-sql',
@@ -37,7 +37,7 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
   public async run(): Promise<void> {
     const {loadServerConfig} = await import('../../servers/config-edn.js')
     const {runServer} = await import('../../servers/server-process.js')
-    const {config, warnings} = await loadServerConfig(this.flags, {redisPort: this.args.redisPort, restPort: this.args.restPort})
+    const {config, warnings} = await loadServerConfig(this.flags, {redisPort: this.args.redisPort, restPort: this.args.restPort}, process.cwd(), (request) => loadConfig(this.config, request))
     for (const w of warnings) this.out.warn(w)
     if (this.flags.command) {
       const {runMaintenance} = await import('../../ops/maintenance.js')
