@@ -5,11 +5,11 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 
 import {docPath, parseId} from '../src/engine/ids.js'
-import {type GitEngine, openEngine} from '../src/engine/index.js'
+import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, memoryLogger, tempDir} from './helpers/tmp.js'
 
 describe('svc engine', () => {
-  let db: GitEngine | undefined
+  let db: Engine | undefined
   afterEach(async () => {
     await db?.close().catch(() => {})
     db = undefined

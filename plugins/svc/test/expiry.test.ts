@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import {join} from 'node:path'
 
-import {EngineError, type GitEngine, openEngine} from '../src/engine/index.js'
+import {EngineError, type Engine, openEngine} from '../src/engine/index.js'
 import {startServer, type Started} from './helpers/cli.js'
 import {docPath, parseId} from '../src/engine/ids.js'
 import {cleanupTempDirs, gitOut, loseObject, tempDir} from './helpers/tmp.js'
@@ -20,7 +20,7 @@ async function rejects(p: Promise<unknown>): Promise<EngineError> {
 }
 
 describe('svc engine: expiry, reserved tables, transactions and damage', () => {
-  let db: GitEngine | undefined
+  let db: Engine | undefined
   const running: Started[] = []
   afterEach(async () => {
     await db?.close().catch(() => {})

@@ -2,15 +2,15 @@ import {expect} from 'chai'
 import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {type GitEngine, openEngine} from '../src/engine/index.js'
+import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
-async function settle(db: GitEngine): Promise<void> {
+async function settle(db: Engine): Promise<void> {
   await db.reindex()
 }
 
 describe('svc full-text index', () => {
-  let db: GitEngine | undefined
+  let db: Engine | undefined
   afterEach(async () => {
     await db?.close().catch(() => {})
     db = undefined

@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import {request as httpRequest} from 'node:http'
 
-import {type GitEngine, nullLogger, openEngine} from '../src/engine/index.js'
+import {type Engine, nullLogger, openEngine} from '../src/engine/index.js'
 import type {RunningServer} from '../src/engine/types.js'
 import {Health} from '../src/servers/health.js'
 import {createMetrics} from '../src/servers/metrics.js'
@@ -16,7 +16,7 @@ interface Reply {
 }
 
 describe('svc REST API', function () {
-  let db: GitEngine
+  let db: Engine
   let server: RunningServer
   let base: string
 

@@ -1,11 +1,11 @@
 import {expect} from 'chai'
 import {join} from 'node:path'
 
-import {type GitEngine, openEngine} from '../src/engine/index.js'
+import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, tempDir} from './helpers/tmp.js'
 
 describe('svc engine transactions', () => {
-  let db: GitEngine | undefined
+  let db: Engine | undefined
   let dir = ''
   beforeEach(async () => {
     dir = tempDir()

@@ -1,6 +1,6 @@
 import {resolve} from 'node:path'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import {EngineError} from '../engine/errors.js'
 import type {Json} from '../engine/types.js'
 import type {ExtraOperations, Params} from './dispatch.js'
@@ -18,7 +18,7 @@ const text = (p: Params, name: string, optional = false): string | undefined => 
  * ops/, on the engine this process holds. Loaded lazily so a child that only reads and writes
  * documents never loads the SQL parser.
  */
-export function extraOperations(engine: GitEngine, version: string): ExtraOperations {
+export function extraOperations(engine: Engine, version: string): ExtraOperations {
   let sql: Promise<{run(query: string, params: unknown[], branch?: string): Promise<unknown>}> | undefined
   const sqlLayer = () =>
     (sql ??= import('../query/index.js').then(({createQueryEngine}) => {

@@ -7,7 +7,7 @@ import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {EngineError} from './errors.js'
 import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
-import {FullTextIndex, type IndexStatus} from './fulltext.js'
+import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
@@ -25,9 +25,11 @@ import type {
   BatchOp,
   Branch,
   BranchOption,
+  Damage,
   DiffEntry,
   Doc,
   Engine,
+  EngineDetails,
   EngineStats,
   HistoryOptions,
   HistoryResult,
@@ -78,25 +80,7 @@ export interface EngineOptions {
 
 const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
 
-export interface EngineDetails extends EngineStats {
-  branches: Array<{documents: number; index: IndexStatus; name: string}>
-  checkpointedSeq: number
-  maxPendingEntries: number
-  seq: number
-  walBytes: number
-  walFsyncs: number
-  /** Set while the Git writer is down: writes are refused until svc has restarted it. */
-  writerError?: string
-  /** Times the Git writer died and svc restarted it, replaying the writes not yet in Git. */
-  writerRestarts: number
-}
-
-/** A document whose Git object is missing. */
-export interface Damage {
-  branch: string
-  id: string
-  object: string
-}
+export type {Damage, EngineDetails} from './types.js'
 
 /** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
 interface Unsent {
@@ -155,7 +139,7 @@ export class GitEngine implements Engine {
   /** Why the Git writer is down (set from its death until a restarted one has checkpointed). */
   private writerDown: string | undefined
   private writerRestarts = 0
-  private readonly now: () => number
+  private readonly clock: () => number
   private firstUncheckpointedAt = 0
   private index: FullTextIndex | undefined
   private lock!: InstanceLock
@@ -176,7 +160,7 @@ export class GitEngine implements Engine {
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
-    this.now = options.now ?? Date.now
+    this.clock = options.now ?? Date.now
     this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
@@ -352,6 +336,10 @@ export class GitEngine implements Engine {
     return {branch: branch.name, existed, id: p.id, seq}
   }
 
+  now(): number {
+    return this.clock()
+  }
+
   /** Engine details for health, metrics and diagnose. */
   details(): EngineDetails {
     return {
@@ -372,7 +360,7 @@ export class GitEngine implements Engine {
   }
 
   /** Background reindex counters, or undefined when full-text search is off. */
-  indexProgress(): FullTextIndex['progress'] | undefined {
+  indexProgress(): IndexProgress | undefined {
     return this.index?.progress
   }
 

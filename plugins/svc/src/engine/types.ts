@@ -4,6 +4,9 @@
  * (Drafted at the foundation so the engine and the protocol servers can be built side by side;
  * the engine's implementer may extend it, keeping existing members source-compatible.)
  */
+import type {IndexProgress, IndexStatus} from './fulltext.js'
+import type {DataDirLayout} from './layout.js'
+
 export type Json = boolean | Json[] | null | number | string | {[key: string]: Json}
 
 /** A stored document: a JSON object whose `id` is `table:key` (a bare key goes to the default table). */
@@ -143,7 +146,52 @@ export interface IndexOptions extends BranchOption {
   name?: string
 }
 
+/** Engine details for health, metrics and diagnose. */
+export interface EngineDetails extends EngineStats {
+  branches: Array<{documents: number; index: IndexStatus; name: string}>
+  checkpointedSeq: number
+  maxPendingEntries: number
+  seq: number
+  walBytes: number
+  walFsyncs: number
+  /** Set while the Git writer is down: writes are refused until svc has restarted it. */
+  writerError?: string
+  /** Times the Git writer died and svc restarted it, replaying the writes not yet in Git. */
+  writerRestarts: number
+}
+
+/** A document whose Git object is missing. */
+export interface Damage {
+  branch: string
+  id: string
+  object: string
+}
+
 export interface Engine {
+  /** The data directory (absolute path). */
+  readonly dataDir: string
+  /** Where each file of the data directory is (engine/layout.ts). */
+  readonly layout: DataDirLayout
+  /** The bare Git repository inside the data directory; ops read it with plain git. */
+  readonly repo: string
+  /** Makes an existing commit (brought in by a snapshot import) a new branch. */
+  adoptBranch(name: string, commit: string): Promise<Branch>
+  /** Whether writes are accepted now, and why not (health checks). */
+  canWrite(): {ok: boolean; reason?: string}
+  /** Packs the repository's objects (offline maintenance and `svc compact`). */
+  compact(): Promise<void>
+  /** Documents whose Git object is missing. */
+  damage(): Damage[]
+  /** Counters and state for health, metrics and diagnose. */
+  details(): EngineDetails
+  /** Background full-text indexing counters, or undefined when full-text search is off. */
+  indexProgress(): IndexProgress | undefined
+  /** The engine's clock (epoch ms): expiries are judged by it, so adapters turning a TTL into a time use it too. */
+  now(): number
+  /** Runs the full-text consistency check now and waits until the index has caught up. */
+  reindex(): Promise<void>
+  /** Removes the documents whose expiry has passed now, without waiting for the sweep timer. */
+  sweepExpired(): Promise<void>
   asOf(id: string, options: AsOfOptions): Promise<Doc | undefined>
   /** Several writes as one commit (used for SQL transactions). */
   batch(ops: BatchOp[], options?: WriteOptions): Promise<WriteResult[]>

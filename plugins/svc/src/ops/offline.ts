@@ -1,5 +1,5 @@
 import {openEngine} from '../engine/index.js'
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import {EngineError} from '../engine/errors.js'
 import {lockState} from '../engine/lock.js'
 
@@ -9,7 +9,7 @@ import {lockState} from '../engine/lock.js'
  * finds the log fully in Git and empties it, so no old log entry can be replayed later onto a
  * branch that the operation moved. The returned engine holds the instance lock until closed.
  */
-export async function holdIdleDataDir(dataDir: string): Promise<GitEngine> {
+export async function holdIdleDataDir(dataDir: string): Promise<Engine> {
   const lock = lockState(dataDir)
   if (lock.alive) throw new EngineError('locked', `a server (pid ${lock.pid}) is running on ${dataDir}; stop it first, or work on another --data-dir`)
   const first = await openEngine(dataDir, {fullText: false})

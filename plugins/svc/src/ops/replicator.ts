@@ -1,6 +1,6 @@
 import {spawn} from 'node:child_process'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import {gitEnv} from '../engine/git.js'
 import type {Logger} from '../engine/types.js'
 import {Periodic} from './periodic.js'
@@ -37,7 +37,7 @@ export class Replicator {
   private readonly loop: Periodic
   private status = new Map<string, RemoteStatus>()
 
-  constructor(private readonly engine: GitEngine, private readonly log: Logger, tickMs = 1000) {
+  constructor(private readonly engine: Engine, private readonly log: Logger, tickMs = 1000) {
     this.loop = new Periodic(() => this.tick(), {failure: 'replication check failed', log, tickMs})
   }
 
@@ -99,7 +99,7 @@ function push(repo: string, remote: string): Promise<void> {
 }
 
 /** Server hooks (servers/run.ts, servers/health.ts). */
-export function startReplicator(engine: GitEngine, log: Logger): void {
+export function startReplicator(engine: Engine, log: Logger): void {
   running = new Replicator(engine, log.child('svc.replication'))
 }
 

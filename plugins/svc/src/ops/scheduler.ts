@@ -1,7 +1,7 @@
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import type {Logger} from '../engine/types.js'
 import {backupDataDir} from './backup.js'
 import {manifestPath} from './manifest.js'
@@ -20,7 +20,7 @@ export class Scheduler {
   private readonly loop: Periodic
   private states: Record<string, ScheduleState>
 
-  constructor(private readonly engine: GitEngine, private readonly log: Logger, tickMs = 1000) {
+  constructor(private readonly engine: Engine, private readonly log: Logger, tickMs = 1000) {
     this.states = readScheduleStates(engine.dataDir)
     this.loop = new Periodic(() => this.tick(), {failure: 'schedules could not be read', log, tickMs})
   }
@@ -100,7 +100,7 @@ function removeBackup(file: string): void {
 }
 
 /** Server hooks (servers/run.ts, servers/health.ts). */
-export function startScheduler(engine: GitEngine, log: Logger): void {
+export function startScheduler(engine: Engine, log: Logger): void {
   running = new Scheduler(engine, log.child('svc.schedule'))
 }
 

@@ -2,7 +2,7 @@ import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, renameSync, rmSync, statSync} from 'node:fs'
 import {basename, dirname, join, resolve} from 'node:path'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import {EngineError} from '../engine/errors.js'
 import {git} from '../engine/git.js'
 import {validateBranch} from '../engine/ids.js'
@@ -176,7 +176,7 @@ export async function importSnapshotOffline(options: {dataDir: string; input: st
  * The same inside a running server: only new branches (the engine adopts each one and indexes
  * it in the background); moving an existing branch needs the server stopped.
  */
-export async function importSnapshotLive(engine: GitEngine, options: {input: string; verify?: boolean}): Promise<ImportResult> {
+export async function importSnapshotLive(engine: Engine, options: {input: string; verify?: boolean}): Promise<ImportResult> {
   const plan = await planImport(engine.repo, options.input)
   const existing = plan.updates.filter((u) => u.previous !== null)
   if (existing.length > 0) {

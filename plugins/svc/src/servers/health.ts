@@ -2,7 +2,7 @@ import {readdir, stat, statfs} from 'node:fs/promises'
 import {totalmem} from 'node:os'
 import {join} from 'node:path'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import {replicationHealthChecks} from '../ops/replicator.js'
 import {scheduleHealthChecks} from '../ops/scheduler.js'
 
@@ -65,7 +65,7 @@ export class Health {
   private sizeBytes = 0
   private sizing: Promise<void> | undefined
 
-  constructor(private readonly engine: GitEngine, private readonly o: HealthOptions) {}
+  constructor(private readonly engine: Engine, private readonly o: HealthOptions) {}
 
   /**
    * `GET /healthz`: whether writes can be made now. A supervisor's liveness probe acts on it, so

@@ -1,6 +1,6 @@
 import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from 'prom-client'
 
-import type {GitEngine} from '../engine/engine.js'
+import type {Engine} from '../engine/types.js'
 import type {FullTextIndex} from '../engine/fulltext.js'
 import type {ServerContext} from '../engine/types.js'
 
@@ -17,7 +17,7 @@ export interface ServerMetrics {
  * write and read paths pay nothing for them. The spec's `svc.index.*` progress metrics are
  * exported as `svc_index_*` (Prometheus names cannot contain dots).
  */
-export function createMetrics(engine: GitEngine): ServerMetrics {
+export function createMetrics(engine: Engine): ServerMetrics {
   const registry = new Registry()
   collectDefaultMetrics({prefix: 'svc_process_', register: registry})
   const registers = [registry]

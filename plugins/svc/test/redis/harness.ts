@@ -20,9 +20,9 @@ export interface Harness {
   redis?: RunningServer
 }
 
-export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; pg?: boolean; redis?: boolean; redisLimits?: {maxBulk?: number; maxInline?: number}} = {}): Promise<Harness> {
+export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; now?: () => number; pg?: boolean; redis?: boolean; redisLimits?: {maxBulk?: number; maxInline?: number}} = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-proto-'))
-  const engine = await openEngine(join(dataDir, 'data'), {checkpointDelayMs: 5, indexCheckIntervalMs: 0, logger: nullLogger})
+  const engine = await openEngine(join(dataDir, 'data'), {checkpointDelayMs: 5, indexCheckIntervalMs: 0, logger: nullLogger, now: opts.now})
   const open = {pg: 0, redis: 0}
   const calls: Record<string, number> = {}
   const counted = new Proxy(engine, {

@@ -47,7 +47,7 @@ async function listMatching(
   const keys: string[] = []
   let next = cursor
   let seen = 0
-  const now = Date.now()
+  const now = sh.engine.now()
   do {
     const page = await sh.store.list({branch: sess.branch, cursor: next, limit: Math.min(1000, budget - seen), prefix: enginePrefix})
     for (const d of page.docs) {
@@ -100,11 +100,11 @@ async function expireCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply>
   const n = int(a[2])
   if (n === undefined) return NOT_INT
   const key = s(a[1])
-  const at = cmd === 'expire' ? Date.now() + n * 1000 : cmd === 'pexpire' ? Date.now() + n : cmd === 'expireat' ? n * 1000 : n
+  const at = cmd === 'expire' ? sh.engine.now() + n * 1000 : cmd === 'pexpire' ? sh.engine.now() + n : cmd === 'expireat' ? n * 1000 : n
   return sh.locks.with(key, async () => {
     const doc = await load(sh, sess, key)
     if (!doc) return 0
-    if (at <= Date.now()) await sh.store.delete(key, wopts(sess))
+    if (at <= sh.engine.now()) await sh.store.delete(key, wopts(sess))
     // A legacy `_expiresAt` field goes with this write.
     else if (doc[EXPIRES_FIELD] === undefined) await sh.store.expire(key, at, wopts(sess))
     else await put(sh, sess, doc, at)
@@ -119,7 +119,7 @@ async function ttlCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const legacy = doc[EXPIRES_FIELD]
   const at = (await sh.store.expiresAt(key, {branch: sess.branch})) ?? (typeof legacy === 'number' ? legacy : null)
   if (at === null) return -1
-  const ms = Math.max(0, at - Date.now())
+  const ms = Math.max(0, at - sh.engine.now())
   return s(a[0]).toLowerCase() === 'pttl' ? ms : Math.round(ms / 1000)
 }
 

@@ -36,7 +36,7 @@ function isStringShape(doc: Doc): boolean {
   return true
 }
 
-export function expired(doc: Doc | undefined, now = Date.now()): boolean {
+export function expired(doc: Doc | undefined, now: number): boolean {
   const e = doc?.[EXPIRES_FIELD]
   return typeof e === 'number' && e <= now
 }

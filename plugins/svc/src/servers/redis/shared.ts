@@ -168,13 +168,13 @@ export function wopts(sess: Session) {
  */
 export function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
   const doc = getParsedIfCached(sh.store, key, {branch: sess.branch})
-  return doc && expired(doc) ? false : doc
+  return doc && expired(doc, sh.engine.now()) ? false : doc
 }
 
 /** Reads a key; a document with an expired legacy `_expiresAt` field reads as absent (and is deleted). */
 export async function load(sh: Shared, sess: Session, key: string): Promise<Doc | undefined> {
   const doc = await getParsed(sh.store, key, {branch: sess.branch})
-  if (doc && expired(doc)) {
+  if (doc && expired(doc, sh.engine.now())) {
     await sh.store.delete(key, wopts(sess)).catch(() => undefined)
     return undefined
   }
@@ -183,7 +183,7 @@ export async function load(sh: Shared, sess: Session, key: string): Promise<Doc 
 
 export async function loadMany(sh: Shared, sess: Session, keys: string[]): Promise<Array<Doc | undefined>> {
   const docs = await getManyParsed(sh.store, keys, {branch: sess.branch})
-  return docs.map((d) => (d && expired(d) ? undefined : d))
+  return docs.map((d) => (d && expired(d, sh.engine.now()) ? undefined : d))
 }
 
 export async function withDoc(

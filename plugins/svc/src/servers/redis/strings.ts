@@ -20,7 +20,7 @@ async function setCmd(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
       const n = int(a[++i])
       if (n === undefined) return NOT_INT
       if (n <= 0) return err(`ERR invalid expire time in 'set' command`)
-      expiresAt = opt === 'EX' ? Date.now() + n * 1000 : opt === 'PX' ? Date.now() + n : opt === 'EXAT' ? n * 1000 : n
+      expiresAt = opt === 'EX' ? sh.engine.now() + n * 1000 : opt === 'PX' ? sh.engine.now() + n : opt === 'EXAT' ? n * 1000 : n
     } else if (opt === 'NX' && !xx) nx = true
     else if (opt === 'XX' && !nx) xx = true
     else if (opt === 'GET') get = true

@@ -3,7 +3,7 @@ import type {IncomingMessage} from 'node:http'
 import {basename, dirname, join, resolve, sep} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
-import type {GitEngine} from '../../engine/engine.js'
+import type {Engine} from '../../engine/types.js'
 import {EngineError} from '../../engine/errors.js'
 import {backupDataDir} from '../../ops/backup.js'
 import {compactEngine} from '../../ops/compact.js'
@@ -22,9 +22,7 @@ const UPLOAD_LIMIT = 16 * 1024 * 1024 * 1024
  * the caller sends the data directory's ops token (the local CLI; see ops/server-link.ts).
  * Restore replaces the database and is refused on a running server; import adds new branches.
  */
-export function opsRoutes({engine: e}: RestContext): Route[] {
-  // The ops work on the repository itself: they need the Git engine, not just the Engine API.
-  const engine = e as GitEngine
+export function opsRoutes({engine}: RestContext): Route[] {
   const trusted = (r: RestRequest): boolean => tokenMatches(header(r.raw, TOKEN_HEADER))
 
   const backup = async (r: RestRequest): Promise<RestReply> => {
@@ -115,7 +113,7 @@ function allowedOutput(given: string, trusted: boolean): string {
 }
 
 /** Streams the multipart `file` part to a temporary file in the data directory. */
-async function receiveUpload(engine: GitEngine, req: IncomingMessage): Promise<{file: string; name: string; remove(): void; verify: boolean}> {
+async function receiveUpload(engine: Engine, req: IncomingMessage): Promise<{file: string; name: string; remove(): void; verify: boolean}> {
   const {default: busboy} = await import('busboy')
   const dir = opsTempDir(engine.dataDir, 'upload')
   const remove = (): void => rmSync(dir, {force: true, recursive: true})
