@@ -2,6 +2,7 @@ import {existsSync, statSync} from 'node:fs'
 import {isAbsolute, join} from 'node:path'
 
 import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
+import {englishIn, ownWords} from './copy-language.js'
 import type {AssetGroup, Campaign, ImageRecord, Issue, Keyword, MatchType, Negative, ResponsiveSearchAd, Severity, Workspace} from '../types.js'
 
 /** Google Ads limits the checks use; docs/campaign-validation.md lists them with their codes. */
@@ -76,6 +77,16 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
     }
   }
   const brandWords = new Set(ws.input.business.brand_terms.flatMap((t) => words(t)))
+  let own: Set<string> | undefined
+  const checkEnglish = (list: string[], path: string, what: string) => {
+    for (const [i, t] of list.entries()) {
+      own ??= ownWords(ws)
+      const found = englishIn(t, ws.input.business.language, own)
+      if (found) {
+        add('error', 'copy_language', `${path}[${i}]`, `${what} "${t}" reads as English (${found.join(', ')}), but the business's language is ${ws.input.business.language}; write it in that language`)
+      }
+    }
+  }
   const cpc = (cents: null | number, path: string) => {
     if (cents !== null && maxCpc !== null && cents > maxCpc) add('error', 'cpc_above_max', path, `max CPC ${money(cents)} is above the maximum ${money(maxCpc)}`)
   }
@@ -84,7 +95,7 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
 
   if (c.type === 'search') {
     if (c.ad_groups.length === 0) add('error', 'campaign_without_ad_groups', `${at}.ad_groups`, `search campaign "${c.name}" has no ad groups`)
-    const own: {kw: Keyword; path: string}[] = []
+    const ownKeywords: {kw: Keyword; path: string}[] = []
     for (const [g, group] of c.ad_groups.entries()) {
       const gp = `${at}.ad_groups[${g}]`
       cpc(group.max_cpc_cents, `${gp}.max_cpc_cents`)
@@ -101,9 +112,14 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
         const key = `${kw.match}:${normal(kw.text)}`
         if (seen.has(key)) add('warning', 'duplicate_keyword', kp, `keyword "${kw.text}" (${kw.match}) appears twice in "${group.name}"`)
         seen.add(key)
-        own.push({kw, path: kp})
+        ownKeywords.push({kw, path: kp})
       }
-      for (const [a, ad] of group.ads.entries()) validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
+      for (const [a, ad] of group.ads.entries()) {
+        validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
+        checkEnglish(ad.headlines, `${gp}.ads[${a}].headlines`, 'headline')
+        checkEnglish(ad.descriptions, `${gp}.ads[${a}].descriptions`, 'description')
+      }
+      checkEnglish(group.keywords.map((k) => k.text), `${gp}.keywords`, 'keyword')
       const groupIndex = blockIndex(group.keywords)
       for (const [n, neg] of group.negatives.entries()) {
         checkKeyword(neg.text, `${gp}.negatives[${n}]`, add)
@@ -111,7 +127,8 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
         if (hit !== undefined) add('error', 'negative_blocks_keyword', `${gp}.negatives[${n}]`, `negative "${neg.text}" (${neg.match}) blocks the ad group's own keyword "${hit}"`)
       }
     }
-    const campaignIndex = blockIndex(own.map((o) => o.kw))
+    repeatedAds(c, at, add)
+    const campaignIndex = blockIndex(ownKeywords.map((o) => o.kw))
     for (const [n, neg] of c.negatives.entries()) {
       checkKeyword(neg.text, `${at}.negatives[${n}]`, add)
       const hit = campaignIndex(neg)
@@ -121,7 +138,12 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
     if (c.asset_groups.length === 0) add('error', 'campaign_without_asset_groups', `${at}.asset_groups`, `${c.type} campaign "${c.name}" has no asset groups`)
     if (ws.input.logo === null) add('error', 'logo_missing', 'input.logo', `${c.type} campaign "${c.name}" needs a logo: set [brand] logo`)
     for (const [g, group] of c.asset_groups.entries()) {
-      checkLanguage(group.language, group.name, `${at}.asset_groups[${g}].language`)
+      const gp = `${at}.asset_groups[${g}]`
+      checkLanguage(group.language, group.name, `${gp}.language`)
+      checkEnglish(group.headlines, `${gp}.headlines`, 'headline')
+      checkEnglish(group.long_headlines, `${gp}.long_headlines`, 'long headline')
+      checkEnglish(group.descriptions, `${gp}.descriptions`, 'description')
+      checkEnglish(group.search_themes, `${gp}.search_themes`, 'search theme')
       validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
     }
   }
@@ -239,13 +261,57 @@ function texts(list: string[], at: string, max: number, what: string, add: Add):
     }
     const length = adLength(t)
     if (length > max) add('error', `${what}_too_long`, p, `${what} "${t}" has ${length} characters${length === t.length ? '' : ' (double-width ones count 2)'}; the limit is ${max}`)
-    const key = normal(t)
-    if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1}`)
+    const key = sameWords(t)
+    if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1} "${list[seen.get(key) ?? 0]}" (the same words)`)
     else seen.set(key, i)
     const caps = t.split(/\s+/).find((w) => /^[^a-z]*[A-Z]{4,}[^a-z]*$/.test(w))
     if (caps) add('warning', 'all_caps', p, `"${caps}" is in capitals; Google Ads limits excessive capitalisation`)
     if (/([!?.,;:])\1/.test(t.replace(/\.\.\.$/, ''))) add('warning', 'repeated_punctuation', p, `${what} "${t}" repeats punctuation`)
     if (EMOJI.test(t)) add('error', 'emoji', p, `${what} "${t}" has an emoji or symbol Google Ads rejects`)
+  }
+}
+
+/** A text's words without case, accents, punctuation or order: "Café, Beans!" and "beans cafe" are the same copy. */
+function sameWords(text: string): string {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+    .sort()
+    .join(' ')
+}
+
+/**
+ * Ad groups split a campaign by the searches they answer; an ad that repeats most of another ad
+ * group's headlines answers none of them better. Flags the later ad of each pair sharing more
+ * than two thirds of the headlines of the smaller one.
+ */
+function repeatedAds(c: Campaign, at: string, add: Add): void {
+  const ads = c.ad_groups.flatMap((g, gi) => g.ads.map((ad, ai) => ({group: g.name, keys: new Set(ad.headlines.map((h) => sameWords(h))), path: `${at}.ad_groups[${gi}].ads[${ai}]`})))
+  const holders = new Map<string, number[]>()
+  const shared = new Map<number, Map<number, number>>()
+  for (const [i, ad] of ads.entries()) {
+    for (const k of ad.keys) {
+      const list = holders.get(k) ?? []
+      for (const j of list) {
+        const row = shared.get(i) ?? new Map<number, number>()
+        row.set(j, (row.get(j) ?? 0) + 1)
+        shared.set(i, row)
+      }
+      list.push(i)
+      holders.set(k, list)
+    }
+  }
+  for (const [i, row] of shared) {
+    for (const [j, n] of row) {
+      const smaller = Math.min(ads[i].keys.size, ads[j].keys.size)
+      if (smaller >= 3 && n * 3 > smaller * 2) {
+        add('warning', 'ad_repeated', `${ads[i].path}.headlines`, `the ad of "${ads[i].group}" repeats ${n} of its ${ads[i].keys.size} headlines from the ad of "${ads[j].group}"; write headlines for the searches of this ad group`)
+        break
+      }
+    }
   }
 }
 
