@@ -56,7 +56,7 @@ async function shopRun(language: string): Promise<string> {
 }
 
 /** Edits workspace.json as a model or a person could, then runs `export`: the issues it reports. */
-async function exportAfter(runDir: string, change: (ws: Ws) => void): Promise<{code: number; errors: Issue[]; report: string; warnings: Issue[]}> {
+async function exportAfter(runDir: string, change: (ws: Ws) => void): Promise<{code: null | number; errors: Issue[]; report: string; warnings: Issue[]}> {
   const file = join(runDir, 'workspace.json')
   const ws = readJson<Ws>(file)
   change(ws)

@@ -15,6 +15,8 @@ const OWN_SCRIPT: Record<string, RegExp> = {
   zh: /\p{Script=Han}/u,
 }
 
+const OWN = new WeakMap<Workspace['input'], Set<string>>()
+
 export function wordsOf(text: string): string[] {
   return text
     .toLowerCase()
@@ -27,10 +29,14 @@ export function wordsOf(text: string): string[] {
  * terms, product titles and categories (a Portuguese shop may sell a "Travel Mug").
  */
 export function ownWords(ws: Workspace): Set<string> {
+  // Computed once per input: validation runs per campaign and per tool call on large catalogs.
+  const cached = OWN.get(ws.input)
+  if (cached) return cached
   const b = ws.input.business
   const sources = [b.name, ...b.brand_terms, ...ws.input.catalog.flatMap((p) => [p.title, p.category]), ...b.pages.map((p) => p.name)]
   const out = new Set<string>()
   for (const s of sources) for (const w of wordsOf(s)) out.add(w)
+  OWN.set(ws.input, out)
   return out
 }
 
