@@ -103,6 +103,27 @@ describe('copy in the business language, with variety (through bin/run.js)', fun
     })
   }
 
+  it('en: a shouting name with emoji and "Inc." is cleaned for ads; "Inc." and "e.g." do not end a sentence', async () => {
+    const dir = tempDir('campaign-copy-')
+    writeFileSync(
+      join(dir, 'business.toml'),
+      `[business]\nname = "ACME ROASTERS, INC. ☕️ — SMALL BATCH COFFEE SINCE 1987"\nurl = "https://acme.example"\nlanguage = "en-US"\nlocations = ["United States", "Canada"]\ngoal = "Sell coffee online"\ndescription = "Acme Roasters Inc. roasts small batches every week, e.g. the Ethiopia Guji. We ship across the US."\n[budget]\ndaily = 80\ncurrency = "USD"\n[catalog]\nfile = "catalog.csv"\n`,
+    )
+    writeFileSync(join(dir, 'catalog.csv'), 'id,title,url,price,category\n1,Ethiopia Guji Whole Bean 12oz ☕,https://acme.example/p/1,18.50,Coffee Beans\n2,Colombia Huila Ground 12oz,https://acme.example/p/2,16.00,Coffee Beans\n')
+    const out = tempDir()
+    const res = await runCli(['campaign', 'generate', join(dir, 'business.toml'), '--out', out, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const runDir = runDirIn(out)
+    const ws = readJson<Ws>(join(runDir, 'workspace.json'))
+    expect(ws.account.campaigns.map((c) => c.name)).to.include('Acme Roasters - Brand')
+    const ads = ws.account.campaigns.flatMap((c) => c.ad_groups).flatMap((g) => g.ads)
+    for (const ad of ads) expect(ad.descriptions[0]).to.equal('Acme Roasters Inc. roasts small batches every week, e.g. the Ethiopia Guji.')
+    const csv = readFileSync(join(runDir, 'google-ads', '5-responsive-search-ads.csv'), 'utf8')
+    expect(csv).to.not.match(/\p{Extended_Pictographic}|ACME|INC\b/u)
+    const campaigns = readFileSync(join(runDir, 'google-ads', '1-campaign.csv'), 'utf8')
+    expect(campaigns).to.contain('Location,Add,,Acme Roasters - Brand,,,,,,,United States,,\r\nLocation,Add,,Acme Roasters - Brand,,,,,,,Canada,,\r\n')
+  })
+
   it('ja: Japanese copy passes; an English headline or a Latin-only line with an English word is named', async () => {
     // The offline planner does not write Japanese, so the copy is written here as a model would.
     const runDir = await shopRun('es')
