@@ -7,7 +7,8 @@ import type {AddressInfo} from 'node:net'
 import {BodyTooLargeError, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
-import {type AggregatorContext, createAggregatingServer, toolHandlers} from './aggregator.js'
+import {type AggregatorContext, createAggregatingServer, forwardPoolEvents, toolHandlers} from './aggregator.js'
+import {catalogHandlers} from './catalog-handlers.js'
 import type {ProxyAuth} from './config.js'
 import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
 import type {AuthResult} from './providers/types.js'
@@ -151,6 +152,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     pool,
   }
   const handlers = toolHandlers(ctx)
+  const catalog = catalogHandlers(ctx)
   const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new Map<string, Session>()
@@ -246,7 +248,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         lru[1].transport.close().catch(() => {})
       }
     }
-    const server = await createAggregatingServer(ctx, undefined, handlers)
+    const server = await createAggregatingServer(ctx, undefined, handlers, catalog)
     let session: Session | undefined
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       enableJsonResponse: true,
@@ -289,7 +291,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     }
     res.once('close', onClose)
     try {
-      const result = r.method === 'tools/list' ? handlers.listTools(user) : await handlers.callTool(user, r.params, abort.signal)
+      const result = r.method === 'tools/list' ? await handlers.listTools(user) : await handlers.callTool(user, r.params, abort.signal)
       reply = {id: r.id, jsonrpc: '2.0', result}
     } catch (error) {
       const e = error as {code?: unknown; data?: unknown; message?: unknown}
@@ -358,10 +360,9 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     bySubject.sweep()
   }, Math.min(60_000, idleMs))
   sweep.unref()
-  const onChange = () => {
-    for (const s of sessions.values()) s.server.sendToolListChanged().catch(() => {})
-  }
-  pool.on('changed', onChange)
+  const stopEvents = forwardPoolEvents(pool, function* () {
+    for (const s of sessions.values()) yield s.server
+  })
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
@@ -375,7 +376,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   return {
     async close() {
       clearInterval(sweep)
-      pool.off('changed', onChange)
+      stopEvents()
       await as?.close()
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})))
       sessions.clear()

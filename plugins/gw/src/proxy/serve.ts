@@ -98,20 +98,17 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
       throw error
     }
   }
-  const {createAggregatingServer} = await import('./aggregator.js')
+  const {createAggregatingServer, forwardPoolEvents} = await import('./aggregator.js')
   const {StdioServerTransport} = await import('@modelcontextprotocol/sdk/server/stdio.js')
   const user: User = {provider: 'stdio', roles: r.stdioRoles ?? [], subject: (r.env ?? process.env).USER || 'local'}
   const server = await createAggregatingServer({acl: auth.acl, audit, pool}, user)
   const transport = new StdioServerTransport()
-  const onChange = () => {
-    server.sendToolListChanged().catch(() => {})
-  }
-  pool.on('changed', onChange)
+  const stopEvents = forwardPoolEvents(pool, () => [server])
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
-    pool.off('changed', onChange)
+    stopEvents()
     await server.close().catch(() => {})
     await pool.stop()
     await closeAudit()
