@@ -46,6 +46,8 @@ export const DEFAULT_LIMITS: SessionLimits = {addressRate: 500, maxSessions: 10_
 
 export interface HttpProxy {
   close(): Promise<void>
+  /** A reloaded configuration's providers, ACL and warnings (the oauth_as settings must be unchanged). */
+  update(auth: ProxyAuth): void
   readonly port: number
   /** The MCP endpoint, `http://host:port/mcp`. */
   readonly url: string
@@ -138,7 +140,8 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const byAddress = new TokenBuckets(limits.addressRate, limits.addressRate * 2)
   const bySubject = new TokenBuckets(limits.subjectRate, limits.subjectRate * 2)
   const tooMany = (res: ServerResponse, seconds: number, message: string) => rpcError(res, 429, -32_000, message, {'retry-after': String(seconds)})
-  const {auth, pool} = o
+  const {pool} = o
+  let auth = o.auth
   const ctx: AggregatorContext = {
     acl: auth.acl,
     audit: o.audit,
@@ -378,6 +381,10 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
       })
     },
     port,
+    update(next) {
+      auth = next
+      ctx.acl = next.acl
+    },
     url: `http://${hostForUrl}:${port}/mcp`,
   }
 }
