@@ -1,8 +1,9 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, rmSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {mkdirSync, rmSync} from 'node:fs'
+import {resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
+import {CheckpointSchedule} from './checkpoint-schedule.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {EngineError} from './errors.js'
@@ -11,8 +12,10 @@ import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
-import {type DataDirLayout, dataDirLayout, LAYOUT_NAMES} from './layout.js'
-import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
+import {type DataDirLayout, dataDirLayout} from './layout.js'
+import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
+import {loadBranches, prepareRepository, refHeads} from './open.js'
+import {restartWithBackoff} from './writer-recovery.js'
 import {nullLogger} from './logger.js'
 import {BlobReader} from './reader.js'
 import {beginTransaction} from './transaction.js'
@@ -113,7 +116,7 @@ export class GitEngine implements Engine {
   private branchesState = new Map<string, BranchState>()
   private cache: BlobCache
   private checkpointRunning = false
-  private checkpointTimer: NodeJS.Timeout | undefined
+  private checkpoints: CheckpointSchedule
   private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
   private checkpointsSinceRepack = 0
   private checkpointsStarted = 0
@@ -140,7 +143,6 @@ export class GitEngine implements Engine {
   private writerDown: string | undefined
   private writerRestarts = 0
   private readonly clock: () => number
-  private firstUncheckpointedAt = 0
   private index: FullTextIndex | undefined
   private lock!: InstanceLock
   private log: Logger
@@ -161,6 +163,7 @@ export class GitEngine implements Engine {
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.clock = options.now ?? Date.now
+    this.checkpoints = new CheckpointSchedule(() => void this.runCheckpoint(), {delayMs: options.checkpointDelayMs ?? 10, maxDelayMs: options.checkpointMaxDelayMs ?? 1000})
     this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
@@ -209,7 +212,7 @@ export class GitEngine implements Engine {
   async branches(): Promise<Branch[]> {
     this.checkOpen()
     await this.syncGit()
-    const heads = await this.refHeads()
+    const heads = await refHeads(this.repo)
     return [...this.branchesState.values()]
       .map((b) => ({head: heads.get(b.name) ?? null, name: b.name}))
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -218,7 +221,7 @@ export class GitEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    clearTimeout(this.checkpointTimer)
+    this.checkpoints.cancel()
     clearTimeout(this.sweepTimer)
     await this.wal.close()
     await this.recovering
@@ -269,7 +272,7 @@ export class GitEngine implements Engine {
     if (from.indexes?.size) this.secondary.save(this.branchesState.values())
     await this.forceCheckpoint()
     this.index?.addBranch(name)
-    const heads = await this.refHeads()
+    const heads = await refHeads(this.repo)
     this.log.info('branch created', {branch: name, from: from.name})
     return {head: heads.get(name) ?? null, name}
   }
@@ -451,7 +454,7 @@ export class GitEngine implements Engine {
     const limit = clampLimit(options.limit, 100, 1000)
     await this.syncGit()
     const start = options.cursor === undefined ? `refs/heads/${branch.name}` : this.checkCommit(options.cursor)
-    if (!branch.exists && options.cursor === undefined && !(await this.refHeads()).has(branch.name)) return {versions: []}
+    if (!branch.exists && options.cursor === undefined && !(await refHeads(this.repo)).has(branch.name)) return {versions: []}
     const path = docPath(p)
     const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (options.cursor ? 1 : 0)), start, '--', path])
     let records = stdout.split('\x1e').map((r) => r.replace(/^\n/, '')).filter((r) => r.length > 0)
@@ -789,7 +792,7 @@ export class GitEngine implements Engine {
     const t = typeof time === 'number' ? time : /^\d+$/.test(time) ? Number(time) : Date.parse(time)
     if (!Number.isFinite(t)) throw new EngineError('invalid_argument', `invalid time ${JSON.stringify(time)}: use RFC 3339 or epoch milliseconds`)
     await this.syncGit()
-    if (!(await this.refHeads()).has(branch)) return undefined
+    if (!(await refHeads(this.repo)).has(branch)) return undefined
     // Git dates have second precision; the Svc-Time trailer has milliseconds.
     const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', `refs/heads/${branch}`])
     for (const r of stdout.split('\x1e')) {
@@ -829,8 +832,7 @@ export class GitEngine implements Engine {
   private forceCheckpoint(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure)
     const done = new Promise<void>((resolve, reject) => this.checkpointWaiters.push({after: this.checkpointsStarted, reject, resolve}))
-    clearTimeout(this.checkpointTimer)
-    this.checkpointTimer = undefined
+    this.checkpoints.cancel()
     void this.runCheckpoint()
     return done
   }
@@ -846,16 +848,6 @@ export class GitEngine implements Engine {
     const max = this.options.maxDocumentBytes ?? 1024 * 1024
     if (body.length > max) throw new EngineError('too_large', `document ${id} is ${body.length} bytes; the limit is ${max}`)
     return {body, id}
-  }
-
-  private async refHeads(): Promise<Map<string, string>> {
-    const {stdout} = await git(this.repo, ['for-each-ref', '--format=%(refname:strip=2) %(objectname)', 'refs/heads/'])
-    const m = new Map<string, string>()
-    for (const line of stdout.split('\n')) {
-      const [name, sha] = line.split(' ')
-      if (name && sha) m.set(name, sha)
-    }
-    return m
   }
 
   private async runCheckpoint(): Promise<void> {
@@ -919,7 +911,7 @@ export class GitEngine implements Engine {
     this.checkpointWaiters = this.checkpointWaiters.filter((w) => w.after >= gen)
     for (const w of ready) w.resolve()
     for (const w of this.pressureWaiters.splice(0)) w()
-    this.firstUncheckpointedAt = this.sentSeq > this.checkpointedSeq ? Date.now() : 0
+    this.checkpoints.checkpointed(this.sentSeq > this.checkpointedSeq)
     this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
     if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
     // Writes that arrived while this one was on its way get the next checkpoint.
@@ -976,15 +968,9 @@ export class GitEngine implements Engine {
     })
   }
 
-  private async recoverWriter(): Promise<void> {
-    for (let attempt = 1; !this.closed; attempt++) {
-      if (attempt > 1) {
-        // Backs off up to 30 s: a writer that dies again at once must not spin the machine.
-        const until = Date.now() + Math.min(30_000, 250 * 2 ** (attempt - 2))
-        while (!this.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
-        if (this.closed) return
-      }
-      try {
+  private recoverWriter(): Promise<void> {
+    return restartWithBackoff({
+      attempt: async (attempt) => {
         await this.writer.kill()
         await this.repacking
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
@@ -993,18 +979,20 @@ export class GitEngine implements Engine {
         for (const u of this.unsent) this.dispatch(w, u)
         // The checkpoint proves the new process took every commit sent again.
         await w.checkpoint()
-        if (this.writer !== w) continue
+        if (this.writer !== w) return 'retry'
         this.writerRestarts++
         this.writerDown = undefined
         this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
         for (const r of this.pressureWaiters.splice(0)) r()
         void this.runCheckpoint()
-        return
-      } catch (error) {
-        this.writerDown = `git writer failed: ${(error as Error).message}`
-        this.log.error('git writer restart failed; trying again', {attempt, error: (error as Error).message})
-      }
-    }
+        return 'done'
+      },
+      closed: () => this.closed,
+      failed: (attempt, error) => {
+        this.writerDown = `git writer failed: ${error.message}`
+        this.log.error('git writer restart failed; trying again', {attempt, error: error.message})
+      },
+    })
   }
 
   /**
@@ -1027,47 +1015,19 @@ export class GitEngine implements Engine {
 
   private scheduleCheckpoint(): void {
     if (this.closed && this.checkpointWaiters.length === 0) return
-    const now = Date.now()
-    if (this.firstUncheckpointedAt === 0) this.firstUncheckpointedAt = now
-    const maxDelay = this.options.checkpointMaxDelayMs ?? 1000
-    const delay = Math.min(this.options.checkpointDelayMs ?? 10, Math.max(0, this.firstUncheckpointedAt + maxDelay - now))
-    clearTimeout(this.checkpointTimer)
-    this.checkpointTimer = setTimeout(() => {
-      this.checkpointTimer = undefined
-      void this.runCheckpoint()
-    }, delay)
+    this.checkpoints.schedule()
   }
 
   private async start(): Promise<void> {
     mkdirSync(this.dataDir, {recursive: true})
     this.lock = acquireInstanceLock(this.dataDir)
     try {
-      if (!existsSync(join(this.repo, 'HEAD'))) {
-        await git(this.dataDir, ['init', '--bare', '-q', LAYOUT_NAMES.repo])
-        await git(this.repo, ['symbolic-ref', 'HEAD', `refs/heads/${DEFAULT_BRANCH}`])
-      }
-      // svc manages packing itself; git's object and ref fsyncs keep Git data durable before the WAL is trimmed.
-      for (const [k, v] of [['gc.auto', '0'], ['core.fsync', 'objects,derived-metadata,reference'], ['core.fsyncMethod', 'fsync'], ['core.logAllRefUpdates', 'false']]) {
-        await git(this.repo, ['config', k, v])
-      }
-      if (this.lock.previousCrashed) {
-        const orphan = await waitForOrphanWriter(this.dataDir)
-        if (orphan) this.log.warn('waited for the git fast-import of the previous run to end', {pid: orphan})
-      }
-      for (const p of removeStaleGitLocks(this.repo, this.lock.previousCrashed)) this.log.warn('removed stale git lock file', {path: p})
+      await prepareRepository(this.dataDir, this.repo, this.lock.previousCrashed, this.log)
       this.reader = new BlobReader(this.repo)
-      const heads = await this.refHeads()
-      if (!heads.has(DEFAULT_BRANCH)) this.branchesState.set(DEFAULT_BRANCH, emptyBranch(DEFAULT_BRANCH, false))
-      const headSeq = new Map<string, number>()
-      for (const [name, sha] of heads) {
-        const state = emptyBranch(name, true)
-        await loadBranchTree(this.repo, this.reader, state, sha, this.log, (id, at) => this.expiries.push({at, branch: name, id}))
-        this.branchesState.set(name, state)
-        const commit = await this.reader.read(sha)
-        const seq = parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0
-        headSeq.set(name, seq)
-        this.seq = Math.max(this.seq, seq)
-      }
+      const loaded = await loadBranches(this.repo, this.reader, this.log, (branch, id, at) => this.expiries.push({at, branch, id}))
+      this.branchesState = loaded.branches
+      const {headSeq} = loaded
+      this.seq = Math.max(this.seq, loaded.seq)
       this.writer = this.newWriter()
       const {entries, wal} = await WriteAheadLog.open(this.layout.wal)
       this.wal = wal
