@@ -1,7 +1,8 @@
 import type {Tool} from '@modelcontextprotocol/sdk/types.js'
 
 import {createHash} from 'node:crypto'
-import {mkdir, readFile, rename, writeFile} from 'node:fs/promises'
+import {writeFileAtomic} from '@toolkit/kit'
+import {mkdir, readFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import {dirname, join} from 'node:path'
 
@@ -45,9 +46,8 @@ export async function writeToolCache(serverKey: string, tools: Tool[], env: Reco
   const file = toolCacheFile(serverKey, env)
   try {
     await mkdir(dirname(file), {mode: 0o700, recursive: true})
-    const tmp = `${file}.${process.pid}.tmp`
-    await writeFile(tmp, JSON.stringify({fetched_at: Date.now(), server: serverKey, tools} satisfies CacheFile), {mode: 0o600})
-    await rename(tmp, file)
+    // A cache: no fsync, a lost one costs one round trip.
+    await writeFileAtomic(file, JSON.stringify({fetched_at: Date.now(), server: serverKey, tools} satisfies CacheFile), {fsync: false, mode: 0o600})
   } catch {
     // ignored on purpose
   }

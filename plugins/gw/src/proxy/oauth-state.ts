@@ -1,5 +1,5 @@
-import {InputError} from '@toolkit/kit'
-import {chmod, mkdir, readFile, rename, writeFile} from 'node:fs/promises'
+import {InputError, writeFileAtomic} from '@toolkit/kit'
+import {mkdir, readFile} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 export interface PersistedState {
@@ -42,11 +42,8 @@ export function stateWriter(file: string, snapshot: () => PersistedState, log?: 
   let pending = false
   const write = async () => {
     pending = false
-    const tmp = `${file}.${process.pid}.tmp`
     await mkdir(dirname(file), {mode: 0o700, recursive: true})
-    await writeFile(tmp, `${JSON.stringify(snapshot())}\n`, {mode: 0o600})
-    await chmod(tmp, 0o600)
-    await rename(tmp, file)
+    await writeFileAtomic(file, `${JSON.stringify(snapshot())}\n`, {mode: 0o600})
   }
   return {
     flush: () => chain,

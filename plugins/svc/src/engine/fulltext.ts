@@ -1,6 +1,8 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {EngineError} from './errors.js'
 import {TextIndex, type TextIndexJson} from './text-index.js'
@@ -290,8 +292,8 @@ export class FullTextIndex {
       mkdirSync(dir, {recursive: true})
       const data = Buffer.from(JSON.stringify({docs: [...b.indexed], index: b.ms.toJSON()}))
       const meta = {documents: b.ms.documentCount, format: FORMAT, savedAt: new Date().toISOString(), sha256: createHash('sha256').update(data).digest('hex')}
-      writeFileSync(join(dir, 'index.json.tmp'), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), data]))
-      renameSync(join(dir, 'index.json.tmp'), join(dir, 'index.json'))
+      // No fsync: the index is rebuilt from Git when a crash leaves it behind.
+      writeFileAtomicSync(join(dir, 'index.json'), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), data]), {fsync: false})
       b.dirty = false
     } catch (error) {
       this.o.logger.error('full-text index could not be saved', {branch: name, error: (error as Error).message})

@@ -1,4 +1,7 @@
-import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
+
 
 import type {BranchState, DocEntry} from './branch-state.js'
 import {FieldIndex, type IndexDefinition} from './field-index.js'
@@ -80,8 +83,7 @@ export class SecondaryIndexes {
     for (const b of branches) {
       if (b.indexes?.size) out[b.name] = [...b.indexes.values()].map((i) => i.def)
     }
-    writeFileSync(`${this.file}.tmp`, `${JSON.stringify({branches: out, format: 1}, null, 2)}\n`)
-    renameSync(`${this.file}.tmp`, this.file)
+    writeFileAtomicSync(this.file, `${JSON.stringify({branches: out, format: 1}, null, 2)}\n`)
   }
 
   /** Reads every current document of the table; writes that land meanwhile win over what was read. */
