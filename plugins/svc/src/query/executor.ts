@@ -778,6 +778,7 @@ function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
     // A declared column's values were converted to its type on write: its type is the column's.
     let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if ((c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'current_schema') || (c.expr.type === 'keyword' && c.expr.keyword === 'current_schema')) oid = OID.name
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
     out.push({expr: c.expr, fallbackOid, name, oid})
   }

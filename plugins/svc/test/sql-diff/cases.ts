@@ -550,6 +550,8 @@ const CATALOG = [
   "SELECT a.attname, a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = 'people' AND a.attnum > 0 ORDER BY a.attnum",
   "SELECT nspname FROM pg_namespace WHERE nspname = 'public'",
   "SELECT typname FROM pg_type WHERE oid = 23",
+  "SELECT c.relname, i.indisprimary FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'people'",
+  "SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = 'scratch' ORDER BY ordinal_position",
   'SHOW server_version_num',
   'SHOW standard_conforming_strings',
   'SHOW client_encoding',
@@ -578,6 +580,7 @@ export const CASES: string[] = [
 export const PSQL_CASES: string[] = [
   '\\dt',
   '\\d people',
+  '\\d orders',
   '\\di',
   "SELECT 7.0 / 2, 1.50, 0.1 + 0.2, 2.5::float8",
   "SELECT array_agg(id ORDER BY id) FROM people",
