@@ -17,7 +17,7 @@ An HTTP server takes --url (and --header); a local server is the command after \
     `<%= config.bin %> <%= command.id %> hosted --url 'https://mcp.example.com/k/\${EXAMPLE_KEY}/mcp'`,
     '<%= config.bin %> <%= command.id %> files -- npx -y @modelcontextprotocol/server-filesystem .',
     '<%= config.bin %> <%= command.id %> everything --env LOG_LEVEL=warn --format json -- npx -y @modelcontextprotocol/server-everything',
-    '<%= config.bin %> <%= command.id %> fs --from-registry io.github.modelcontextprotocol/filesystem',
+    '<%= config.bin %> <%= command.id %> fs --from-registry io.github.example/files --registry https://registry.internal.example.com',
   ]
   static flags = {
     ...clientFlags,
