@@ -119,6 +119,20 @@ describe('toolkit svc server --follow (read-only follower, built CLI)', function
     expect(replication!.message).to.include('last fetch')
   })
 
+  it('refuses bad :remotes in config.edn with the key and what it must be', async () => {
+    for (const [edn, message] of [
+      ['{:remotes {:hub 42}}', ':remotes :hub must be a Git URL string'],
+      ['{:remotes ["/srv/git/a.git"]}', ':remotes must be a map of remote name to Git URL'],
+      ['{:remotes {"bad name" "/srv/git/a.git"}}', 'invalid remote name'],
+    ]) {
+      const root = tempDir()
+      writeFileSync(join(root, 'config.edn'), `${edn}\n`)
+      const r = await runCli(['svc', 'server', '--data-dir', join(root, 'data'), '--http-port', '0', '--disable-redis', '--disable-sql'], {cwd: root, timeoutMs: 60_000})
+      expect(r.code, `${edn}: ${r.stderr}`).to.equal(2)
+      expect(r.stderr, edn).to.include(message)
+    }
+  })
+
   it('refuses a --follow name that is neither a remote nor a URL, before listening', async () => {
     const r = await runCli(['svc', 'server', '--data-dir', join(tempDir(), 'f'), '--follow', 'nowhere', '--http-port', '0', '--disable-redis', '--disable-sql'], {timeoutMs: 60_000})
     expect(r.code).to.equal(2)
