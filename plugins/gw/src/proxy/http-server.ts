@@ -183,7 +183,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const health = () => {
     const upstreams = pool.status().map((u) => ({name: u.name, state: u.state}))
     return {
-      status: upstreams.every((u) => u.state === 'up') ? 'ok' : 'degraded',
+      status: upstreams.every((u) => u.state === 'up' || u.state === 'idle') ? 'ok' : 'degraded',
       upstreams,
       warnings: auth.warnings,
     }
