@@ -144,6 +144,40 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
 
 
+class CrossBindingTest(unittest.TestCase):
+    """One data directory written and read through Python, Ruby and redis-cli in turn."""
+
+    def test_python_writes_ruby_reads_and_writes_back_redis_cli_sees_both(self):
+        if shutil.which("ruby") is None:
+            self.skipTest("ruby is not installed (scripts/install-peers.sh installs it)")
+        data = os.path.join(tempfile.mkdtemp(prefix="svc-cross-"), "data")
+        with toolkit_svc.open(data) as db:
+            db.put("notes:1", {"text": "written by python", "n": 9007199254740991})
+        ruby = (
+            'require "toolkit_svc"\n'
+            'ToolkitSvc.open(ARGV[0]) do |db|\n'
+            '  doc = db.get("notes:1")\n'
+            '  db.put("notes:2", { "text" => "ruby read: #{doc["text"]}", "n" => doc["n"] })\n'
+            'end\n'
+        )
+        out = subprocess.run(
+            ["ruby", "-I", str(ROOT / "bindings" / "ruby" / "lib"), "-e", ruby, data],
+            capture_output=True, text=True, timeout=120, env=os.environ,
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with toolkit_svc.open(data) as db:
+            self.assertEqual(db.get("notes:2"), {"id": "notes:2", "text": "ruby read: written by python", "n": 9007199254740991})
+        server = Server(data)
+        try:
+            got = [
+                subprocess.run(["redis-cli", "-p", str(server.redis_port), "HGET", key, "text"], capture_output=True, text=True, timeout=30).stdout.strip()
+                for key in ("notes:1", "notes:2")
+            ]
+            self.assertEqual(got, ["written by python", "ruby read: written by python"])
+        finally:
+            server.stop()
+
+
 class RemoteTest(Calls, unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="svc-py-")
