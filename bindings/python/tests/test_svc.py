@@ -36,6 +36,7 @@ class Server:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=60)
+        self.proc.stdout.close()
 
 
 class Calls:
@@ -188,6 +189,30 @@ class RemoteTest(Calls, unittest.TestCase):
         self.db.close()
         self.server.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_backup_snapshot_import_and_a_refused_restore(self):
+        db = self.db
+        db.put("m:1", {"on": "main"})
+        db.create_branch("feature")
+        for i in range(5):
+            db.put(f"f:{i}", {"n": i}, branch="feature")
+        manifest = db.create_backup("full.tar.gz")
+        self.assertEqual(manifest["type"], "full")
+        snap = db.export_snapshot("feature.bundle", ["feature"])
+        self.assertEqual([r["name"] for r in snap["refs"]], ["refs/heads/feature"])
+        bundle = snap["path"]
+        other = Server(os.path.join(self.dir, "other"))
+        try:
+            with toolkit_svc.connect(other.url) as remote:
+                remote.import_snapshot(bundle)
+                self.assertEqual(remote.get("f:3", branch="feature"), {"id": "f:3", "n": 3})
+                with self.assertRaises(toolkit_svc.SvcError) as e:
+                    remote.restore_backup(manifest["path"])
+                self.assertEqual(e.exception.code, "conflict")
+                self.assertIn("toolkit svc restore", str(e.exception))
+                self.assertEqual(remote.get("f:3", branch="feature"), {"id": "f:3", "n": 3})
+        finally:
+            other.stop()
 
     def test_server_down(self):
         db = toolkit_svc.connect("http://127.0.0.1:9")
