@@ -176,6 +176,8 @@ export interface Engine {
   readonly repo: string
   /** Makes an existing commit (brought in by a snapshot import) a new branch. */
   adoptBranch(name: string, commit: string): Promise<Branch>
+  /** Several adopted at once, all or none (a live snapshot import). */
+  adoptBranches(list: Array<{commit: string; name: string}>): Promise<Branch[]>
   /** Whether writes are accepted now, and why not (health checks). */
   canWrite(): {ok: boolean; reason?: string}
   /** Packs the repository's objects (offline maintenance and `svc compact`). */
@@ -190,6 +192,10 @@ export interface Engine {
   now(): number
   /** Runs the full-text consistency check now and waits until the index has caught up. */
   reindex(): Promise<void>
+  /** A read-only follower (ops/follower.ts): writes are refused with `reason` (code `read_only`); undefined ends it. */
+  setReadOnly(reason: string | undefined): void
+  /** Follower: points branch `name` at `commit` fetched from the leader (null removes it) and serves that state. */
+  followRef(name: string, commit: null | string): Promise<void>
   /** Removes the documents whose expiry has passed now, without waiting for the sweep timer. */
   sweepExpired(): Promise<void>
   asOf(id: string, options: AsOfOptions): Promise<Doc | undefined>

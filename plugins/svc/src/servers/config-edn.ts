@@ -14,18 +14,23 @@ export interface ServerConfig {
   /** The config file read, if any. */
   configFile?: string
   dataDir: string
+  /** `--follow REMOTE` / `:follow`: serve read-only, fetching every branch from this Git remote or URL (ops/follower.ts). */
+  follow?: string
   index: {batchSize: number; checkIntervalMinutes: number; dir?: string; enabled: boolean; saveIntervalMinutes: number}
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
   postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; port: number}
+  /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
+  remotes: Record<string, string>
   rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
 }
 
 export interface ServerFlags {
   config?: string
+  follow?: string
   'data-dir'?: string
   'disable-redis'?: boolean
   'disable-rest'?: boolean
@@ -48,10 +53,12 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   backup: {dir: 'string'},
   cache: {'max-bytes': 'int'},
   'data-dir': 'string',
+  follow: 'string',
   git: {'committer-email': 'string', 'committer-name': 'string', 'default-branch': 'ignored', 'push-enabled': 'ignored', 'remote-url': 'ignored', 'sign-commits': 'ignored'},
   index: {'batch-size': 'int', 'check-interval-minutes': 'int', dir: 'string', enabled: 'bool', 'save-interval-minutes': 'int'},
   logging: {file: 'ignored', format: 'keyword', level: 'keyword', output: 'ignored'},
   'memory-limit-mb': 'int',
+  remotes: 'remotes',
   servers: 'servers',
   storage: {'data-dir': 'string'},
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
@@ -134,6 +141,7 @@ export const SVC_SETTINGS = {
   committerEmail: 'svc@localhost',
   committerName: 'svc',
   dataDir: 'data',
+  follow: '',
   indexBatchSize: 1000,
   indexCheckIntervalMinutes: 60,
   indexDir: '',
@@ -167,6 +175,7 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   committerEmail: [['git', 'committer-email']],
   committerName: [['git', 'committer-name']],
   dataDir: [['data-dir'], ['storage', 'data-dir']],
+  follow: [['follow']],
   indexBatchSize: [['index', 'batch-size']],
   indexCheckIntervalMinutes: [['index', 'check-interval-minutes']],
   indexDir: [['index', 'dir']],
@@ -198,6 +207,8 @@ export interface EdnLayer {
   lines: Record<string, number>
   /** The PostgreSQL password: a secret, so it stays out of the shared settings and `config show`. */
   password?: string
+  /** `:remotes`: a map of remote names to Git URLs, which the flat settings cannot hold. */
+  remotes?: Record<string, string>
   values: Partial<SvcSettings>
   warnings: string[]
 }
@@ -256,7 +267,8 @@ export async function readConfigEdn(file: string): Promise<EdnLayer> {
       if (line !== undefined) lines[key] = line
     }
   }
-  return {file, lines, password, values: values as Partial<SvcSettings>, warnings}
+  const remotes = top.remotes === undefined ? undefined : remotesSection(top.remotes, file)
+  return {file, lines, password, remotes, values: values as Partial<SvcSettings>, warnings}
 }
 
 /** The config.edn `svc server` reads: `--config` (which must exist), else ./config.edn when present. */
@@ -271,6 +283,7 @@ function flagSettings(flags: ServerFlags, args: {redisPort?: number; restPort?: 
     if (v !== undefined) out[key] = v
   }
   set('dataDir', flags['data-dir'])
+  set('follow', flags.follow)
   set('logLevel', flags['log-level'])
   set('logFormat', flags['log-format'])
   set('memoryLimitMb', flags['memory-limit'])
@@ -304,7 +317,7 @@ const withoutHost: LayeredLoader = async (request) => {
 }
 
 /** The request svc makes of the config hook for a config.edn (also answers `toolkit config show`). */
-export async function svcConfigRequest(flags: ServerFlags, args: {redisPort?: number; restPort?: number} = {}, cwd = process.cwd()): Promise<{password?: string; request: ConfigRequest<SvcSettings>; warnings: string[]}> {
+export async function svcConfigRequest(flags: ServerFlags, args: {redisPort?: number; restPort?: number} = {}, cwd = process.cwd()): Promise<{password?: string; remotes?: Record<string, string>; request: ConfigRequest<SvcSettings>; warnings: string[]}> {
   const {file, required} = configEdnPath(flags, cwd)
   let layer: EdnLayer | undefined
   if (existsSync(file)) layer = await readConfigEdn(file)
@@ -315,7 +328,7 @@ export async function svcConfigRequest(flags: ServerFlags, args: {redisPort?: nu
     layers: layer ? [{file: layer.file, lines: layer.lines, values: layer.values}] : [],
     namespace: 'svc',
   }
-  return {password: layer?.password, request, warnings: layer?.warnings ?? []}
+  return {password: layer?.password, remotes: layer?.remotes, request, warnings: layer?.warnings ?? []}
 }
 
 /**
@@ -330,7 +343,7 @@ export async function loadServerConfig(
   cwd = process.cwd(),
   load: LayeredLoader = withoutHost,
 ): Promise<{config: ServerConfig; sources: Record<string, string>; warnings: string[]}> {
-  const {password, request, warnings} = await svcConfigRequest(flags, args, cwd)
+  const {password, remotes, request, warnings} = await svcConfigRequest(flags, args, cwd)
   const {sources, values: v} = await load(request)
   const bad = (key: keyof SvcSettings, what: string): never => {
     const source = sources[key]
@@ -352,6 +365,7 @@ export async function loadServerConfig(
     committerName: v.committerName,
     configFile: layer?.file,
     dataDir: resolve(cwd, v.dataDir),
+    follow: v.follow === '' ? undefined : v.follow,
     index: {
       batchSize: Math.max(1, v.indexBatchSize),
       checkIntervalMinutes: v.indexCheckIntervalMinutes,
@@ -372,8 +386,20 @@ export async function loadServerConfig(
       username: v.postgresqlUsername,
     },
     redis: {enabled: v.redisEnabled, host: v.redisHost, port: v.redisPort},
+    remotes: remotes ?? {},
     rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, port: v.restPort},
     wal: {checkpointMaxDelayMs: v.walCheckpointMaxDelayMs, maxPendingEntries: Math.max(1, v.walMaxPendingEntries)},
   }
   return {config, sources, warnings}
+}
+
+/** `:remotes {:mirror "/srv/git/db.git" :offsite "ssh://host/db.git"}`: name -> Git URL. */
+function remotesSection(v: Edn, file: string): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InputError(':remotes must be a map of remote name to Git URL, e.g. {:mirror "/srv/git/db.git"}', {file})
+  const out: Record<string, string> = {}
+  for (const [name, url] of Object.entries(v as Obj)) {
+    if (typeof url !== 'string' || url.trim() === '') throw new InputError(`:remotes :${name} must be a Git URL string, got ${JSON.stringify(url)}`, {file})
+    out[name] = url
+  }
+  return out
 }
