@@ -72,6 +72,9 @@ export function resolveRef(row: Row, table: string | undefined, name: string, ct
     }
     return obj[name] ?? null
   }
+  if (ctx.sources.length > 1 && ctx.sources.filter((s) => s.columns?.includes(name)).length > 1) {
+    throw new SqlError('42702', `column reference "${name}" is ambiguous`)
+  }
   for (const s of ctx.sources) {
     const obj = row[s.alias]
     if (obj && name in obj) return obj[name] ?? null

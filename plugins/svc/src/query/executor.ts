@@ -543,6 +543,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
 
   const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
   const cols = expandColumns(st.columns ?? [], sources)
+  if (grouped) checkGrouping(st, cols, sources)
   type Out = {key: Row; outputs: unknown[]; group?: Row[]}
   let outs: Out[] = []
   if (grouped) {
@@ -619,6 +620,49 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
   const resultRows = outs.map((o) => o.outputs)
   const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
+}
+
+/**
+ * PostgreSQL's rule for grouped queries: every column used outside an aggregate is grouped, or
+ * belongs to a table whose id (its primary key) is grouped. Anything else is 42803 rather than
+ * some row's value.
+ */
+function checkGrouping(st: SelectFromStatement, cols: OutCol[], sources: Source[]): void {
+  const sourceOf = (e: Expr & {type: 'ref'}): string | undefined =>
+    e.table?.name ?? (sources.length === 1 ? sources[0].alias : sources.find((x) => x.columns?.some((c) => c.name === e.name))?.alias)
+  const groupExprs = (st.groupBy ?? []).map((g) => (g.type === 'integer' ? cols[g.value - 1]?.expr : g.type === 'ref' && !g.table && !sources.some((x) => x.columns?.some((c) => c.name === g.name)) ? (cols.find((c) => c.name === g.name)?.expr ?? g) : g))
+  const shapes = new Set(groupExprs.map((g) => JSON.stringify(g)))
+  const refs = new Set<string>()
+  const keyed = new Set<string>()
+  for (const g of groupExprs) {
+    if (g?.type !== 'ref') continue
+    const src = sourceOf(g)
+    refs.add(`${src}.${g.name}`)
+    if (g.name === 'id' && src) keyed.add(src)
+  }
+  const outputs = new Set(cols.map((c) => c.name))
+  const check = (e: Expr, orderBy: boolean): void => {
+    if (shapes.has(JSON.stringify(e))) return
+    if (e.type === 'call' && isAggregate({...e, args: []})) return
+    if (e.type === 'ref') {
+      if (e.name === '*' || (orderBy && !e.table && outputs.has(e.name))) return
+      const src = sourceOf(e)
+      if (!src || keyed.has(src) || refs.has(`${src}.${e.name}`)) return
+      throw new SqlError('42803', `column "${src}.${e.name}" must appear in the GROUP BY clause or be used in an aggregate function`)
+    }
+    visit(Object.values(e), orderBy)
+  }
+  // Sub-expressions sit in arrays and plain objects (CASE's whens, ORDER BY items) of the node.
+  const visit = (x: unknown, orderBy: boolean): void => {
+    if (Array.isArray(x)) for (const y of x) visit(y, orderBy)
+    else if (x && typeof x === 'object') {
+      if (typeof (x as {type?: unknown}).type === 'string') check(x as Expr, orderBy)
+      else visit(Object.values(x), orderBy)
+    }
+  }
+  for (const c of cols) check(c.expr, false)
+  if (st.having) check(st.having, false)
+  for (const o of st.orderBy ?? []) if (o.by.type !== 'integer') check(o.by, true)
 }
 
 /** When a plain filtered LIMIT query can stop reading the table early. */

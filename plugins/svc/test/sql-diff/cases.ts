@@ -406,6 +406,18 @@ const AGGREGATES = [
   'SELECT count(note) FROM orders',
   'SELECT name, count(*) FROM people',
   'SELECT city, name FROM people GROUP BY city',
+  'SELECT p.id, p.name, count(o.id) FROM people p LEFT JOIN orders o ON o.person_id = p.id GROUP BY p.id ORDER BY p.id',
+  'SELECT city, count(*) FROM people GROUP BY 1 ORDER BY 1',
+  'SELECT upper(city), count(*) FROM people GROUP BY upper(city) ORDER BY 1',
+  'SELECT city AS c, count(*) FROM people GROUP BY c ORDER BY c',
+  "SELECT CASE WHEN age > 30 THEN 'old' ELSE 'young' END AS k, count(*) FROM people GROUP BY k ORDER BY k",
+  'SELECT age + 1, count(*) FROM people GROUP BY age ORDER BY 1',
+  'SELECT city FROM people GROUP BY city ORDER BY count(*) DESC, city',
+  'SELECT name FROM people GROUP BY city',
+  'SELECT city, count(*) FROM people GROUP BY city ORDER BY name',
+  'SELECT city, count(*) FROM people GROUP BY city HAVING age > 1',
+  'SELECT p.name FROM people p JOIN orders o ON o.person_id = p.id GROUP BY o.person_id',
+  'SELECT name FROM people JOIN orders ON orders.person_id = people.id WHERE id = 1',
 ]
 
 const JOINS = [
