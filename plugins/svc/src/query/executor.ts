@@ -1113,6 +1113,9 @@ const SHOW_DEFAULTS: Record<string, string> = {
   transaction_read_only: 'off',
 }
 
+/** Settings PostgreSQL names in mixed case: SHOW titles its column with that name. */
+const SETTING_NAMES: Record<string, string> = {datestyle: 'DateStyle', intervalstyle: 'IntervalStyle', timezone: 'TimeZone'}
+
 export function showValue(s: PgSession, name: string): string | undefined {
   const n = name.toLowerCase()
   return s.settings.get(n) ?? SHOW_DEFAULTS[n]
@@ -1179,7 +1182,8 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     case 'show': {
       const v = showValue(s, st.variable.name)
       if (v === undefined) throw new SqlError('42704', `unrecognized configuration parameter "${st.variable.name}"`)
-      return {columns: [{name: st.variable.name.toLowerCase(), oid: OID.text}], rows: [[v]], tag: 'SHOW'}
+      const lower = st.variable.name.toLowerCase()
+      return {columns: [{name: SETTING_NAMES[lower] ?? lower, oid: OID.text}], rows: [[v]], tag: 'SHOW'}
     }
     case 'set': {
       const name = st.variable.name.toLowerCase()

@@ -10,7 +10,6 @@ export const REASONS: Record<string, string> = {
   'no-subqueries': 'subqueries and VALUES in FROM are outside the subset (0A000)',
   'null-literal-type': 'a NULL computed from untyped literals reports text where PostgreSQL infers the type',
   'server-version': 'svc reports PostgreSQL 15.0, the peer its own minor release',
-  'show-column-name': 'SHOW names its column in lower case',
 }
 
 export const KNOWN: Record<string, string> = {
@@ -27,5 +26,4 @@ export const KNOWN: Record<string, string> = {
   "SELECT string_agg(name, ',') FROM (SELECT name FROM people ORDER BY id) s": 'no-subqueries',
   "SELECT '1.50'::jsonb": 'jsonb-number-text',
   'SHOW server_version_num': 'server-version',
-  'SHOW DateStyle': 'show-column-name',
 }

@@ -568,6 +568,7 @@ const CATALOG = [
   'SHOW standard_conforming_strings',
   'SHOW client_encoding',
   'SHOW DateStyle',
+  'SHOW timezone',
 ]
 
 export const CASES: string[] = [
