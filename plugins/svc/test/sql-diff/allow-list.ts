@@ -5,7 +5,6 @@
  */
 export const REASONS: Record<string, string> = {
   'datetime-as-text': 'date and timestamptz values are normalised text inside svc: pg_typeof says text',
-  'is-distinct-from': 'IS [NOT] DISTINCT FROM is not parsed by pgsql-ast-parser (42601)',
   'jsonb-number-text': 'jsonb numbers are JSON numbers: 1.50 prints 1.5',
   'no-subqueries': 'subqueries and VALUES in FROM are outside the subset (0A000)',
   'null-literal-type': 'a NULL computed from untyped literals reports text where PostgreSQL infers the type',
@@ -17,11 +16,6 @@ export const KNOWN: Record<string, string> = {
   'SELECT pg_typeof(now())': 'datetime-as-text',
   'SELECT pg_typeof(current_date)': 'datetime-as-text',
   "SELECT pg_typeof('2024-01-02'::date)": 'datetime-as-text',
-  'SELECT NULL IS DISTINCT FROM NULL': 'is-distinct-from',
-  'SELECT 1 IS DISTINCT FROM NULL': 'is-distinct-from',
-  'SELECT 1 IS NOT DISTINCT FROM 1': 'is-distinct-from',
-  'SELECT NULL IS NOT DISTINCT FROM NULL': 'is-distinct-from',
-  "SELECT id FROM people WHERE city IS DISTINCT FROM 'Paris' ORDER BY id": 'is-distinct-from',
   'SELECT VALUES_TEST FROM (VALUES (1)) AS t(VALUES_TEST)': 'no-subqueries',
   "SELECT string_agg(name, ',') FROM (SELECT name FROM people ORDER BY id) s": 'no-subqueries',
   "SELECT '1.50'::jsonb": 'jsonb-number-text',
