@@ -2,7 +2,7 @@
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
 import {SqlError, unsupported} from './errors.js'
-import {LiftedList} from './parse.js'
+import {DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA} from './parse.js'
 import {castColumnName, coerce, inferOid, OID, oidOfTypeName, typed, typeName} from './types.js'
 import * as V from './values.js'
 
@@ -71,6 +71,9 @@ export function resolveRef(row: Row, table: string | undefined, name: string, ct
       throw new SqlError('42703', `column ${table}.${name} does not exist`)
     }
     return obj[name] ?? null
+  }
+  if (ctx.sources.length > 1 && ctx.sources.filter((s) => s.columns?.includes(name)).length > 1) {
+    throw new SqlError('42702', `column reference "${name}" is ambiguous`)
   }
   for (const s of ctx.sources) {
     const obj = row[s.alias]
@@ -213,6 +216,13 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       break
     }
     case 'binary': {
+      if (e.opSchema === DISTINCT_SCHEMA || e.opSchema === NOT_DISTINCT_SCHEMA) {
+        const a = evaluate(e.left, row, ctx)
+        const b = evaluate(e.right, row, ctx)
+        // IS DISTINCT FROM: NULL is a value like any other, the answer is never NULL.
+        const distinct = a === null || b === null ? a !== b : compare(a, b) !== 0
+        return e.opSchema === DISTINCT_SCHEMA ? distinct : !distinct
+      }
       return binary(e.op, e.left, e.right, row, ctx)
     }
     case 'ternary': {

@@ -543,6 +543,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
 
   const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
   const cols = expandColumns(st.columns ?? [], sources)
+  if (grouped) checkGrouping(st, cols, sources)
   type Out = {key: Row; outputs: unknown[]; group?: Row[]}
   let outs: Out[] = []
   if (grouped) {
@@ -619,6 +620,49 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
   const resultRows = outs.map((o) => o.outputs)
   const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
+}
+
+/**
+ * PostgreSQL's rule for grouped queries: every column used outside an aggregate is grouped, or
+ * belongs to a table whose id (its primary key) is grouped. Anything else is 42803 rather than
+ * some row's value.
+ */
+function checkGrouping(st: SelectFromStatement, cols: OutCol[], sources: Source[]): void {
+  const sourceOf = (e: Expr & {type: 'ref'}): string | undefined =>
+    e.table?.name ?? (sources.length === 1 ? sources[0].alias : sources.find((x) => x.columns?.some((c) => c.name === e.name))?.alias)
+  const groupExprs = (st.groupBy ?? []).map((g) => (g.type === 'integer' ? cols[g.value - 1]?.expr : g.type === 'ref' && !g.table && !sources.some((x) => x.columns?.some((c) => c.name === g.name)) ? (cols.find((c) => c.name === g.name)?.expr ?? g) : g))
+  const shapes = new Set(groupExprs.map((g) => JSON.stringify(g)))
+  const refs = new Set<string>()
+  const keyed = new Set<string>()
+  for (const g of groupExprs) {
+    if (g?.type !== 'ref') continue
+    const src = sourceOf(g)
+    refs.add(`${src}.${g.name}`)
+    if (g.name === 'id' && src) keyed.add(src)
+  }
+  const outputs = new Set(cols.map((c) => c.name))
+  const check = (e: Expr, orderBy: boolean): void => {
+    if (shapes.has(JSON.stringify(e))) return
+    if (e.type === 'call' && isAggregate({...e, args: []})) return
+    if (e.type === 'ref') {
+      if (e.name === '*' || (orderBy && !e.table && outputs.has(e.name))) return
+      const src = sourceOf(e)
+      if (!src || keyed.has(src) || refs.has(`${src}.${e.name}`)) return
+      throw new SqlError('42803', `column "${src}.${e.name}" must appear in the GROUP BY clause or be used in an aggregate function`)
+    }
+    visit(Object.values(e), orderBy)
+  }
+  // Sub-expressions sit in arrays and plain objects (CASE's whens, ORDER BY items) of the node.
+  const visit = (x: unknown, orderBy: boolean): void => {
+    if (Array.isArray(x)) for (const y of x) visit(y, orderBy)
+    else if (x && typeof x === 'object') {
+      if (typeof (x as {type?: unknown}).type === 'string') check(x as Expr, orderBy)
+      else visit(Object.values(x), orderBy)
+    }
+  }
+  for (const c of cols) check(c.expr, false)
+  if (st.having) check(st.having, false)
+  for (const o of st.orderBy ?? []) if (o.by.type !== 'integer') check(o.by, true)
 }
 
 /** When a plain filtered LIMIT query can stop reading the table early. */
@@ -1069,6 +1113,9 @@ const SHOW_DEFAULTS: Record<string, string> = {
   transaction_read_only: 'off',
 }
 
+/** Settings PostgreSQL names in mixed case: SHOW titles its column with that name. */
+const SETTING_NAMES: Record<string, string> = {datestyle: 'DateStyle', intervalstyle: 'IntervalStyle', timezone: 'TimeZone'}
+
 export function showValue(s: PgSession, name: string): string | undefined {
   const n = name.toLowerCase()
   return s.settings.get(n) ?? SHOW_DEFAULTS[n]
@@ -1135,7 +1182,8 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     case 'show': {
       const v = showValue(s, st.variable.name)
       if (v === undefined) throw new SqlError('42704', `unrecognized configuration parameter "${st.variable.name}"`)
-      return {columns: [{name: st.variable.name.toLowerCase(), oid: OID.text}], rows: [[v]], tag: 'SHOW'}
+      const lower = st.variable.name.toLowerCase()
+      return {columns: [{name: SETTING_NAMES[lower] ?? lower, oid: OID.text}], rows: [[v]], tag: 'SHOW'}
     }
     case 'set': {
       const name = st.variable.name.toLowerCase()

@@ -74,6 +74,7 @@ export async function parseSql(sql: string, limits: ParseLimits = {}): Promise<P
   if (sql.length > max || (sql.length * 3 > max && Buffer.byteLength(sql) > max)) {
     throw new SqlError('54000', `statement is too long: ${Buffer.byteLength(sql)} bytes, the limit is ${max}`, {hint: 'send long value lists as one array parameter, or in several statements'})
   }
+  if (DISTINCT_FROM.test(sql)) sql = rewriteDistinctFrom(sql)
   const norm = normalize(sql)
   if (norm) {
     const nhit = cache.get(norm.text)
@@ -237,6 +238,47 @@ function syntaxError(sql: string, error: unknown): SqlError {
   }
   const near = tok ? `at or near "${tok[1]}"` : position ? `at position ${position}` : 'in statement'
   return new SqlError('42601', `syntax error ${near}`, {position})
+}
+
+const DISTINCT_FROM = /\bdistinct\s+from\b/i
+/** The operator schemas `IS [NOT] DISTINCT FROM` is rewritten to (eval.ts evaluates them). */
+export const DISTINCT_SCHEMA = 'svc_distinct'
+export const NOT_DISTINCT_SCHEMA = 'svc_not_distinct'
+
+/**
+ * pgsql-ast-parser has no grammar for `a IS [NOT] DISTINCT FROM b`. Outside quotes and comments
+ * it becomes `a OPERATOR(svc_[not_]distinct.<>) b`, which parses as a comparison (the same
+ * precedence) and which the evaluator answers with NULLs compared as values.
+ */
+export function rewriteDistinctFrom(sql: string): string {
+  let out = ''
+  let i = 0
+  while (i < sql.length) {
+    const c = sql[i]
+    if (c === "'" || c === '"') {
+      let j = i + 1
+      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1
+      out += sql.slice(i, j + 1)
+      i = j + 1
+      continue
+    }
+    if (c === '-' && sql[i + 1] === '-') {
+      const e = sql.indexOf('\n', i)
+      const end = e < 0 ? sql.length : e
+      out += sql.slice(i, end)
+      i = end
+      continue
+    }
+    const m = (c === 'i' || c === 'I') && !/[\w$]/.test(sql[i - 1] ?? ' ') ? /^is\s+(not\s+)?distinct\s+from\b/i.exec(sql.slice(i, i + 40)) : null
+    if (m) {
+      out += ` OPERATOR(${m[1] ? NOT_DISTINCT_SCHEMA : DISTINCT_SCHEMA}.<>) `
+      i += m[0].length
+      continue
+    }
+    out += c
+    i++
+  }
+  return out
 }
 
 const LIFTABLE_START = /^\s*(select|insert|update|delete|with)\b/i

@@ -258,6 +258,11 @@ const NULL_LOGIC = [
   'SELECT id FROM people WHERE NOT active ORDER BY id',
   'SELECT id FROM people WHERE city = NULL ORDER BY id',
   'SELECT id FROM people WHERE city IS DISTINCT FROM \'Paris\' ORDER BY id',
+  'SELECT id FROM people WHERE age IS NOT DISTINCT FROM NULL ORDER BY id',
+  'SELECT id, age IS DISTINCT FROM 25 AS d FROM people ORDER BY id',
+  "SELECT 'is distinct from' IS DISTINCT FROM 'x'",
+  'SELECT id FROM people WHERE NOT age IS DISTINCT FROM 25 AND active ORDER BY id',
+  'SELECT 1 + 1 IS NOT DISTINCT FROM 2',
   'SELECT id FROM people WHERE age NOT IN (25, NULL) ORDER BY id',
   'SELECT id, age > 30 OR active FROM people ORDER BY id',
   'SELECT id, age > 30 AND active FROM people ORDER BY id',
@@ -406,6 +411,18 @@ const AGGREGATES = [
   'SELECT count(note) FROM orders',
   'SELECT name, count(*) FROM people',
   'SELECT city, name FROM people GROUP BY city',
+  'SELECT p.id, p.name, count(o.id) FROM people p LEFT JOIN orders o ON o.person_id = p.id GROUP BY p.id ORDER BY p.id',
+  'SELECT city, count(*) FROM people GROUP BY 1 ORDER BY 1',
+  'SELECT upper(city), count(*) FROM people GROUP BY upper(city) ORDER BY 1',
+  'SELECT city AS c, count(*) FROM people GROUP BY c ORDER BY c',
+  "SELECT CASE WHEN age > 30 THEN 'old' ELSE 'young' END AS k, count(*) FROM people GROUP BY k ORDER BY k",
+  'SELECT age + 1, count(*) FROM people GROUP BY age ORDER BY 1',
+  'SELECT city FROM people GROUP BY city ORDER BY count(*) DESC, city',
+  'SELECT name FROM people GROUP BY city',
+  'SELECT city, count(*) FROM people GROUP BY city ORDER BY name',
+  'SELECT city, count(*) FROM people GROUP BY city HAVING age > 1',
+  'SELECT p.name FROM people p JOIN orders o ON o.person_id = p.id GROUP BY o.person_id',
+  'SELECT name FROM people JOIN orders ON orders.person_id = people.id WHERE id = 1',
 ]
 
 const JOINS = [
@@ -556,6 +573,7 @@ const CATALOG = [
   'SHOW standard_conforming_strings',
   'SHOW client_encoding',
   'SHOW DateStyle',
+  'SHOW timezone',
 ]
 
 export const CASES: string[] = [
