@@ -90,7 +90,7 @@ describe('svc Redis protocol: random and mutated RESP frames get an error reply 
         c.socket.destroy()
         await stillServing()
       }),
-      {numRuns: 150, seed: SEED},
+      {numRuns: 100, seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('redis mutated frames', outcomes)
     expect(outcomes.error, JSON.stringify(outcomes)).to.be.greaterThan(0)

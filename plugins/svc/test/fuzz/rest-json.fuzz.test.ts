@@ -56,7 +56,7 @@ describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, an
           expect(answer.error?.message, text).to.be.a('string').and.not.equal('')
         }
       }),
-      {numRuns: 200, seed: SEED},
+      {numRuns: 120, seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('rest random objects', statuses)
     expect(statuses[200]).to.be.greaterThan(0)
@@ -87,7 +87,7 @@ describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, an
         expect(r.status, `${method} ${path} ${text.slice(0, 80)}`).to.be.below(500)
         await r.arrayBuffer()
       }),
-      {numRuns: 150, seed: SEED},
+      {numRuns: 100, seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('rest malformed bodies', statuses)
     await stillServing()
