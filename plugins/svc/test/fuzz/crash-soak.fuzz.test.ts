@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import fc from 'fast-check'
 import {join} from 'node:path'
 
 import {Redis} from 'ioredis'
@@ -14,18 +15,6 @@ import {cleanupTempDirs, gitOut, tempDir} from '../helpers/tmp.js'
 const CYCLES = Number(process.env.SOAK_CYCLES ?? 3)
 const SEED = Number(process.env.SOAK_SEED ?? 20_241_124)
 
-/** A small seeded generator (mulberry32): the kill moments repeat from run to run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d_2b_79_f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
 describe('svc crash soak: SIGKILL during mixed REST/Redis/PostgreSQL writes loses no acknowledged write (built CLI)', function () {
   this.timeout(600_000)
   let s: Started | undefined
@@ -36,7 +25,8 @@ describe('svc crash soak: SIGKILL during mixed REST/Redis/PostgreSQL writes lose
 
   it(`keeps every acknowledged write over ${CYCLES} kill -9 cycles; git fsck clean, index count = document count`, async () => {
     const dir = join(tempDir(), 'data')
-    const random = prng(SEED)
+    // Seeded kill moments: after 30 to 119 acknowledged writes of the cycle, plus 0 to 49 ms.
+    const kills = fc.sample(fc.tuple(fc.integer({max: 119, min: 30}), fc.integer({max: 49, min: 0})), {numRuns: CYCLES, seed: SEED})
     const acked = new Map<string, string>()
     const start = async (): Promise<{pgPort: number; redisPort: number; rest: string}> => {
       s = await startServer(['--data-dir', dir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'error'])
@@ -85,10 +75,10 @@ describe('svc crash soak: SIGKILL during mixed REST/Redis/PostgreSQL writes lose
           return [`soak:${key}`, v]
         }),
       ]
-      // The kill lands at a seeded moment: after 30 to 120 acknowledged writes of this cycle, plus 0 to 50 ms.
-      const target = acked.size + 30 + Math.floor(random() * 90)
+      const [writes, ms] = kills[cycle]
+      const target = acked.size + writes
       while (acked.size < target && s?.child.exitCode === null) await new Promise((r) => setTimeout(r, 2))
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 50)))
+      await new Promise((r) => setTimeout(r, ms))
       s?.child.kill('SIGKILL')
       await s?.exited
       stop = true

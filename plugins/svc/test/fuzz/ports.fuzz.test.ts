@@ -8,6 +8,7 @@ import pg from 'pg'
 
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
+import {stopServer} from './server.js'
 
 const SEED = 20_241_124
 
@@ -32,10 +33,7 @@ describe('svc server: random bytes on every port, then correct requests still an
   this.timeout(180_000)
   let s: Started
   after(async () => {
-    if (s?.child.exitCode === null) {
-      s.child.kill('SIGTERM')
-      await s.exited
-    }
+    await stopServer(s)
     cleanupTempDirs()
   })
 

@@ -7,6 +7,7 @@ import {Redis} from 'ioredis'
 
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
+import {stopServer} from './server.js'
 
 const SEED = 20_241_124
 
@@ -54,10 +55,7 @@ describe('svc Redis protocol: random and mutated RESP frames get an error reply 
 
   after(async () => {
     checker?.disconnect()
-    if (s?.child.exitCode === null) {
-      s.child.kill('SIGTERM')
-      await s.exited
-    }
+    await stopServer(s)
     cleanupTempDirs()
   })
 

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
+import {stopServer} from './server.js'
 
 const SEED = 20_241_124
 
@@ -20,10 +21,7 @@ describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, an
   })
 
   after(async () => {
-    if (s?.child.exitCode === null) {
-      s.child.kill('SIGTERM')
-      await s.exited
-    }
+    await stopServer(s)
     cleanupTempDirs()
   })
 
