@@ -7,6 +7,7 @@ import pg from 'pg'
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {type BackendMessage, cstr, errorFields, int16, int32, RawPg, sqlstate, startupPacket} from './pg-raw.js'
+import {stopServer} from './server.js'
 
 const SEED = 20_241_124
 
@@ -34,10 +35,7 @@ describe('svc PostgreSQL wire: malformed frontend messages get a protocol error,
 
   after(async () => {
     await checker?.end().catch(() => {})
-    if (s?.child.exitCode === null) {
-      s.child.kill('SIGTERM')
-      await s.exited
-    }
+    await stopServer(s)
     cleanupTempDirs()
   })
 
