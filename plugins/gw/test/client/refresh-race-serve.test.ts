@@ -2,7 +2,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
 import type {ChildProcess} from 'node:child_process'
-import {createHash, randomBytes} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -11,6 +11,7 @@ import getPort from 'get-port'
 
 import {type Everything, serveCli, type ServingCli, startEverything, until} from '../proxy/helpers.js'
 import {records, toolkit} from './cli.js'
+import {postForm, signInAtOAuthAs} from './oauth-as-sign-in.js'
 
 const REDIRECT = 'http://localhost:9/callback'
 /** Each round restarts the authorization server and spawns 6 CLIs; GW_SERVE_RACE_ROUNDS changes it. */
@@ -76,10 +77,7 @@ describe('gw serve and gw call refreshing through one token store at the same ti
     })
   }
 
-  const form = async (path: string, params: Record<string, string>) => {
-    const res = await fetch(new URL(path, base), {body: new URLSearchParams(params), headers: {'content-type': 'application/x-www-form-urlencoded'}, method: 'POST'})
-    return {body: (await res.json()) as Record<string, string>, status: res.status}
-  }
+  const form = (path: string, params: Record<string, string>) => postForm(base, path, params)
 
   const stored = () => JSON.parse(readFileSync(authFile, 'utf8')) as {clients: Record<string, {client_id: string}>; tokens: Record<string, {expires_at: number; refresh_token: string}>}
 
@@ -92,33 +90,12 @@ describe('gw serve and gw call refreshing through one token store at the same ti
     base = `http://127.0.0.1:${asPort}`
     const mcpUrl = `${base}/mcp`
     await startAs()
-    // One sign-in, played here: register, authorize through the "reverse proxy", exchange the code.
-    const reg = await fetch(new URL('/register', base), {
-      body: JSON.stringify({grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], response_types: ['code'], token_endpoint_auth_method: 'none'}),
-      headers: {'content-type': 'application/json'},
-      method: 'POST',
-    })
-    const client = (await reg.json()) as {client_id: string}
-    const verifier = randomBytes(32).toString('base64url')
-    const authorize = new URL('/authorize', base)
-    for (const [k, v] of Object.entries({
-      client_id: client.client_id,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-      state: 's',
-    }))
-      authorize.searchParams.set(k, v)
-    const redirect = await fetch(authorize, {headers: {'x-forwarded-user': 'ada'}, redirect: 'manual'})
-    const code = new URL(redirect.headers.get('location')!).searchParams.get('code')!
-    const tokens = await form('/token', {client_id: client.client_id, code, code_verifier: verifier, grant_type: 'authorization_code', redirect_uri: REDIRECT})
-    expect(tokens.status).to.equal(200)
+    const {clientId, tokens} = await signInAtOAuthAs(base, REDIRECT, 'ada')
     writeFileSync(
       authFile,
       JSON.stringify({
-        clients: {[mcpUrl]: {client_id: client.client_id, redirect_uri: REDIRECT}},
-        tokens: {[mcpUrl]: {access_token: tokens.body.access_token, expires_at: Math.floor(Date.now() / 1000) + 3000, refresh_token: tokens.body.refresh_token, token_type: 'Bearer'}},
+        clients: {[mcpUrl]: {client_id: clientId, redirect_uri: REDIRECT}},
+        tokens: {[mcpUrl]: {access_token: tokens.access_token, expires_at: Math.floor(Date.now() / 1000) + 3000, refresh_token: tokens.refresh_token, token_type: 'Bearer'}},
       }),
       {mode: 0o600},
     )

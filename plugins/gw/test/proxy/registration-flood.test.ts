@@ -2,7 +2,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
 import {type ChildProcess, spawn} from 'node:child_process'
-import {createHash, randomBytes} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
 import {tmpdir} from 'node:os'
@@ -10,6 +10,7 @@ import {join} from 'node:path'
 
 import getPort from 'get-port'
 
+import {authorizationUrl} from '../client/oauth-as-sign-in.js'
 import {type Everything, RUN_JS, startEverything} from './helpers.js'
 
 const SECRET = 'registration-flood-secret-long-enough-hs256!'
@@ -62,6 +63,19 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
       c.once('exit', (code) => reject(new Error(`gw serve exited ${code}: ${err}`)))
     })
   }
+  /** servers.json with the built-in authorization server, `oauthAs` settings on top of the test's. */
+  const writeConfig = (oauthAs: Record<string, unknown>) =>
+    writeFileSync(
+      config,
+      JSON.stringify({
+        gwServers: {everything: {url: upstream.url}},
+        serverAuth: {
+          acl: {default: 'allow'},
+          oauthAs: {issuerUrl: base, jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], trustedSourceCidrs: ['127.0.0.0/8'], ...oauthAs},
+          providers: ['oauth_as'],
+        },
+      }),
+    )
   const stop = async () => {
     const c = child!
     await new Promise((resolve) => {
@@ -77,17 +91,7 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
     base = `http://127.0.0.1:${port}`
     stateFile = join(dir, 'oauth-state.json')
     config = join(dir, 'servers.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        gwServers: {everything: {url: upstream.url}},
-        serverAuth: {
-          acl: {default: 'allow'},
-          oauthAs: {issuerUrl: base, jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], stateFile, trustedSourceCidrs: ['127.0.0.0/8']},
-          providers: ['oauth_as'],
-        },
-      }),
-    )
+    writeConfig({stateFile})
     await start()
   })
 
@@ -130,16 +134,7 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
     expect(reg.status, reg.body).to.equal(201)
     const clientId = (JSON.parse(reg.body) as {client_id: string}).client_id
     const verifier = randomBytes(32).toString('base64url')
-    const authorize = new URL('/authorize', base)
-    for (const [k, v] of Object.entries({
-      client_id: clientId,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-    }))
-      authorize.searchParams.set(k, v)
-    const redirect = await from('127.0.0.3', undefined, authorize.href, {headers: {'x-forwarded-user': 'newcomer'}})
+    const redirect = await from('127.0.0.3', undefined, authorizationUrl(base, clientId, REDIRECT, verifier).href, {headers: {'x-forwarded-user': 'newcomer'}})
     expect(redirect.status, redirect.body).to.equal(302)
     const code = new URL(String(redirect.headers.location)).searchParams.get('code')!
     const token = await fetch(new URL('/token', base), {
@@ -160,17 +155,7 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
   it('the registry is bounded in total (the oldest unused registration makes room) and unused registrations expire', async () => {
     if (child?.exitCode === null) await stop()
     const bounded = join(dir, 'bounded-state.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        gwServers: {everything: {url: upstream.url}},
-        serverAuth: {
-          acl: {default: 'allow'},
-          oauthAs: {issuerUrl: base, jwtSecret: SECRET, maxClients: 3, redirectUriAllowlist: [REDIRECT], stateFile: bounded, trustedSourceCidrs: ['127.0.0.0/8'], unusedClientTtlSeconds: 2},
-          providers: ['oauth_as'],
-        },
-      }),
-    )
+    writeConfig({maxClients: 3, stateFile: bounded, unusedClientTtlSeconds: 2})
     await start()
     const register = async (address: string) => {
       const r = await from(address, undefined, `${base}/register`, {body: registration, headers: {'content-type': 'application/json'}, method: 'POST'})
