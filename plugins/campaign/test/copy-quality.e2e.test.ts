@@ -145,8 +145,12 @@ describe('copy in the business language, with variety (through bin/run.js)', fun
       ad.headlines[0] = 'Order Now'
       ad.headlines[1] = 'Norte Roast Quality Beans'
       ad.headlines[2] = 'Norte 1952'
+      // Google Ads counts a double-width character as two: 15 of them fit a headline, 16 do not.
+      ad.headlines[3] = '東京焙煎珈琲豆専門店新鮮香高品'
+      ad.headlines[4] = '東京焙煎珈琲豆専門店新鮮香高品質'
     })
     expect(res.code).to.equal(3)
-    expect(res.errors.map((e) => `${e.code} ${e.path}`)).to.have.members([`copy_language ${at}.headlines[0]`, `copy_language ${at}.headlines[1]`])
+    expect(res.errors.map((e) => `${e.code} ${e.path}`)).to.have.members([`copy_language ${at}.headlines[0]`, `copy_language ${at}.headlines[1]`, `headline_too_long ${at}.headlines[4]`])
+    expect(res.errors.find((e) => e.code === 'headline_too_long')?.message).to.contain('has 32 characters (double-width ones count 2); the limit is 30')
   })
 })

@@ -76,6 +76,26 @@ describe('tools', function () {
     expect(s.ws.account.campaigns).to.have.length(base.account.campaigns.length)
   })
 
+  it('upsert_ad_group answers a model that writes English for a German shop with the texts to rewrite', () => {
+    const s = session(mission, slug)
+    s.ws.input.business.language = 'de-DE'
+    const res = s.call('upsert_ad_group', {
+      ads: [{descriptions: ['Frisch geröstete Kaffeebohnen aus Köln.', 'Order now and get free shipping today.'], final_url: 'https://acme-coffee.example/coffee', headlines: ['Kaffeebohnen Kaufen', 'Shop Now Today', 'Frisch Geröstet'], path1: 'kaffee', path2: ''}],
+      final_url: 'https://acme-coffee.example/coffee',
+      keywords: [{match: 'phrase', text: 'kaffeebohnen kaufen'}, {match: 'phrase', text: 'buy coffee beans'}],
+      language: 'de',
+      max_cpc_cents: 100,
+      name: 'Coffee Beans',
+    }) as {ok: true; result: {issues: {code: string; path: string}[]}}
+    expect(res.ok).to.equal(true)
+    const i = s.ws.account.campaigns.findIndex((c) => c.slug === slug)
+    expect(res.result.issues.filter((x) => x.code === 'copy_language').map((x) => x.path)).to.deep.equal([
+      `account.campaigns[${i}].ad_groups[0].ads[0].headlines[1]`,
+      `account.campaigns[${i}].ad_groups[0].ads[0].descriptions[1]`,
+      `account.campaigns[${i}].ad_groups[0].keywords[1]`,
+    ])
+  })
+
   it('finish is refused while planned ad groups are missing', () => {
     const s = session(mission, slug)
     s.ws.account.campaigns.find((c) => c.slug === slug)!.ad_groups.pop()

@@ -2,10 +2,10 @@ import type {Workspace} from '../types.js'
 
 /**
  * Words that give away English copy. Left out on purpose: words other languages' ads use as they
- * are ("online", "shop", "site", "store", "deals", "fast", "sale", "compare", "fair", "all", "in").
+ * are ("online", "shop", "site", "store", "deals", "delivery", "fast", "sale", "compare", "fair", "all", "in").
  */
 const ENGLISH = new Set(
-  'the and with for your our you we from of to now today free best buy order get new more only just off save shipping delivery quality official discover visit browse secure checkout price prices choose range full call book near quote trusted'.split(' '),
+  'the and with for your our you we from of to now today free best buy order get new more only just off save shipping quality official discover visit browse secure checkout price prices choose range full call book near quote trusted'.split(' '),
 )
 
 /** Scripts whose copy has no Latin words of its own: a text without one of their letters is foreign. */
