@@ -102,6 +102,14 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(readFileSync(file, 'utf8')).to.equal('{"gwServers": {')
   })
 
+  it('eight gw adds started together all land', async () => {
+    const names = Array.from({length: 8}, (_, i) => `s${i}`)
+    const runs = await Promise.all(names.map((n) => run(['gw', 'add', n, '--url', `https://${n}.example.com/mcp`])))
+    for (const r of runs) expect(r.code, r.stderr).to.equal(0)
+    expect(Object.keys(JSON.parse(readFileSync(userFile(), 'utf8')).gwServers).sort()).to.deep.equal(names)
+    expect(existsSync(`${userFile()}.lock`), 'the lock is released').to.equal(false)
+  })
+
   it('a credential written in clear works but is warned about, and is never echoed', async () => {
     const add = await run(['gw', 'add', 'api', '--url', 'https://api.example.com/mcp', '--header', 'Authorization: Bearer sk-live-1234567890abcdef', '--format', 'json'])
     expect(add.code, add.stderr).to.equal(0)
