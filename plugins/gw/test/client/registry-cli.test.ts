@@ -143,6 +143,13 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(failed.stderr).to.match(/the editor .* exited with 3; servers.json was not changed/)
     expect(readFileSync(file, 'utf8')).to.equal(before)
 
+    // Another writer changes the file while the editor is open: the edit does not overwrite it.
+    const meanwhile = await run(['gw', 'config', 'edit'], {EDITOR: editor(`sed -i 's#mcp2#mcp3#' "$1"; printf '{"gwServers": {"other": {"url": "https://other.example.com/mcp"}}}' > '${file}'`)})
+    expect(meanwhile.code).to.equal(1)
+    expect(meanwhile.stderr).to.match(/servers\.json changed while you were editing it; nothing was replaced, your edit is kept in .*servers\.edit\.json/)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).to.deep.equal({gwServers: {other: {url: 'https://other.example.com/mcp'}}})
+    expect(readFileSync(join(project, 'servers.edit.json'), 'utf8')).to.include('mcp3.example.com')
+
     const unchanged = await run(['gw', 'config', 'edit'], {VISUAL: 'true'})
     expect(unchanged.code, unchanged.stderr).to.equal(0)
     expect(unchanged.stdout).to.include('unchanged')
