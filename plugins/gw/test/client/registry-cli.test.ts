@@ -48,6 +48,11 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(call.code, call.stderr).to.equal(0)
     expect(JSON.stringify(records(call.stdout)[0].content)).to.include('5')
     expect(records((await run(['gw', 'config', 'path', '--format', 'json'])).stdout)[0]).to.deep.include({exists: true, file: userFile()})
+
+    // The same entry through --command, the program's arguments after --.
+    const flag = await run(['gw', 'add', 'again', '--command', process.execPath, '--env', 'LOG_LEVEL=warn', '--', EVERYTHING, 'stdio'])
+    expect(flag.code, flag.stderr).to.equal(0)
+    expect(JSON.parse(readFileSync(userFile(), 'utf8')).gwServers.again).to.deep.equal({args: [EVERYTHING, 'stdio'], command: process.execPath, env: {LOG_LEVEL: 'warn'}})
   })
 
   it('adds to and removes from a hand-written file, leaving the rest of it byte for byte', async () => {
