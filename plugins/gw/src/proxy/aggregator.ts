@@ -74,7 +74,7 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
     async callTool(user, params, signal) {
       const name = params.name
       // A lazy server that never ran has no listing yet: start it before judging the name.
-      if (ctx.pool.cold && !ctx.pool.tool(name)) await ctx.pool.warm()
+      if (!ctx.pool.tool(name) && ctx.pool.cold) await ctx.pool.warm()
       let t = ctx.pool.tool(name)
       const audit = (e: Pick<AuditEntry, 'allowed' | 'ms' | 'outcome' | 'rule'>) =>
         ctx.audit?.({...e, provider: user.provider, subject: user.subject, time: new Date().toISOString(), tool: name})

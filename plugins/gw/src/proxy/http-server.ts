@@ -6,6 +6,7 @@ import type {AddressInfo} from 'node:net'
 import {BodyTooLargeError, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
+import type {AsStore} from './as-store.js'
 import {type AggregatorContext, createAggregatingServer, forwardPoolEvents, toolHandlers} from './aggregator.js'
 import {catalogHandlers} from './catalog-handlers.js'
 import type {ProxyAuth} from './config.js'
@@ -17,10 +18,14 @@ import {sseEndpoints} from './sse-endpoint.js'
 import type {UpstreamPool} from './upstreams.js'
 
 export interface HttpProxyOptions {
+  /** The authorization server's state when replicas share a store; in-process (and `stateFile`) when omitted. */
+  asStore?: AsStore
   audit?: AggregatorContext['audit']
   auth: ProxyAuth
   host: string
   log?: (message: string) => void
+  /** The per-user request limit shared with other replicas (see shared-rate.ts); per process only when omitted. */
+  sharedRate?: {hit(key: string): number}
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
   /** Sessions, load and their limits; see `SessionLimits`. */
@@ -152,7 +157,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   }
   const handlers = toolHandlers(ctx)
   const catalog = catalogHandlers(ctx)
-  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log) : undefined
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions})
 
@@ -178,7 +183,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const health = () => {
     const upstreams = pool.status().map((u) => ({name: u.name, state: u.state}))
     return {
-      status: upstreams.every((u) => u.state === 'up') ? 'ok' : 'degraded',
+      status: upstreams.every((u) => u.state === 'up' || u.state === 'idle') ? 'ok' : 'degraded',
       upstreams,
       warnings: auth.warnings,
     }
@@ -326,7 +331,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         unauthorized(res, r, req.headers.authorization !== undefined)
         return
       }
-      const subjectWait = bySubject.take(r.user.subject)
+      const subjectWait = bySubject.take(r.user.subject) || (o.sharedRate?.hit(r.user.subject) ?? 0)
       if (subjectWait > 0) {
         tooMany(res, subjectWait, `too many requests for "${r.user.subject}"`)
         return

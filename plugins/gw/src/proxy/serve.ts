@@ -5,7 +5,10 @@ import type {AuditEntry} from './aggregator.js'
 import type {User} from './acl.js'
 import type {ServersConfig} from '../client/config.js'
 import {buildProxyAuth, type ProxyAuth} from './config.js'
+import type {AsStore} from './as-store.js'
+import {DEFAULT_LIMITS} from './http-server.js'
 import {changedServers, idleTimeouts} from './server-options.js'
+import {sharedStoreOptions} from './store-options.js'
 import {type Connector, UpstreamPool, type UpstreamStatus} from './upstreams.js'
 
 export interface ServeRequest {
@@ -92,14 +95,40 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     audit = (e) => stream.write(`${JSON.stringify(e)}\n`)
   }
   const closeAudit = () => new Promise<void>((resolve) => (auditStream ? auditStream.end(resolve) : resolve()))
+  const storeOptions = sharedStoreOptions(r.config, r.env ?? process.env)
+  let redis: import('ioredis').Redis | undefined
+  let asStore: AsStore | undefined
+  let sharedRate: import('./shared-rate.js').SharedRateWindow | undefined
+  if (storeOptions) {
+    const {connectRedis, RedisAsStore} = await import('./as-store-redis.js')
+    try {
+      redis = await connectRedis(storeOptions, r.log)
+    } catch (error) {
+      throw new InputError(`serverAuth.store: ${(error as Error).message}`, {code: 'store_unreachable', file: r.config.file})
+    }
+    if (auth.oauthAs) asStore = new RedisAsStore(redis, storeOptions.prefix, auth.oauthAs.registration.unusedTtlSeconds)
+    const rate = r.http?.limits?.subjectRate ?? DEFAULT_LIMITS.subjectRate
+    if (r.http && rate > 0) {
+      const {SharedRateWindow} = await import('./shared-rate.js')
+      // The same burst a single process allows (twice the rate), over all replicas in a one-second window.
+      sharedRate = new SharedRateWindow(redis, storeOptions.prefix, rate * 2, r.log)
+    }
+  }
+  const closeStore = async () => {
+    sharedRate?.close()
+    redis?.disconnect()
+  }
   const pool = new UpstreamPool(names, {connect, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
   let apply: (next: ProxyAuth) => void = () => {}
-  const oauthAsOf = (c: ServersConfig) => JSON.stringify((c.raw.serverAuth as {oauthAs?: unknown} | undefined)?.oauthAs ?? null)
+  const oauthAsOf = (c: ServersConfig) => {
+    const sa = c.raw.serverAuth as {oauthAs?: unknown; store?: unknown} | undefined
+    return JSON.stringify([sa?.oauthAs ?? null, sa?.store ?? null])
+  }
   const reload: RunningProxy['reload'] = async (config) => {
     const next = validate(r, config)
     if (oauthAsOf(config) !== oauthAsOf(current)) {
-      throw new InputError('serverAuth.oauthAs changed: the authorization server keeps its signing key and state for the life of the process, so restart the proxy to apply that', {
+      throw new InputError('serverAuth.oauthAs or serverAuth.store changed: the authorization server keeps its signing key and state for the life of the process, so restart the proxy to apply that', {
         code: 'config_reload',
         file: config.file,
       })
@@ -117,13 +146,14 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({audit, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({asStore, audit, sharedRate, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
       apply = (next) => proxy.update(next)
       return {
         async close() {
           await proxy.close()
           await pool.stop()
           await closeAudit()
+          await closeStore()
         },
         providers: auth.providers,
         reload,
@@ -134,6 +164,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     } catch (error) {
       await pool.stop()
       await closeAudit()
+      await closeStore()
       throw error
     }
   }
@@ -155,6 +186,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     await server.close().catch(() => {})
     await pool.stop()
     await closeAudit()
+    await closeStore()
   }
   await server.connect(transport)
   return {close, providers: ['stdio'], reload, upstreams: pool.status(), warnings: auth.warnings}

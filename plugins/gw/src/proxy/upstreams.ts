@@ -517,7 +517,8 @@ export class UpstreamPool extends EventEmitter {
     for (const u of this.upstreams.values()) u.reclassify()
     this.changed()
     await Promise.all(stopping)
-    await this.settle(starting, 10_000)
+    // New servers connect in the background (their tools appear when they are up), as at start.
+    for (const u of starting) u.connect().catch(() => {})
   }
 
   tool(fullName: string): ProxiedTool | undefined {

@@ -3,7 +3,7 @@ import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/st
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -58,6 +58,8 @@ describe('gw serve: lazy stdio upstreams and configuration reload (built CLI)', 
 
   it('starts a stdio server on first use, stops it when idle (its tools stay listed), and starts it again on the next call', async () => {
     expect(await stateOf('local')).to.equal('idle')
+    // A stopped lazy server is not an outage.
+    expect(((await (await fetch(new URL('/health', serving.url))).json()) as {status: string}).status).to.equal('ok')
     expect(childrenOf(serving.child.pid!)).to.deep.equal([])
     const names = (await client.listTools()).tools.map((t) => t.name)
     expect(names).to.include('local__get-sum')
@@ -97,6 +99,23 @@ describe('gw serve: lazy stdio upstreams and configuration reload (built CLI)', 
     const denied = await client.callTool({arguments: {}, name: 'everything__toggle-simulated-logging'}).catch((error: unknown) => error)
     expect((denied as McpError).code).to.equal(-32003)
     expect(serving.stderr().match(/upstream everything: connected/g)?.length).to.equal(1)
+  })
+
+  it('with --watch, reloads when the file is replaced (no signal)', async () => {
+    const watched = join(dir, 'watched.json')
+    writeFileSync(watched, JSON.stringify({gwServers: {everything: {url: upstream.url}}}))
+    let out = ''
+    const env = {...process.env, HOME: dir, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(dir, 'toolkit'), XDG_CONFIG_HOME: join(dir, 'xdg')}
+    const w = await serveCli(['--port', '0', '--config', watched, '--watch'], env, (child) => child.stdout!.on('data', (d) => (out += d)))
+    try {
+      // Written aside and renamed over it, as editors and config tools do.
+      writeFileSync(`${watched}.tmp`, JSON.stringify({gwServers: {everything: {url: upstream.url}, more: {url: upstream.url}}}))
+      renameSync(`${watched}.tmp`, watched)
+      await until(() => out.includes('"reloaded"'), 20_000, `a reload after the file changed (stderr: ${w.stderr()})`)
+      expect(JSON.parse(out.split('\n').find((l) => l.includes('"reloaded"'))!)).to.deep.include({added: ['more']})
+    } finally {
+      w.child.kill('SIGKILL')
+    }
   })
 
   it('refuses an invalid configuration with a clear line and keeps serving the previous one', async () => {

@@ -17,6 +17,8 @@ export type EngineErrorCode =
   | 'invalid_id'
   | 'locked'
   | 'not_found'
+  /** A read-only follower refuses every write; the message names its leader. */
+  | 'read_only'
   | 'reserved'
   | 'too_deep'
   | 'too_large'
@@ -37,4 +39,13 @@ export class EngineError extends Error {
 
 export function isEngineError(err: unknown): err is EngineError {
   return err instanceof Error && (err as {name?: string}).name === 'EngineError' && typeof (err as {code?: unknown}).code === 'string'
+}
+
+/**
+ * Appends the spec's remedy to a message that reports a full disk (the WAL's ENOSPC, Git's "No
+ * space left on device" / "Out of diskspace"); other messages are returned unchanged.
+ */
+export function withDiskFullRemedy(message: string): string {
+  if (!/No space left on device|ENOSPC|Out of diskspace/i.test(message)) return message
+  return `${message} [No space left on device: free disk space (toolkit svc compact, or git gc on repo/), then restart the server if writes stay refused; acknowledged writes are kept]`
 }

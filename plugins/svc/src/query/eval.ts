@@ -530,8 +530,8 @@ export function castTo(v: unknown, name: string, config?: number[] | null): unkn
     const chars = [...t]
     return chars.length > n ? new V.BpChar(chars.slice(0, n).join(''), chars.slice(0, n).join('')) : new V.BpChar(t, t + ' '.repeat(n - chars.length))
   }
-  if (oid === OID.date) return dateValue(text(v))
-  if (oid === OID.timestamptz || oid === OID.timestamp) return timestampValue(text(v), oid === OID.timestamptz)
+  if (oid === OID.date) return V.dateValue(text(v))
+  if (oid === OID.timestamptz || oid === OID.timestamp) return V.timestampValue(text(v), oid === OID.timestamptz)
   let out = typed(coerce(v, oid), oid)
   if (oid === OID.numeric && config?.length && out instanceof V.Numeric) {
     const scale = config[1] ?? 0
@@ -548,40 +548,6 @@ export function castTo(v: unknown, name: string, config?: number[] | null): unkn
     }
   }
   return out
-}
-
-const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-
-function dateValue(s: string): string {
-  const m = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$/.exec(s)
-  if (!m) throw new SqlError('22007', `invalid input syntax for type date: "${s}"`)
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
-  if (mo < 1 || mo > 12 || d < 1 || d > MONTH_DAYS[mo - 1] || (mo === 2 && d === 29 && !leap)) {
-    throw new SqlError('22008', `date/time field value out of range: "${s}"`)
-  }
-  return `${m[1]}-${m[2].padStart(2, '0')}-${m[3].padStart(2, '0')}`
-}
-
-/** timestamptz / timestamp input printed as PostgreSQL does (ISO style, UTC, `+00`). */
-export function timestampValue(s: string, withZone: boolean): string {
-  const m = /^\s*(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(s)
-  if (!m) throw new SqlError('22007', `invalid input syntax for type timestamp${withZone ? ' with time zone' : ''}: "${s}"`)
-  dateValue(m[1])
-  const time = m[2] ?? '00:00:00'
-  if (!withZone) return `${m[1]} ${trimFraction(time.length === 5 ? `${time}:00` : time)}`
-  let zone = m[3] ?? 'Z'
-  if (/^[+-]\d{2}$/.test(zone)) zone += ':00'
-  else if (/^[+-]\d{4}$/.test(zone)) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`
-  const t = new Date(`${m[1]}T${time.length === 5 ? `${time}:00` : time}${zone}`)
-  if (Number.isNaN(t.getTime())) throw new SqlError('22008', `date/time field value out of range: "${s}"`)
-  const frac = /\.(\d+)/.exec(time)?.[1]
-  const iso = t.toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac.slice(0, 6)}`.replace(/0+$/, '').replace(/\.$/, '') : ''}+00`
-}
-
-function trimFraction(t: string): string {
-  return t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t
 }
 
 /** upper/lower per character, as PostgreSQL's libc does: `ß` stays one letter. */
@@ -685,7 +651,7 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'statement_timestamp':
     case 'transaction_timestamp':
     case 'clock_timestamp': {
-      return timestampValue(new Date().toISOString(), true)
+      return V.timestampValue(new Date().toISOString(), true)
     }
     case 'version': {
       return `PostgreSQL 15.0 (toolkit svc ${ctx.session.version}) on Node.js ${process.version}`

@@ -466,7 +466,7 @@ async function tableFunction(s: PgSession, f: From & {type: 'call'}, ctx: EvalCt
       const r = await s.engine.history(args[0], {branch, cursor, limit: Math.min(1000, limit - rows.length)}).catch((error: unknown) => {
         throw fromEngine(error)
       })
-      for (const v of r.versions) rows.push({commit: v.commit, doc: v.doc ? stripHidden(v.doc) : null, op: v.op, time: v.time})
+      for (const v of r.versions) rows.push({commit: v.commit, doc: v.doc ? stripHidden(v.doc) : null, op: v.op, time: safeCoerce(v.time, OID.timestamptz)})
       cursor = r.nextCursor
     } while (cursor && rows.length < limit)
     return {
@@ -775,8 +775,10 @@ function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
     }
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') fallbackOid = oidOfTypeName(c.expr.to.name)
     fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid)
-    let oid: number | undefined
+    // A declared column's values were converted to its type on write: its type is the column's.
+    let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if ((c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'current_schema') || (c.expr.type === 'keyword' && c.expr.keyword === 'current_schema')) oid = OID.name
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
     out.push({expr: c.expr, fallbackOid, name, oid})
   }

@@ -1,6 +1,6 @@
 /** PostgreSQL type OIDs svc reports, value <-> wire text conversion, and declared-type coercion. */
 import {SqlError} from './errors.js'
-import {BpChar, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, toIntegerValue, toNumber} from './values.js'
+import {BpChar, dateValue, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, timestampValue, toIntegerValue, toNumber} from './values.js'
 
 export const OID = {
   bool: 16,
@@ -192,6 +192,10 @@ export function coerce(v: unknown, oid: number): unknown {
     }
     return v
   }
+  // Dates and timestamps are stored as PostgreSQL prints them, whatever the input form (a
+  // node-postgres Date parameter arrives as ISO text with a T and milliseconds).
+  if (oid === OID.date && typeof v === 'string') return dateValue(v)
+  if ((oid === OID.timestamptz || oid === OID.timestamp) && typeof v === 'string') return timestampValue(v, oid === OID.timestamptz)
   if (oid === OID.uuid && typeof v === 'string' && !/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(v)) {
     throw new SqlError('22P02', `invalid input syntax for type uuid: "${v}"`)
   }
@@ -232,6 +236,16 @@ export function typed(v: unknown, oid: number): unknown {
       if (typeof v === 'string' && /^-?(nan|infinity)$/i.test(v)) return new Float8(parseFloat8(v))
       return v
     }
+    case OID.timestamptz:
+    case OID.timestamp: {
+      // Rows written before timestamps were normalised hold ISO text: print it as PostgreSQL would.
+      if (typeof v !== 'string' || !v.includes('T')) return v
+      try {
+        return timestampValue(v, oid === OID.timestamptz)
+      } catch {
+        return v
+      }
+    }
     default: {
       return v
     }
@@ -240,7 +254,7 @@ export function typed(v: unknown, oid: number): unknown {
 
 /** Declared types whose stored form needs `typed` when read. */
 export function needsTyping(oid: number): boolean {
-  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4
+  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || oid === OID.timestamptz || oid === OID.timestamp
 }
 
 /** The storable (JSON) form of a value computed by SQL. */

@@ -539,3 +539,39 @@ export function typeNameOf(v: unknown): string {
 }
 
 const ELEMENT_NAME: Record<number, string> = {16: 'boolean', 20: 'bigint', 23: 'integer', 25: 'text', 701: 'double precision', 1700: 'numeric', 3802: 'jsonb'}
+
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** A date as PostgreSQL prints it; impossible dates are 22008. */
+export function dateValue(s: string): string {
+  const m = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$/.exec(s)
+  if (!m) throw new SqlError('22007', `invalid input syntax for type date: "${s}"`)
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
+  if (mo < 1 || mo > 12 || d < 1 || d > MONTH_DAYS[mo - 1] || (mo === 2 && d === 29 && !leap)) {
+    throw new SqlError('22008', `date/time field value out of range: "${s}"`)
+  }
+  return `${m[1]}-${m[2].padStart(2, '0')}-${m[3].padStart(2, '0')}`
+}
+
+/** timestamptz / timestamp input printed as PostgreSQL does (ISO style, UTC, `+00`). */
+export function timestampValue(s: string, withZone: boolean): string {
+  const m = /^\s*(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(s)
+  if (!m) throw new SqlError('22007', `invalid input syntax for type timestamp${withZone ? ' with time zone' : ''}: "${s}"`)
+  dateValue(m[1])
+  const time = m[2] ?? '00:00:00'
+  if (!withZone) return `${m[1]} ${trimFraction(time.length === 5 ? `${time}:00` : time)}`
+  let zone = m[3] ?? 'Z'
+  if (/^[+-]\d{2}$/.test(zone)) zone += ':00'
+  else if (/^[+-]\d{4}$/.test(zone)) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`
+  const t = new Date(`${m[1]}T${time.length === 5 ? `${time}:00` : time}${zone}`)
+  if (Number.isNaN(t.getTime())) throw new SqlError('22008', `date/time field value out of range: "${s}"`)
+  const frac = /\.(\d+)/.exec(time)?.[1]
+  const iso = t.toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac.slice(0, 6)}`.replace(/0+$/, '').replace(/\.$/, '') : ''}+00`
+}
+
+function trimFraction(t: string): string {
+  return t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t
+}
+

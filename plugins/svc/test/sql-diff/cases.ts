@@ -27,6 +27,33 @@ export const SETUP = [
     (1, 1, 1, 1.5, 'a'), (2, -2, 9000000000, 2.5, 'b'), (3, 2147483647, 9223372036854775807, -0.5, 'c'),
     (4, NULL, NULL, NULL, NULL), (5, 0, -9223372036854775808, 1e300, 'e'), (6, 7, 7, 0.1, '7')`,
   'CREATE TABLE scratch (id int PRIMARY KEY, name text, n int)',
+  'CREATE TABLE events (id int PRIMARY KEY, at timestamptz, d date, amount numeric, big bigint, f float8)',
+]
+
+/**
+ * Statements with parameters as node-postgres sends them (a Date as ISO text, numbers as text,
+ * all of unspecified type), read back through node-postgres's own type parsers: what an
+ * application sees.
+ */
+export const PARAM_CASES: Array<[string, unknown[]]> = [
+  [
+    'INSERT INTO events (id, at, d, amount, big, f) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+    [1, new Date('2024-05-06T07:08:09.123Z'), '2024-05-06', '12.50', '9007199254740993', 0.1],
+  ],
+  ['INSERT INTO events (id, at, d, amount, big, f) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, at', [2, new Date('2023-12-31T23:59:59Z'), '2023-12-31', 7, 5, 3]],
+  ['SELECT at, d, amount, big, f FROM events WHERE id = $1', [1]],
+  ['SELECT id, at FROM events ORDER BY at', []],
+  ['SELECT amount * $1 AS x FROM events WHERE id = 1', [2]],
+  ['SELECT amount + $1 AS x FROM events ORDER BY id', ['0.005']],
+  ['SELECT big + 1 AS x, big * 2 AS y FROM events ORDER BY id', []],
+  ['SELECT f / 2 AS x FROM events ORDER BY id', []],
+  ['SELECT sum(amount), avg(amount), sum(big), avg(f) FROM events', []],
+  ['SELECT $1::numeric + 1 AS x', ['1.25']],
+  ['SELECT $1::int + $2::int AS x', [2_147_483_647, 1]],
+  ['SELECT $1::bigint * 2 AS x', ['4611686018427387904']],
+  ['SELECT count(*) FROM events WHERE amount > $1', ['10']],
+  ['UPDATE events SET amount = amount * $1 WHERE id = $2 RETURNING amount', ['1.5', 2]],
+  ['SELECT array_agg(id ORDER BY id DESC) AS ids, string_agg(d::text, \',\' ORDER BY d) AS ds FROM events', []],
 ]
 
 /** Literal and arithmetic cases generated as a cross product, so every operator meets every literal kind. */
@@ -523,6 +550,8 @@ const CATALOG = [
   "SELECT a.attname, a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = 'people' AND a.attnum > 0 ORDER BY a.attnum",
   "SELECT nspname FROM pg_namespace WHERE nspname = 'public'",
   "SELECT typname FROM pg_type WHERE oid = 23",
+  "SELECT c.relname, i.indisprimary FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'people'",
+  "SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = 'scratch' ORDER BY ordinal_position",
   'SHOW server_version_num',
   'SHOW standard_conforming_strings',
   'SHOW client_encoding',
@@ -551,6 +580,7 @@ export const CASES: string[] = [
 export const PSQL_CASES: string[] = [
   '\\dt',
   '\\d people',
+  '\\d orders',
   '\\di',
   "SELECT 7.0 / 2, 1.50, 0.1 + 0.2, 2.5::float8",
   "SELECT array_agg(id ORDER BY id) FROM people",

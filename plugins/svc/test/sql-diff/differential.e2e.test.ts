@@ -17,7 +17,7 @@ import pg from 'pg'
 
 import {type Harness, startHarness} from '../redis/harness.js'
 import {KNOWN, REASONS} from './allow-list.js'
-import {CASES, PSQL_CASES, SETUP} from './cases.js'
+import {CASES, PARAM_CASES, PSQL_CASES, SETUP} from './cases.js'
 import {type PeerPostgres, startPostgres} from './postgres.js'
 import {randomQueries} from './random.js'
 
@@ -126,6 +126,22 @@ describe('svc SQL answers as PostgreSQL 15 does (differential suite)', function 
     const queries = randomQueries(RANDOM_SEED, RANDOM_COUNT)
     for (const sql of queries) compare(sql, await run(theirs, sql), await run(ours, sql), failures, equal)
     console.log(`      random: ${queries.length} statements, ${equal.n} equal`)
+    expect(failures, failures.join('\n')).to.deep.equal([])
+  })
+
+  it('reads back parameters (a Date, numeric text, bigints) as node-postgres parses them, as from PostgreSQL', async () => {
+    const failures: string[] = []
+    const equal = {n: 0}
+    const parsed = async (c: pg.Client, sql: string, params: unknown[]) => {
+      try {
+        const r = await c.query(sql, params)
+        return {columns: r.fields.map((f) => `${f.name}:${f.dataTypeID}`), rows: JSON.parse(JSON.stringify(r.rows)) as unknown}
+      } catch (error) {
+        return {error: (error as {code?: string}).code}
+      }
+    }
+    for (const [sql, params] of PARAM_CASES) compare(sql, await parsed(theirs, sql, params), await parsed(ours, sql, params), failures, equal)
+    console.log(`      parameters: ${PARAM_CASES.length} statements, ${equal.n} equal`)
     expect(failures, failures.join('\n')).to.deep.equal([])
   })
 

@@ -73,13 +73,7 @@ docs/gw-proxy.md and docs/gw-acl.md.`
       stdioRoles: flags.role,
       store: ctx.store,
     })
-    if (flags.http) {
-      const up = proxy.upstreams.filter((u) => u.state === 'up').length
-      this.out.record(
-        {event: 'listening', providers: proxy.providers, upstreams: proxy.upstreams, url: proxy.url, warnings: proxy.warnings},
-        `gw proxy listening on ${proxy.url} (providers: ${proxy.providers.join(', ')}; ${up}/${proxy.upstreams.length} servers up)`,
-      )
-    }
+    // Listening for reloads before the listening record: whoever reads it may change the file at once.
     const stopReload = reloadOnSignal({
       load: () => loadServersConfig({env: ctx.env, file: flags.config ?? ctx.config.file}),
       proxy,
@@ -92,6 +86,13 @@ docs/gw-proxy.md and docs/gw-acl.md.`
           : this.out.warn(`configuration reload refused, the previous configuration stays in force: ${r.error}`),
       watchFile: flags.watch ? ctx.config.file : undefined,
     })
+    if (flags.http) {
+      const up = proxy.upstreams.filter((u) => u.state === 'up').length
+      this.out.record(
+        {event: 'listening', providers: proxy.providers, upstreams: proxy.upstreams, url: proxy.url, warnings: proxy.warnings},
+        `gw proxy listening on ${proxy.url} (providers: ${proxy.providers.join(', ')}; ${up}/${proxy.upstreams.length} servers up)`,
+      )
+    }
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
