@@ -1,10 +1,10 @@
 import {InputError, ToolkitError} from '@toolkit/kit'
 import {spawn} from 'node:child_process'
-import {copyFile, mkdir, readFile, unlink, writeFile} from 'node:fs/promises'
+import {mkdir, readFile, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 import {type LoadServersOptions, loadServersConfig} from '../client/servers-file.js'
-import {serversFileTarget, writeServersFile} from './servers-file.js'
+import {readServersText, serversFileTarget, withServersFileLock, writeServersFile} from './servers-file.js'
 
 export interface Edited {
   changed: boolean
@@ -34,8 +34,8 @@ export async function editServersFile(options: LoadServersOptions): Promise<Edit
   const {exists, file} = await serversFileTarget(options)
   await mkdir(dirname(file), {recursive: true})
   const draft = join(dirname(file), `${basename(file, '.json')}.edit.json`)
-  if (exists) await copyFile(file, draft)
-  else await writeFile(draft, `${JSON.stringify({gwServers: {}}, null, 2)}\n`, {mode: 0o600})
+  const origin = exists ? await readFile(file, 'utf8') : undefined
+  await writeFile(draft, origin ?? `${JSON.stringify({gwServers: {}}, null, 2)}\n`, {mode: 0o600})
   const before = await readFile(draft, 'utf8')
   await runEditor(draft, env).catch(async (error) => {
     await unlink(draft).catch(() => {})
@@ -51,7 +51,14 @@ export async function editServersFile(options: LoadServersOptions): Promise<Edit
   } catch (error) {
     throw new InputError(`${(error as Error).message}; servers.json was not changed, your edit is kept in ${draft}`, {code: 'config_invalid'})
   }
-  await writeServersFile(file, after)
+  await withServersFileLock(file, async () => {
+    // Someone (a `gw add`, another editor) changed the file meanwhile: replacing it would lose that.
+    const now = exists ? await readServersText(file) : undefined
+    if (now !== origin) {
+      throw new ToolkitError(`${file} changed while you were editing it; nothing was replaced, your edit is kept in ${draft}`, {code: 'config_changed'})
+    }
+    await writeServersFile(file, after)
+  })
   await unlink(draft)
   return {changed: true, created: !exists, file}
 }

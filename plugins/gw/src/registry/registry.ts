@@ -3,7 +3,7 @@ import {closest, UsageError} from '@toolkit/kit'
 import {type LoadServersOptions, loadServersConfig} from '../client/servers-file.js'
 
 import {hasServer, removeServer, serversSection, setServer} from './json-edit.js'
-import {readServersText, serversFileTarget, writeServersFile} from './servers-file.js'
+import {readServersText, serversFileTarget, withServersFileLock, writeServersFile} from './servers-file.js'
 
 /** Server names become tool prefixes (`<server>__<tool>`) and CLI arguments: keep them plain. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
@@ -20,26 +20,30 @@ export async function addServerEntry(name: string, entry: Record<string, unknown
     throw new UsageError(`server name ${JSON.stringify(name)}: use letters, digits, ".", "-" and "_" (not "__", which separates server and tool in the proxy)`, 'invalid_name')
   }
   const {file} = await serversFileTarget(options)
-  const text = (await readServersText(file)) ?? ''
-  // A file gw cannot read is reported as gw reads it (file, line, column), before anything is touched.
-  if (text.trim() !== '') await loadServersConfig({env: {}, file})
-  const replaced = text.trim() !== '' && hasServer(text, name)
-  if (replaced && !options.force) throw new UsageError(`server "${name}" already exists in ${file}; add --force to replace it`, 'server_exists')
-  await writeServersFile(file, setServer(text, name, entry))
-  return {file, name, replaced}
+  return withServersFileLock(file, async () => {
+    const text = (await readServersText(file)) ?? ''
+    // A file gw cannot read is reported as gw reads it (file, line, column), before anything is touched.
+    if (text.trim() !== '') await loadServersConfig({env: {}, file})
+    const replaced = text.trim() !== '' && hasServer(text, name)
+    if (replaced && !options.force) throw new UsageError(`server "${name}" already exists in ${file}; add --force to replace it`, 'server_exists')
+    await writeServersFile(file, setServer(text, name, entry))
+    return {file, name, replaced}
+  })
 }
 
 /** Removes one server entry; an unknown name is a usage error with the nearest name. */
 export async function removeServerEntry(name: string, options: LoadServersOptions): Promise<{file: string; name: string}> {
   const {exists, file} = await serversFileTarget(options)
-  const text = exists ? await readServersText(file) : undefined
-  if (text !== undefined && text.trim() !== '') await loadServersConfig({env: {}, file})
-  if (text === undefined || !hasServer(text, name)) {
-    if (text === undefined) throw new UsageError(`unknown server "${name}": ${file} does not exist`, 'unknown_server')
-    const section = (JSON.parse(text) as Record<string, Record<string, unknown> | undefined>)[serversSection(text)] ?? {}
-    const guess = closest(name, Object.keys(section))
-    throw new UsageError(`unknown server "${name}" in ${file}${guess ? `; did you mean "${guess}"?` : ''}`, 'unknown_server')
-  }
-  await writeServersFile(file, removeServer(text, name))
-  return {file, name}
+  if (!exists) throw new UsageError(`unknown server "${name}": ${file} does not exist`, 'unknown_server')
+  return withServersFileLock(file, async () => {
+    const text = (await readServersText(file)) ?? ''
+    if (text.trim() !== '') await loadServersConfig({env: {}, file})
+    if (text.trim() === '' || !hasServer(text, name)) {
+      const section = text.trim() === '' ? {} : ((JSON.parse(text) as Record<string, Record<string, unknown> | undefined>)[serversSection(text)] ?? {})
+      const guess = closest(name, Object.keys(section))
+      throw new UsageError(`unknown server "${name}" in ${file}${guess ? `; did you mean "${guess}"?` : ''}`, 'unknown_server')
+    }
+    await writeServersFile(file, removeServer(text, name))
+    return {file, name}
+  })
 }

@@ -1,4 +1,5 @@
 import {InputError} from '@toolkit/kit'
+import lockfile from 'proper-lockfile'
 import {access, chmod, mkdir, readFile, rename, stat, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
@@ -56,5 +57,19 @@ export async function readServersText(file: string): Promise<string | undefined>
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new InputError(`cannot read config file (${(error as Error).message})`, {code: 'config_unreadable', file})
+  }
+}
+
+/**
+ * Runs a read-modify-write of servers.json while holding its lock (a `<file>.lock` directory), so
+ * two `gw add`s started together both land instead of the second overwriting the first.
+ */
+export async function withServersFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(file), {recursive: true})
+  const release = await lockfile.lock(file, {realpath: false, retries: {factor: 1.5, maxTimeout: 200, minTimeout: 10, retries: 60}, stale: 10_000})
+  try {
+    return await work()
+  } finally {
+    await release()
   }
 }

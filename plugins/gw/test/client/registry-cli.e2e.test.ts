@@ -48,6 +48,11 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(call.code, call.stderr).to.equal(0)
     expect(JSON.stringify(records(call.stdout)[0].content)).to.include('5')
     expect(records((await run(['gw', 'config', 'path', '--format', 'json'])).stdout)[0]).to.deep.include({exists: true, file: userFile()})
+
+    // The same entry through --command, the program's arguments after --.
+    const flag = await run(['gw', 'add', 'again', '--command', process.execPath, '--env', 'LOG_LEVEL=warn', '--', EVERYTHING, 'stdio'])
+    expect(flag.code, flag.stderr).to.equal(0)
+    expect(JSON.parse(readFileSync(userFile(), 'utf8')).gwServers.again).to.deep.equal({args: [EVERYTHING, 'stdio'], command: process.execPath, env: {LOG_LEVEL: 'warn'}})
   })
 
   it('adds to and removes from a hand-written file, leaving the rest of it byte for byte', async () => {
@@ -102,6 +107,14 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(readFileSync(file, 'utf8')).to.equal('{"gwServers": {')
   })
 
+  it('eight gw adds started together all land', async () => {
+    const names = Array.from({length: 8}, (_, i) => `s${i}`)
+    const runs = await Promise.all(names.map((n) => run(['gw', 'add', n, '--url', `https://${n}.example.com/mcp`])))
+    for (const r of runs) expect(r.code, r.stderr).to.equal(0)
+    expect(Object.keys(JSON.parse(readFileSync(userFile(), 'utf8')).gwServers).sort()).to.deep.equal(names)
+    expect(existsSync(`${userFile()}.lock`), 'the lock is released').to.equal(false)
+  })
+
   it('a credential written in clear works but is warned about, and is never echoed', async () => {
     const add = await run(['gw', 'add', 'api', '--url', 'https://api.example.com/mcp', '--header', 'Authorization: Bearer sk-live-1234567890abcdef', '--format', 'json'])
     expect(add.code, add.stderr).to.equal(0)
@@ -134,6 +147,13 @@ describe('gw add | remove | config path | config edit (built CLI)', function () 
     expect(failed.code).to.equal(1)
     expect(failed.stderr).to.match(/the editor .* exited with 3; servers.json was not changed/)
     expect(readFileSync(file, 'utf8')).to.equal(before)
+
+    // Another writer changes the file while the editor is open: the edit does not overwrite it.
+    const meanwhile = await run(['gw', 'config', 'edit'], {EDITOR: editor(`sed -i 's#mcp2#mcp3#' "$1"; printf '{"gwServers": {"other": {"url": "https://other.example.com/mcp"}}}' > '${file}'`)})
+    expect(meanwhile.code).to.equal(1)
+    expect(meanwhile.stderr).to.match(/servers\.json changed while you were editing it; nothing was replaced, your edit is kept in .*servers\.edit\.json/)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).to.deep.equal({gwServers: {other: {url: 'https://other.example.com/mcp'}}})
+    expect(readFileSync(join(project, 'servers.edit.json'), 'utf8')).to.include('mcp3.example.com')
 
     const unchanged = await run(['gw', 'config', 'edit'], {VISUAL: 'true'})
     expect(unchanged.code, unchanged.stderr).to.equal(0)

@@ -16,11 +16,13 @@ An HTTP server takes --url (and --header); a local server is the command after \
     `<%= config.bin %> <%= command.id %> github --url https://api.githubcopilot.com/mcp/ --header 'Authorization: Bearer \${GITHUB_TOKEN}'`,
     `<%= config.bin %> <%= command.id %> hosted --url 'https://mcp.example.com/k/\${EXAMPLE_KEY}/mcp'`,
     '<%= config.bin %> <%= command.id %> files -- npx -y @modelcontextprotocol/server-filesystem .',
+    '<%= config.bin %> <%= command.id %> files --command npx -- -y @modelcontextprotocol/server-filesystem .',
     '<%= config.bin %> <%= command.id %> everything --env LOG_LEVEL=warn --format json -- npx -y @modelcontextprotocol/server-everything',
     '<%= config.bin %> <%= command.id %> fs --from-registry io.github.example/files --registry https://registry.internal.example.com',
   ]
   static flags = {
     ...clientFlags,
+    command: Flags.string({description: 'the program of a local server; its arguments follow --', helpValue: '<program>'}),
     env: Flags.string({description: 'KEY=VALUE for a local server (repeatable)', multiple: true}),
     force: Flags.boolean({description: 'replace a server of the same name'}),
     'from-registry': Flags.string({description: 'take the entry from the MCP registry: its HTTP remote, else its package (see `gw search`)', helpValue: '<registry name>'}),
@@ -32,12 +34,14 @@ An HTTP server takes --url (and --header); a local server is the command after \
   static usage = [
     '<%= command.id %> NAME --url URL [--header "Name: value"...]',
     '<%= command.id %> NAME [--env KEY=VALUE...] -- COMMAND [ARGS...]',
+    '<%= command.id %> NAME --command COMMAND [--env KEY=VALUE...] [-- ARGS...]',
     '<%= command.id %> NAME --from-registry REGISTRY_NAME [--registry URL]',
   ]
 
   public async run(): Promise<void> {
     const {argv} = await this.parse(GwAdd)
-    const command = (argv as string[]).slice(1)
+    const rest = (argv as string[]).slice(1)
+    const command = this.flags.command ? [this.flags.command, ...rest] : rest
     let entry: Record<string, unknown>
     let variables: string[] = []
     if (this.flags['from-registry']) {
