@@ -155,6 +155,38 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     expect(((await refused!.json()) as {error: {message: string}}).error.message).to.match(/too many requests for "u\d"/)
   })
 
+  describe('a configuration the proxy cannot run: exit 2 and the reason', () => {
+    const refused = async (serverAuth: Record<string, unknown>, servers: Record<string, unknown> = {everything: {url: upstream.url}}) => {
+      const file = join(dir, `bad-${Math.random().toString(36).slice(2)}.json`)
+      writeFileSync(file, JSON.stringify({gwServers: servers, serverAuth}))
+      const env = {...process.env, HOME: dir, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(dir, 'toolkit'), XDG_CONFIG_HOME: join(dir, 'xdg')}
+      const error = (await serveCli(['--port', '0', '--config', file], env).then(
+        (s) => {
+          s.child.kill('SIGKILL')
+          throw new Error('the proxy started')
+        },
+        (e: unknown) => e,
+      )) as {code: number; stderr: string}
+      expect(error.code).to.equal(2)
+      return error.stderr
+    }
+
+    it('a store that is not a redis:// URL', async () => {
+      expect(await refused({store: {url: 'http://127.0.0.1:6379'}})).to.include('serverAuth.store: "url" must start with redis:// or rediss://')
+    })
+
+    it('a store nobody answers at', async () => {
+      const port = await getPort({host: '127.0.0.1'})
+      expect(await refused({store: {url: `redis://:hunter2-password@127.0.0.1:${port}`}}))
+        .to.include('cannot reach the shared store')
+        .and.not.include('hunter2-password')
+    })
+
+    it('an idleTimeout that is not a number of seconds', async () => {
+      expect(await refused({}, {local: {args: ['x'], command: 'node', idleTimeout: '5m'}})).to.include('gwServers.local.idleTimeout must be a number of seconds')
+    })
+  })
+
   it('answers 503 with a clear error while the store is down, and recovers when it returns', async () => {
     const clientId = ((await (await register(a)).json()) as {client_id: string}).client_id
     const tokens = await signIn(clientId, a, a)
