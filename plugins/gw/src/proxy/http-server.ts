@@ -24,6 +24,8 @@ export interface HttpProxyOptions {
   auth: ProxyAuth
   host: string
   log?: (message: string) => void
+  /** Open sessions per user counted over all replicas (see shared-sessions.ts); per process only when omitted. */
+  sharedSessions?: ConstructorParameters<typeof SessionRegistry>[1]
   /** The per-user request limit shared with other replicas (see shared-rate.ts); per process only when omitted. */
   sharedRate?: {hit(key: string): number}
   /** Largest accepted JSON-RPC request body. */
@@ -159,7 +161,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const catalog = catalogHandlers(ctx)
   const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
-  const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions})
+  const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions}, o.sharedSessions)
 
   // DNS-rebinding protection: on a loopback bind, a browser page on another origin must not reach us.
   const allowedHosts = LOOPBACK.has(o.host) ? new Set([...LOOPBACK, '[::1]', ...(auth.oauthAs ? [new URL(auth.oauthAs.issuer).hostname] : [])]) : undefined
@@ -251,7 +253,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
       return
     }
     const owner = ownerOf(req, user)
-    const admission = sessions.admit(owner, user.subject)
+    const admission = await sessions.admit(owner, user.subject)
     if (!admission.ok) {
       tooMany(res, 60, admission.message)
       return

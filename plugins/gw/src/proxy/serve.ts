@@ -99,6 +99,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   let redis: import('ioredis').Redis | undefined
   let asStore: AsStore | undefined
   let sharedRate: import('./shared-rate.js').SharedRateWindow | undefined
+  let sharedSessions: import('./shared-sessions.js').SharedSessionCounts | undefined
   if (storeOptions) {
     const {connectRedis, RedisAsStore} = await import('./as-store-redis.js')
     try {
@@ -107,6 +108,10 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
       throw new InputError(`serverAuth.store: ${(error as Error).message}`, {code: 'store_unreachable', file: r.config.file})
     }
     if (auth.oauthAs) asStore = new RedisAsStore(redis, storeOptions.prefix, auth.oauthAs.registration.unusedTtlSeconds)
+    if (r.http) {
+      const {SharedSessionCounts} = await import('./shared-sessions.js')
+      sharedSessions = new SharedSessionCounts(redis, storeOptions.prefix)
+    }
     const rate = r.http?.limits?.subjectRate ?? DEFAULT_LIMITS.subjectRate
     if (r.http && rate > 0) {
       const {SharedRateWindow} = await import('./shared-rate.js')
@@ -116,7 +121,9 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   }
   const closeStore = async () => {
     sharedRate?.close()
-    redis?.disconnect()
+    sharedSessions?.close()
+    // Give the last writes (session counts, the heartbeat's removal) a moment to leave.
+    await redis?.quit().catch(() => redis?.disconnect())
   }
   const pool = new UpstreamPool(names, {connect, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
@@ -146,7 +153,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({asStore, audit, sharedRate, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({asStore, audit, sharedRate, sharedSessions, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
       apply = (next) => proxy.update(next)
       return {
         async close() {

@@ -22,13 +22,17 @@ export class SessionRegistry {
   private readonly counts = new Map<string, number>()
   private readonly sessions = new Map<string, Session>()
 
-  constructor(private readonly limits: {idleMs: number; perOwner: number; total: number}) {}
+  constructor(
+    private readonly limits: {idleMs: number; perOwner: number; total: number},
+    /** Counts over all replicas (shared-sessions.ts); this process's counts only when omitted. */
+    private readonly shared?: {change(owner: string, delta: number): void; count(owner: string): Promise<number | undefined>},
+  ) {}
 
   /** May `owner` open one more session? Makes room by closing the least recently used one when the proxy is full. */
-  admit(owner: string, subject: string): Admission {
-    if ((this.counts.get(owner) ?? 0) >= this.limits.perOwner) {
-      return {message: `too many open sessions for "${subject}" (${this.limits.perOwner}); close some (DELETE /mcp) or let idle ones expire`, ok: false}
-    }
+  async admit(owner: string, subject: string): Promise<Admission> {
+    const full = {message: `too many open sessions for "${subject}" (${this.limits.perOwner}); close some (DELETE /mcp) or let idle ones expire`, ok: false as const}
+    if ((this.counts.get(owner) ?? 0) >= this.limits.perOwner) return full
+    if (this.shared && ((await this.shared.count(owner)) ?? 0) >= this.limits.perOwner) return full
     if (this.sessions.size >= this.limits.total) {
       let lru: [string, Session] | undefined
       for (const entry of this.sessions) if (!lru || entry[1].lastSeen < lru[1].lastSeen) lru = entry
@@ -40,6 +44,7 @@ export class SessionRegistry {
   add(id: string, s: Session): void {
     this.sessions.set(id, s)
     this.counts.set(s.owner, (this.counts.get(s.owner) ?? 0) + 1)
+    this.shared?.change(s.owner, 1)
   }
 
   get(id: string): Session | undefined {
@@ -50,6 +55,7 @@ export class SessionRegistry {
   forget(id: string, s: Session): void {
     if (this.sessions.get(id) !== s) return
     this.sessions.delete(id)
+    this.shared?.change(s.owner, -1)
     const n = (this.counts.get(s.owner) ?? 1) - 1
     if (n > 0) this.counts.set(s.owner, n)
     else this.counts.delete(s.owner)
@@ -72,6 +78,7 @@ export class SessionRegistry {
 
   async closeAll(): Promise<void> {
     const all = [...this.sessions.values()]
+    for (const s of all) this.shared?.change(s.owner, -1)
     this.sessions.clear()
     this.counts.clear()
     await Promise.all(all.map((s) => s.transport.close().catch(() => {})))

@@ -55,7 +55,7 @@ export function sseEndpoints(d: SseDeps): {message(req: IncomingMessage, res: Se
         return
       }
       const owner = d.owner(req, user)
-      const admission = d.sessions.admit(owner, user.subject)
+      const admission = await d.sessions.admit(owner, user.subject)
       if (!admission.ok) {
         d.reject(res, 429, admission.message, 60)
         return

@@ -80,14 +80,15 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
         serverAuth: {
           acl: {default: 'deny', roles: {dev: [{access: 'read', server: '*'}]}},
           oauthAs: {issuerUrl: 'http://localhost:9', jwtSecret: '${GW_JWT}', redirectUriAllowlist: ['http://localhost/callback'], trustedSourceCidrs: ['127.0.0.1/32']},
-          bearer: {tokens: {'tok-u1': 'u1', 'tok-u2': 'u2', 'tok-u3': 'u3'}},
+          bearer: {tokens: {'tok-s': {roles: ['dev'], subject: 's'}, 'tok-u1': 'u1', 'tok-u2': 'u2', 'tok-u3': 'u3'}},
           providers: ['oauth_as', 'bearer'],
           store: {prefix: 'replica-test:', url: `redis://127.0.0.1:${redisPort}/0`},
         },
       }),
     )
     const env = {...process.env, GW_JWT: SECRET, HOME: dir, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(dir, 'toolkit'), XDG_CONFIG_HOME: join(dir, 'xdg')}
-    ;[a, b] = await Promise.all([serveCli(['--port', '0', '--config', file, '--rate-limit', '5'], env), serveCli(['--port', '0', '--config', file, '--rate-limit', '5'], env)])
+    ;[a, b] = await Promise.all([serveCli(['--port', '0', '--config', file, '--rate-limit', '5', '--max-sessions-per-user', '2'], env),
+      serveCli(['--port', '0', '--config', file, '--rate-limit', '5', '--max-sessions-per-user', '2'], env),])
   })
 
   after(async () => {
@@ -153,6 +154,63 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     expect(refused, 'a 429 once the shared window is full').to.not.equal(undefined)
     expect(refused!.headers.get('retry-after')).to.equal('1')
     expect(((await refused!.json()) as {error: {message: string}}).error.message).to.match(/too many requests for "u\d"/)
+  })
+
+  it("counts a user's open sessions over both replicas (--max-sessions-per-user 2): the third gets 429 from either", async () => {
+    const open = async (s: ServingCli) => {
+      const transport = new StreamableHTTPClientTransport(new URL(s.url), {requestInit: {headers: {authorization: 'Bearer tok-s'}}})
+      const c = new Client({name: 'sessions-test', version: '1'})
+      await c.connect(transport)
+      return {c, transport}
+    }
+    const first = await open(a)
+    const second = await open(b)
+    const third = await open(a).catch((error: unknown) => error)
+    expect(String(third)).to.match(/429|too many open sessions/)
+    // Ending one session (DELETE) on B makes room on A.
+    await second.transport.terminateSession()
+    await second.c.close()
+    let again: Awaited<ReturnType<typeof open>> | undefined
+    await until(async () => {
+      again = await open(a).catch(() => undefined)
+      return again !== undefined
+    }, 10_000, 'a session after one ended on the other replica')
+    for (const s of [first, again!]) {
+      await s.transport.terminateSession()
+      await s.c.close()
+    }
+  })
+
+  describe('a configuration the proxy cannot run: exit 2 and the reason', () => {
+    const refused = async (serverAuth: Record<string, unknown>, servers: Record<string, unknown> = {everything: {url: upstream.url}}) => {
+      const file = join(dir, `bad-${Math.random().toString(36).slice(2)}.json`)
+      writeFileSync(file, JSON.stringify({gwServers: servers, serverAuth}))
+      const env = {...process.env, HOME: dir, NO_COLOR: '1', TOOLKIT_CONFIG_DIR: join(dir, 'toolkit'), XDG_CONFIG_HOME: join(dir, 'xdg')}
+      const error = (await serveCli(['--port', '0', '--config', file], env).then(
+        (s) => {
+          s.child.kill('SIGKILL')
+          throw new Error('the proxy started')
+        },
+        (e: unknown) => e,
+      )) as {code: number; stderr: string}
+      expect(error.code).to.equal(2)
+      return error.stderr
+    }
+
+    it('a store that is not a redis:// URL', async () => {
+      expect(await refused({store: {url: 'http://127.0.0.1:6379'}})).to.include('serverAuth.store: "url" must start with redis:// or rediss://')
+    })
+
+    it('a store nobody answers at', async () => {
+      const port = await getPort({host: '127.0.0.1'})
+      expect(await refused({store: {url: `redis://:hunter2-password@127.0.0.1:${port}`}}))
+        .to.include('cannot reach the shared store')
+        .and.not.include('hunter2-password')
+    })
+
+    it('an idleTimeout that is not a number of seconds', async () => {
+      expect(await refused({}, {local: {args: ['x'], command: 'node', idleTimeout: '5m'}})).to.include('gwServers.local.idleTimeout must be a number of seconds')
+    })
   })
 
   it('answers 503 with a clear error while the store is down, and recovers when it returns', async () => {
