@@ -9,6 +9,8 @@ export type EngineErrorCode =
   | 'conflict'
   /** Stored data is unreadable (a Git object is missing); the message names it. */
   | 'damaged'
+  /** A JSON number literal a 64-bit float would not read back as written. */
+  | 'inexact_number'
   | 'internal'
   | 'invalid_argument'
   | 'invalid_document'
@@ -18,6 +20,7 @@ export type EngineErrorCode =
   /** A read-only follower refuses every write; the message names its leader. */
   | 'read_only'
   | 'reserved'
+  | 'too_deep'
   | 'too_large'
   | 'unavailable'
 
@@ -30,7 +33,7 @@ export class EngineError extends Error {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.name = 'EngineError'
     this.code = code
-    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' ? 2 : 1
+    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' || code === 'inexact_number' || code === 'too_deep' ? 2 : 1
   }
 }
 
