@@ -1,10 +1,8 @@
-import {spawn} from 'node:child_process'
-
-import type {Engine} from '../engine/types.js'
+import type {Engine, Logger} from '../engine/types.js'
 import {EngineError} from '../engine/errors.js'
-import {git, gitEnv} from '../engine/git.js'
-import type {Logger} from '../engine/types.js'
-import {Periodic} from './periodic.js'
+import {git} from '../engine/git.js'
+import {Periodic, retryAfter} from './periodic.js'
+import {gitRemoteCommand} from './proc.js'
 import {listRemotes} from './remotes.js'
 import {branchRefs} from './stage.js'
 import {recordSyncState} from './sync-state.js'
@@ -25,7 +23,6 @@ export interface FollowStatus {
 }
 
 const FETCH_TIMEOUT_MS = 120_000
-const MAX_BACKOFF_MS = 60_000
 
 let running: Follower | undefined
 
@@ -78,7 +75,7 @@ export class Follower {
       this.state.failures++
       this.state.lastError = (error as Error).message
       this.state.lastErrorAt = new Date().toISOString()
-      this.state.retryAt = new Date(Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (this.state.failures - 1))).toISOString()
+      this.state.retryAt = retryAfter(this.state.failures)
       this.log.warn('fetch from the leader failed; retrying with back-off', {error: this.state.lastError, failures: this.state.failures, remote: this.remote, retryAt: this.state.retryAt})
       return
     }
@@ -112,18 +109,7 @@ export class Follower {
 
 /** `git fetch --prune` of every branch into the tracking namespace; a hung leader is cut off. */
 function fetchAll(repo: string, remote: string, prefix: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, 'fetch', '--quiet', '--prune', '--no-tags', remote, `+refs/heads/*:${prefix}*`], {env: gitEnv(), stdio: ['ignore', 'ignore', 'pipe']})
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), FETCH_TIMEOUT_MS)
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      if (code === 0) resolve()
-      else reject(new Error(`git fetch ${remote} failed: ${stderr.trim().split('\n').slice(-2).join('; ') || (signal ? `killed (${signal}) after ${FETCH_TIMEOUT_MS / 1000} s` : `exit ${code}`)}`))
-    })
-  })
+  return gitRemoteCommand(repo, ['fetch', '--quiet', '--prune', '--no-tags', remote, `+refs/heads/*:${prefix}*`], FETCH_TIMEOUT_MS)
 }
 
 /**

@@ -29,3 +29,8 @@ export class Periodic {
     while (this.busy) await new Promise((r) => setTimeout(r, 20))
   }
 }
+
+/** When to try again after `failures` consecutive failures: 1 s, 2 s, 4 s ... at most 60 s. */
+export function retryAfter(failures: number): string {
+  return new Date(Date.now() + Math.min(60_000, 1000 * 2 ** (failures - 1))).toISOString()
+}

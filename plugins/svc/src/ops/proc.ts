@@ -45,3 +45,22 @@ export function explainRefLock(error: Error, outcome: string, repo?: string): Er
   const locks = repo ? findGitLocks(repo).map((l) => l.path) : []
   return new EngineError('locked', `a ref cannot be locked${locks.length > 0 ? ` (lock file${locks.length > 1 ? 's' : ''} ${locks.join(', ')})` : ''}: ${outcome}. A stale Git lock file: remove the *.lock files in the repository while the service is stopped (at start svc removes lock files older than 60 seconds)`, {cause: error})
 }
+
+/**
+ * A git command that talks to another repository (push, fetch): killed after `timeoutMs` so a
+ * hung network cannot stall the loop that runs it; its stderr's last lines become the error.
+ */
+export function gitRemoteCommand(repo: string, args: string[], timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-C', repo, ...args], {env: gitEnv(), stdio: ['ignore', 'ignore', 'pipe']})
+    let stderr = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      if (code === 0) resolve()
+      else reject(new Error(`git ${args[0]} ${args.find((a, i) => i > 0 && !a.startsWith('-')) ?? ''} failed: ${stderr.trim().split('\n').slice(-2).join('; ') || (signal ? `killed (${signal}) after ${timeoutMs / 1000} s` : `exit ${code}`)}`))
+    })
+  })
+}

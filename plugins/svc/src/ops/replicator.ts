@@ -1,9 +1,6 @@
-import {spawn} from 'node:child_process'
-
-import type {Engine} from '../engine/types.js'
-import {gitEnv} from '../engine/git.js'
-import type {Logger} from '../engine/types.js'
-import {Periodic} from './periodic.js'
+import type {Engine, Logger} from '../engine/types.js'
+import {Periodic, retryAfter} from './periodic.js'
+import {gitRemoteCommand} from './proc.js'
 import {listRemotes} from './remotes.js'
 import {recordSyncState} from './sync-state.js'
 import {branchRefs} from './stage.js'
@@ -23,7 +20,6 @@ export interface RemoteStatus {
   retryAt?: string
 }
 
-const MAX_BACKOFF_MS = 60_000
 const PUSH_TIMEOUT_MS = 120_000
 
 let running: Replicator | undefined
@@ -86,7 +82,7 @@ export class Replicator {
         st.failures++
         st.lastError = (error as Error).message
         st.lastErrorAt = new Date().toISOString()
-        st.retryAt = new Date(Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (st.failures - 1))).toISOString()
+        st.retryAt = retryAfter(st.failures)
         this.log.warn('push failed; retrying with back-off', {error: st.lastError, failures: st.failures, remote: r.name, retryAt: st.retryAt})
       }
     }
@@ -98,18 +94,7 @@ function sorted(o: Record<string, string>): Array<[string, string]> {
 }
 
 function push(repo: string, remote: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, 'push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*'], {env: gitEnv(), stdio: ['ignore', 'ignore', 'pipe']})
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), PUSH_TIMEOUT_MS)
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      if (code === 0) resolve()
-      else reject(new Error(`git push ${remote} failed: ${stderr.trim().split('\n').slice(-2).join('; ') || (signal ? `killed (${signal}) after ${PUSH_TIMEOUT_MS / 1000} s` : `exit ${code}`)}`))
-    })
-  })
+  return gitRemoteCommand(repo, ['push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*'], PUSH_TIMEOUT_MS)
 }
 
 /** Server hooks (servers/run.ts, servers/health.ts). */
