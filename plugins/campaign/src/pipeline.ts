@@ -7,6 +7,7 @@ import {renderReport} from './run/report.js'
 import {createRunDir} from './run/run-dir.js'
 import {lockRunDir} from './run/lock.js'
 import {EXIT_CODES, type RunJson, totalsOf, writeRunJson} from './run/run-json.js'
+import {WorkspaceSaver} from './run/workspace-saver.js'
 import {loadWorkspace, saveWorkspace, WORKSPACE_FILE} from './run/workspace-store.js'
 import {crossNegatives} from './steps/cross-negatives.js'
 import {exportFiles} from './steps/export.js'
@@ -162,7 +163,14 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
       const {runMissions} = await import('./missions/scheduler.js')
       const provider = createProvider(x.providerName, {baseUrl: x.opts.baseUrl ?? null, maxTurns: x.opts.maxTurns ?? 200, model: x.model})
       save()
-      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
+      // While missions run, saves go through the grouped, asynchronous saver; the steps after
+      // them save synchronously again, once it has nothing left to write.
+      const saver = new WorkspaceSaver(runDir, ws)
+      try {
+        await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save: () => saver.save(), signal, ws})
+      } finally {
+        await saver.idle()
+      }
     }
     const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
 

@@ -14,8 +14,13 @@ export const WORKSPACE_FILE = 'workspace.json'
 export function saveWorkspace(runDir: string, ws: Workspace): void {
   const file = join(runDir, WORKSPACE_FILE)
   const tmp = `${file}.tmp`
-  writeFileSync(tmp, `${JSON.stringify(ws, null, 1)}\n`)
+  writeFileSync(tmp, workspaceText(ws))
   renameSync(tmp, file)
+}
+
+/** The text of workspace.json. */
+export function workspaceText(ws: Workspace): string {
+  return `${JSON.stringify(ws, null, 1)}\n`
 }
 
 export function loadWorkspace(runDir: string): Workspace {
