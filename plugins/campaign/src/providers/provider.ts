@@ -37,6 +37,12 @@ export interface MissionSession {
 }
 
 export interface Provider {
+  /**
+   * The endpoint this provider talks to when it is not the vendor's default (from the flag, the
+   * configuration or the vendor's variable), recorded in run.json so `--resume` reaches the same
+   * server; null for the default.
+   */
+  readonly baseUrl?: null | string
   /** The model name for run.json; null when the provider has none. */
   readonly model: null | string
   readonly name: string

@@ -54,6 +54,7 @@ export function apiProvider(spec: ApiProviderSpec): ProviderFactory {
     if (!model) throw new UsageError(`the ${spec.name} provider needs a model name: give --model`, 'missing_model')
     let client: null | Promise<ModelClient> = null
     return {
+      baseUrl,
       model,
       name: spec.name,
       async runMission(session) {
