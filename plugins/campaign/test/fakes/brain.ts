@@ -262,7 +262,9 @@ function readResult(r: BrainResult): typeof REFUSED | typeof UNREADABLE | unknow
   if (r.isError || /^\s*(error|refused)\b/i.test(r.content)) return REFUSED
   let value: unknown
   try {
-    value = JSON.parse(r.content)
+    // Claude Code appends notes of its own to a tool's result for some models
+    // (`<system-reminder><total_tokens>...`); a model reads past them.
+    value = JSON.parse(r.content.replaceAll(/<system-reminder>[\s\S]*?<\/system-reminder>/g, ''))
   } catch {
     return UNREADABLE
   }
