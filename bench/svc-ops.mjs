@@ -49,8 +49,21 @@ spawnSync('git', ['-C', join(data, 'repo'), 'update-ref', 'refs/heads/base-mark'
   spawnSync('git', ['-C', join(data, 'repo'), 'repack', '-a', '-d', '-q'])
 }
 
-// Open once so the data directory is in its steady state (config, index) before measuring.
+// Open once so the data directory is in its steady state (config, index) before measuring: as
+// after a server has run, the full-text index is saved on disk.
 svc(['dump', '--data-dir', data, '--output', join(root, 'warm.json')])
+{
+  const {reindexDataDir} = await import('../plugins/svc/dist/ops/offline.js')
+  await reindexDataDir(data)
+}
+const {createBackup} = await import('../plugins/svc/dist/ops/api.js')
+async function api(fn) {
+  const t = process.hrtime.bigint()
+  const r = await fn()
+  return {r, s: Number(process.hrtime.bigint() - t) / 1e9}
+}
+const uptime = () => spawnSync('uptime', {encoding: 'utf8'}).stdout.trim()
+console.log(`load at start: ${uptime()}`)
 
 const rows = []
 const tarPeer = timed('tar', ['czf', join(root, 'peer.tar.gz'), '-C', data, 'repo'])
@@ -63,11 +76,19 @@ const bundlePeer = timed('git', ['-C', join(data, 'repo'), 'bundle', 'create', '
 const bundleSvc = svc(['backup', '--data-dir', data, '--format', 'bundle', '--base-commit', base, '--output', join(root, 'inc.bundle')])
 const bundlePeer2 = timed('git', ['-C', join(data, 'repo'), 'bundle', 'create', '-q', join(root, 'peer2.bundle'), 'main', `^${base}`])
 const peerBundle = (bundlePeer.s + bundlePeer2.s) / 2
-rows.push([`incremental bundle (${extra} commits)`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${bundleSvc.s.toFixed(2)} s`, (peerBundle / bundleSvc.s).toFixed(2), '>= 0.8'])
+rows.push([`incremental bundle (${extra} commits), CLI`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${bundleSvc.s.toFixed(2)} s`, (peerBundle / bundleSvc.s).toFixed(2), '>= 0.8'])
+// The same through the Node API: the operation without the CLI's process start.
+const bundleApi = await api(() => createBackup({baseCommit: base, dataDir: data, format: 'bundle', output: join(root, 'inc-api.bundle')}))
+rows.push([`incremental bundle (${extra} commits), Node API createBackup`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${bundleApi.s.toFixed(2)} s`, (peerBundle / bundleApi.s).toFixed(2), '>= 0.8'])
+const fullBundle = svc(['backup', '--data-dir', data, '--format', 'bundle', '--output', join(root, 'full.bundle')])
 
 const restore = svc(['restore', '--input', join(root, 'svc.tar.gz'), '--data-dir', join(root, 'restored')])
 const restored = JSON.parse(restore.stdout.trim().split('\n').at(-1))
-rows.push([`restore + reindex (${restored.indexDocuments} documents indexed)`, '-', `${restore.s.toFixed(2)} s`, '-', '< 20 s'])
+rows.push([`restore of the tar.gz + index catch-up (${restored.indexDocuments} documents indexed)`, '-', `${restore.s.toFixed(2)} s`, '-', '< 20 s'])
+const restoreB = svc(['restore', '--input', join(root, 'full.bundle'), '--data-dir', join(root, 'restored-b')])
+const restoredB = JSON.parse(restoreB.stdout.trim().split('\n').at(-1))
+rows.push([`restore of a full bundle + index rebuilt from nothing (${restoredB.indexDocuments} documents; bundle written in ${fullBundle.s.toFixed(2)} s)`, '-', `${restoreB.s.toFixed(2)} s`, '-', '< 20 s'])
 
+console.log(`load at end: ${uptime()}`)
 console.log('| what | peer, same run | svc | ratio | goal |\n|---|---|---|---|---|')
 for (const r of rows) console.log(`| ${r.join(' | ')} |`)

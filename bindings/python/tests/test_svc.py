@@ -36,6 +36,7 @@ class Server:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=60)
+        self.proc.stdout.close()
 
 
 class Calls:
@@ -144,6 +145,40 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
 
 
+class CrossBindingTest(unittest.TestCase):
+    """One data directory written and read through Python, Ruby and redis-cli in turn."""
+
+    def test_python_writes_ruby_reads_and_writes_back_redis_cli_sees_both(self):
+        if shutil.which("ruby") is None:
+            self.skipTest("ruby is not installed (scripts/install-peers.sh installs it)")
+        data = os.path.join(tempfile.mkdtemp(prefix="svc-cross-"), "data")
+        with toolkit_svc.open(data) as db:
+            db.put("notes:1", {"text": "written by python", "n": 9007199254740991})
+        ruby = (
+            'require "toolkit_svc"\n'
+            'ToolkitSvc.open(ARGV[0]) do |db|\n'
+            '  doc = db.get("notes:1")\n'
+            '  db.put("notes:2", { "text" => "ruby read: #{doc["text"]}", "n" => doc["n"] })\n'
+            'end\n'
+        )
+        out = subprocess.run(
+            ["ruby", "-I", str(ROOT / "bindings" / "ruby" / "lib"), "-e", ruby, data],
+            capture_output=True, text=True, timeout=120, env=os.environ,
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with toolkit_svc.open(data) as db:
+            self.assertEqual(db.get("notes:2"), {"id": "notes:2", "text": "ruby read: written by python", "n": 9007199254740991})
+        server = Server(data)
+        try:
+            got = [
+                subprocess.run(["redis-cli", "-p", str(server.redis_port), "HGET", key, "text"], capture_output=True, text=True, timeout=30).stdout.strip()
+                for key in ("notes:1", "notes:2")
+            ]
+            self.assertEqual(got, ["written by python", "ruby read: written by python"])
+        finally:
+            server.stop()
+
+
 class RemoteTest(Calls, unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="svc-py-")
@@ -154,6 +189,30 @@ class RemoteTest(Calls, unittest.TestCase):
         self.db.close()
         self.server.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_backup_snapshot_import_and_a_refused_restore(self):
+        db = self.db
+        db.put("m:1", {"on": "main"})
+        db.create_branch("feature")
+        for i in range(5):
+            db.put(f"f:{i}", {"n": i}, branch="feature")
+        manifest = db.create_backup("full.tar.gz")
+        self.assertEqual(manifest["type"], "full")
+        snap = db.export_snapshot("feature.bundle", ["feature"])
+        self.assertEqual([r["name"] for r in snap["refs"]], ["refs/heads/feature"])
+        bundle = snap["path"]
+        other = Server(os.path.join(self.dir, "other"))
+        try:
+            with toolkit_svc.connect(other.url) as remote:
+                remote.import_snapshot(bundle)
+                self.assertEqual(remote.get("f:3", branch="feature"), {"id": "f:3", "n": 3})
+                with self.assertRaises(toolkit_svc.SvcError) as e:
+                    remote.restore_backup(manifest["path"])
+                self.assertEqual(e.exception.code, "conflict")
+                self.assertIn("toolkit svc restore", str(e.exception))
+                self.assertEqual(remote.get("f:3", branch="feature"), {"id": "f:3", "n": 3})
+        finally:
+            other.stop()
 
     def test_server_down(self):
         db = toolkit_svc.connect("http://127.0.0.1:9")

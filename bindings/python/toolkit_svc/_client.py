@@ -82,14 +82,19 @@ class _Operations:
         """A full (tar.gz or bundle) or incremental (bundle with base_commit) backup; returns its manifest."""
         return self._call("create_backup", _drop_none({"output": output, "format": format, "base_commit": base_commit}))
 
-    def restore_backup(self, input: str, *, data_dir: str, format: Optional[str] = None, force: bool = False) -> Any:
-        """Restores a backup into `data_dir` (never the open one); open it afterwards."""
+    def restore_backup(self, input: str, *, data_dir: Optional[str] = None, format: Optional[str] = None, force: bool = False) -> Any:
+        """Restores a backup into `data_dir` (embedded: a new directory, never the open one; open it afterwards).
+
+        Remote, the file is uploaded and a running server refuses it with a "conflict" error that says
+        how to restore (stop the server, `toolkit svc restore`), so a live database is never half replaced.
+        """
         return self._call("restore_backup", _drop_none({"input": input, "data_dir": data_dir, "format": format, "force": force or None}))
 
     def export_snapshot(self, output: str, refs: Optional[List[str]] = None) -> Any:
         return self._call("export_snapshot", _drop_none({"output": output, "refs": refs}))
 
     def import_snapshot(self, input: str, *, verify: bool = True) -> Any:
+        """Adds the branches of a snapshot bundle (remote: the file is uploaded to the server)."""
         return self._call("import_snapshot", {"input": input, "verify": verify})
 
 

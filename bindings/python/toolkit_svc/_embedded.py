@@ -3,30 +3,68 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import shlex
 import subprocess
 import threading
-from concurrent.futures import Future
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 from typing import Any, Dict, List, Optional
 
 from ._client import Client, Transport
 from ._errors import SvcError
 
+# One encoder for every request: json.dumps with options builds a new encoder per call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_decode = json.JSONDecoder().decode
+_SEND_AT = 256 * 1024
+_PIPE_BYTES = 1024 * 1024
 
-class _Answer(Future):  # type: ignore[type-arg]
-    """A pending answer; asking for it sends whatever requests are still buffered."""
+
+class _Answer:
+    """A pending answer (the subset of concurrent.futures.Future the API promises: result, exception, done).
+
+    Asking for it sends whatever requests are still buffered and reads answers in the asking thread,
+    so a pipeline of thousands of calls costs no thread switches.
+    """
+
+    __slots__ = ("_transport", "_done", "_value", "_error")
 
     def __init__(self, transport: "EmbeddedTransport") -> None:
-        super().__init__()
         self._transport = transport
+        self._done = False
+        self._value: Any = None
+        self._error: Optional[BaseException] = None
+
+    def done(self) -> bool:
+        return self._done
 
     def result(self, timeout: Optional[float] = None) -> Any:
-        self._transport.flush()
-        return super().result(timeout)
+        if not self._done:
+            self._transport.wait(self, timeout)
+        if self._error is not None:
+            raise self._error
+        return self._value
 
     def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
-        self._transport.flush()
-        return super().exception(timeout)
+        if not self._done:
+            self._transport.wait(self, timeout)
+        return self._error
+
+
+def _widen(fd: int) -> None:
+    # Larger pipes let a long pipeline flow with fewer switches between this process and the child
+    # (Linux only; elsewhere, and above the system's limit, the default size stays).
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setsize is None:
+        return
+    try:
+        fcntl.fcntl(fd, setsize, _PIPE_BYTES)
+    except OSError:
+        pass
 
 
 def _command() -> List[str]:
@@ -35,18 +73,21 @@ def _command() -> List[str]:
 
 
 class EmbeddedTransport(Transport):
-    """`toolkit svc embed` as a child process, spoken to one JSON line per request (docs/svc-embed-protocol.md)."""
+    """`toolkit svc embed` as a child process, spoken to one JSON line per request (docs/svc-embed-protocol.md).
+
+    Requests are queued as bytes and answers read by whichever thread waits for one (under one
+    lock), both through non-blocking pipes: a big pipeline is written while its answers are read,
+    so neither side's pipe buffer can fill up and stall the other.
+    """
 
     def __init__(self, data_dir: str, command: Optional[List[str]] = None) -> None:
         argv = (command or _command()) + ["svc", "embed", "--data-dir", os.fspath(data_dir)]
         try:
-            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
         except FileNotFoundError as e:
             raise SvcError("unavailable", f"cannot start {argv[0]!r}: install toolkit or set TOOLKIT_BIN") from e
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
-        self._stdin = self._proc.stdin
-        self._stdout = self._proc.stdout
-        first = self._stdout.readline()
+        first = self._read_first_line()
         ready: Dict[str, Any] = {}
         try:
             ready = json.loads(first) if first else {}
@@ -59,73 +100,164 @@ class EmbeddedTransport(Transport):
             raise SvcError(err.get("code", "unavailable"), err.get("message") or stderr or "svc embed did not start")
         self.pid: int = ready["pid"]
         self._ids = itertools.count(1)
-        self._pending: Dict[int, "Future[Any]"] = {}
-        self._lock = threading.Lock()
+        self._pending: Dict[int, _Answer] = {}
+        self._out: List[bytes] = []
+        self._queued = 0
+        self._lock = threading.Lock()  # guards _pending, _out, _closed
+        self._io = threading.Lock()  # one thread at a time pumps the pipes
         self._closed = False
+        self._eof = False
+        self._win = self._proc.stdin.fileno()
+        self._rout = self._proc.stdout.fileno()
+        os.set_blocking(self._win, False)
+        os.set_blocking(self._rout, False)
+        _widen(self._win)
+        _widen(self._rout)
         # stderr is drained so a chatty child never blocks on a full pipe.
         threading.Thread(target=self._proc.stderr.read, daemon=True).start()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
 
-    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> "Future[Any]":
-        # A pipeline passes flush=False: requests go out in large writes, sent when an answer is asked for.
-        future: "Future[Any]" = _Answer(self)
-        line = None
+    def _read_first_line(self) -> bytes:
+        assert self._proc.stdout
+        self._rest = b""
+        chunks: List[bytes] = []
+        while True:
+            chunk = self._proc.stdout.read(65536)
+            if not chunk:
+                return b"".join(chunks)
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                chunks.append(chunk[:nl])
+                self._rest = chunk[nl + 1 :]
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> _Answer:
+        # A pipeline passes flush=False: its requests leave together when an answer is first asked for.
+        answer = _Answer(self)
         with self._lock:
-            if self._closed:
-                raise SvcError("closed", "this svc connection is closed")
+            if self._closed or self._eof:
+                raise SvcError("closed" if self._closed else "unavailable", "this svc connection is closed" if self._closed else "the svc child process has exited")
             rid = next(self._ids)
-            self._pending[rid] = future
-            line = json.dumps({"id": rid, "op": op, "params": params}, separators=(",", ":")).encode() + b"\n"
-            try:
-                self._stdin.write(line)
-                if flush:
-                    self._stdin.flush()
-            except (BrokenPipeError, OSError) as e:
-                self._pending.pop(rid, None)
-                raise SvcError("unavailable", "the svc child process has exited") from e
-        return future
+            self._pending[rid] = answer
+            # Operation names are plain identifiers, so only the parameters need the encoder.
+            line = ('{"id":%d,"op":"%s","params":%s}\n' % (rid, op, _encode(params))).encode()
+            self._out.append(line)
+            self._queued += len(line)
+            full = self._queued >= _SEND_AT
+        if full:
+            # A long pipeline goes out in slices so the child works while later requests are encoded.
+            self.flush()
+        return answer
 
     def flush(self) -> None:
-        with self._lock:
-            if not self._closed:
-                try:
-                    self._stdin.flush()
-                except (BrokenPipeError, OSError):
-                    pass
+        self.wait(None, None)
 
-    def _read(self) -> None:
-        for raw in self._stdout:
+    def wait(self, answer: Optional[_Answer], timeout: Optional[float]) -> None:
+        """Sends queued requests and reads answers until `answer` is settled (or, for None, until all are sent)."""
+        with self._io:
+            self._pump(answer, timeout)
+
+    def _pump(self, answer: Optional[_Answer], timeout: Optional[float]) -> None:
+        if self._rest:
+            rest, self._rest = self._rest, b""
+            self._take(rest)
+        with self._lock:
+            outgoing = b"".join(self._out)
+            self._out = []
+            self._queued = 0
+        poller = select.poll()
+        poller.register(self._rout, select.POLLIN)
+        writing = False
+        wait_ms = None if timeout is None else int(timeout * 1000)
+        while outgoing or (answer is not None and not answer._done):
+            if self._eof:
+                self._fail_pending()
+                return
+            if bool(outgoing) != writing:
+                if outgoing:
+                    poller.register(self._win, select.POLLOUT)
+                else:
+                    poller.unregister(self._win)
+                writing = bool(outgoing)
+            events = poller.poll(wait_ms)
+            if not events:
+                raise SvcError("timeout", "no answer from the svc child process in time")
+            for fd, _ in events:
+                if fd == self._win:
+                    try:
+                        n = os.write(self._win, outgoing[: 1 << 20])
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        self._eof = True
+                        continue
+                    outgoing = outgoing[n:]
+                else:
+                    try:
+                        data = os.read(self._rout, 1 << 20)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        self._take(data)
+                    else:
+                        self._eof = True
+
+    def _take(self, data: bytes) -> None:
+        if self._partial:
+            data = self._partial + data
+        lines = data.split(b"\n")
+        self._partial = lines.pop()
+        replies = []
+        for raw in lines:
             try:
-                reply = json.loads(raw)
+                replies.append(_decode(raw.decode("utf-8")))
             except ValueError:
                 continue
-            with self._lock:
-                future = self._pending.pop(reply.get("id"), None)
-            if future is None:
+        with self._lock:
+            pending = self._pending
+            answers = [(pending.pop(reply.get("id"), None), reply) for reply in replies]
+        for answer, reply in answers:
+            if answer is None:
                 continue
             err = reply.get("error")
             if err:
-                future.set_exception(SvcError(err.get("code", "internal"), err.get("message", "")))
+                answer._error = SvcError(err.get("code", "internal"), err.get("message", ""))
             else:
-                future.set_result(reply.get("result"))
+                answer._value = reply.get("result")
+            answer._done = True
+
+    _partial = b""
+
+    def _fail_pending(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
-        for future in pending.values():
-            future.set_exception(SvcError("unavailable", "the svc child process has exited"))
+        for answer in pending.values():
+            answer._error = SvcError("unavailable", "the svc child process has exited")
+            answer._done = True
 
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
+        # Answers still owed are read first, so nothing queued is lost.
+        with self._io:
+            with self._lock:
+                last = max(self._pending) if self._pending else None
+                answer = self._pending.get(last) if last is not None else None
+            if answer is not None or self._out:
+                try:
+                    self._pump(answer, None)
+                except SvcError:
+                    pass
+            with self._lock:
+                self._closed = True
             try:
-                self._stdin.close()
+                self._proc.stdin.close()  # type: ignore[union-attr]
             except OSError:
                 pass
         # The child flushes its write-ahead log into Git before it exits.
         self._proc.wait(timeout=120)
-        self._reader.join(timeout=10)
+        self._proc.stdout.close()  # type: ignore[union-attr]
 
 
 def open(data_dir: str, *, command: Optional[List[str]] = None) -> Client:

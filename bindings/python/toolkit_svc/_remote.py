@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import os
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,7 +40,33 @@ ROUTES: Dict[str, Callable[[Dict[str, Any]], Route]] = {
     "remove_branch": lambda p: ("DELETE", "/api/v1/branches/" + urllib.parse.quote(p["name"], safe=""), {}, None),
     "create_backup": lambda p: ("POST", "/api/v1/backup", {}, p),
     "export_snapshot": lambda p: ("POST", "/api/v1/export", {}, p),
+    # The file is uploaded; a running server imports a snapshot, and refuses a restore (it would
+    # replace the database under its clients) with a "conflict" error saying how to restore.
+    "import_snapshot": lambda p: ("POST", "/api/v1/import", {}, _Upload(p["input"], {"verify": "true" if p.get("verify") else "false"})),
+    "restore_backup": lambda p: ("POST", "/api/v1/restore", {}, _Upload(p["input"], {"format": p["format"]} if p.get("format") else {})),
 }
+
+
+class _Upload:
+    """A local file sent as multipart/form-data (`file`, plus plain fields)."""
+
+    def __init__(self, path: str, fields: Dict[str, str]) -> None:
+        self.path = path
+        self.fields = fields
+
+    def encode(self) -> Tuple[bytes, str]:
+        boundary = "toolkit-svc-" + uuid.uuid4().hex
+        try:
+            with open(self.path, "rb") as f:
+                content = f.read()
+        except OSError as e:
+            raise SvcError("invalid_argument", f"cannot read {self.path}: {e.strerror}") from None
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode() for k, v in self.fields.items()
+        ]
+        name = os.path.basename(self.path).replace('"', "")
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode())
+        return b"".join(parts) + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 # REST wraps some answers; the embedded protocol gives the engine's value itself.
 UNWRAP = {"branches": "branches", "diff": "changes"}
@@ -65,8 +93,13 @@ class RemoteTransport(Transport):
 
     def _request(self, op: str, method: str, path: str, query: Dict[str, Any], body: Optional[Any]) -> Any:
         url = self._base + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(url, data=data, method=method, headers=self._headers)
+        headers = self._headers
+        if isinstance(body, _Upload):
+            data, content_type = body.encode()
+            headers = {**headers, "Content-Type": content_type}
+        else:
+            data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self._timeout) as res:
                 answer = json.loads(res.read() or b"null")

@@ -42,7 +42,7 @@ module ToolkitSvc
     def remove_branch(name) = call("remove_branch", name: name)
     def export_to_directory(output, branch: nil) = call("export_to_directory", output: output, branch: branch)
     def create_backup(output, format: nil, base_commit: nil) = call("create_backup", output: output, format: format, base_commit: base_commit)
-    def restore_backup(input, data_dir:, format: nil, force: nil) = call("restore_backup", input: input, data_dir: data_dir, format: format, force: force)
+    def restore_backup(input, data_dir: nil, format: nil, force: nil) = call("restore_backup", input: input, data_dir: data_dir, format: format, force: force)
     def export_snapshot(output, refs = nil) = call("export_snapshot", output: output, refs: refs)
     def import_snapshot(input, verify: true) = call("import_snapshot", input: input, verify: verify)
 
@@ -145,6 +145,10 @@ module ToolkitSvc
         when "remove_branch" then ["DELETE", "/api/v1/branches/#{URI.encode_www_form_component(p["name"])}", {}]
         when "create_backup" then ["POST", "/api/v1/backup", {}, p]
         when "export_snapshot" then ["POST", "/api/v1/export", {}, p]
+        # The file is uploaded; a running server imports a snapshot, and refuses a restore (it would
+        # replace the database under its clients) with a "conflict" error saying how to restore.
+        when "import_snapshot" then ["POST", "/api/v1/import", {}, Upload.new(p["input"], { "verify" => p["verify"] ? "true" : "false" })]
+        when "restore_backup" then ["POST", "/api/v1/restore", {}, Upload.new(p["input"], p["format"] ? { "format" => p["format"] } : {})]
         else raise Error.new("invalid_argument", "#{op} is not available over REST; open the data directory with ToolkitSvc.open")
       end
       uri = @base.dup
@@ -157,9 +161,21 @@ module ToolkitSvc
 
     private
 
+    Upload = Struct.new(:path, :fields)
+
     def request(op, method, uri, body, unwrap)
       req = Net::HTTPGenericRequest.new(method, !body.nil?, true, uri.request_uri, @headers)
-      req.body = JSON.generate(body) unless body.nil?
+      if body.is_a?(Upload)
+        file = begin
+          File.binread(body.path)
+        rescue SystemCallError => e
+          raise Error.new("invalid_argument", "cannot read #{body.path}: #{e.message}")
+        end
+        form = body.fields.map { |k, v| [k, v] } + [["file", file, { filename: File.basename(body.path) }]]
+        req.set_form(form, "multipart/form-data")
+      elsif !body.nil?
+        req.body = JSON.generate(body)
+      end
       res = Net::HTTP.start(uri.host, uri.port, open_timeout: @timeout, read_timeout: @timeout) { |http| http.request(req) }
       answer = res.body.to_s.empty? ? nil : JSON.parse(res.body)
       if res.code.to_i >= 400

@@ -122,6 +122,26 @@ class RemoteTest < Minitest::Test
     FileUtils.rm_rf(@dir)
   end
 
+  def test_snapshot_import_and_a_refused_restore
+    @db.put("m:1", { "on" => "main" })
+    @db.create_branch("feature")
+    3.times { |i| @db.put("f:#{i}", { "n" => i }, branch: "feature") }
+    backup = @db.create_backup("full.tar.gz")
+    snap = @db.export_snapshot("feature.bundle", ["feature"])
+    other = Server.new(File.join(@dir, "other"))
+    begin
+      remote = ToolkitSvc.connect(other.url)
+      remote.import_snapshot(snap["path"])
+      assert_equal({ "id" => "f:2", "n" => 2 }, remote.get("f:2", branch: "feature"))
+      e = assert_raises(ToolkitSvc::Error) { remote.restore_backup(backup["path"]) }
+      assert_equal "conflict", e.code
+      assert_includes e.message, "toolkit svc restore"
+      assert_equal({ "id" => "f:2", "n" => 2 }, remote.get("f:2", branch: "feature"))
+    ensure
+      other.stop
+    end
+  end
+
   def test_server_down
     e = assert_raises(ToolkitSvc::Error) { ToolkitSvc.connect("http://127.0.0.1:9").get("users:1") }
     assert_equal "unavailable", e.code

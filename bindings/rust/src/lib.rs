@@ -156,7 +156,8 @@ impl Client {
         let none = |o: Option<&str>| o.map_or(Value::Null, |s| json!(s));
         self.call("create_backup", Value::Object(obj(&[("output", json!(output)), ("format", none(format)), ("base_commit", none(base_commit))])))
     }
-    /// Restores a backup into `data_dir` (never the open one).
+    /// Restores a backup into `data_dir` (embedded: a new directory, never the open one). Remote, the
+    /// file is uploaded and a running server refuses it with a `conflict` error saying how to restore.
     pub fn restore_backup(&self, input: &str, data_dir: &str) -> Result<Value> {
         self.call("restore_backup", json!({"input": input, "data_dir": data_dir}))
     }

@@ -29,6 +29,30 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// What a request carries: nothing, a JSON body, or a local file uploaded as multipart/form-data.
+enum Body {
+    None,
+    Json(Value),
+    Upload(String, Vec<(&'static str, String)>),
+}
+
+/// A `file` part (the named local file) and plain fields, as multipart/form-data.
+fn multipart(file: &str, fields: &[(&'static str, String)]) -> Result<(Vec<u8>, String)> {
+    let content = std::fs::read(file).map_err(|e| Error::new("invalid_argument", format!("cannot read {file}: {e}")))?;
+    let boundary = format!("toolkit-svc-{}-{}", std::process::id(), content.len());
+    let mut out = Vec::with_capacity(content.len() + 512);
+    for (name, value) in fields {
+        out.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes());
+    }
+    let filename = std::path::Path::new(file).file_name().map(|n| n.to_string_lossy().replace('"', "")).unwrap_or_default();
+    out.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes(),
+    );
+    out.extend_from_slice(&content);
+    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Ok((out, format!("multipart/form-data; boundary={boundary}")))
+}
+
 impl RemoteTransport {
     pub fn new(url: &str, token: Option<&str>) -> Result<Self> {
         let rest = url.strip_prefix("http://").ok_or_else(|| Error::new("invalid_argument", "the URL must start with http://"))?;
@@ -39,19 +63,23 @@ impl RemoteTransport {
         Ok(RemoteTransport { host: host.to_string(), base: base.to_string(), token: token.map(String::from) })
     }
 
-    fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, Value)> {
+    fn request(&self, method: &str, path: &str, body: Body) -> Result<(u16, Value)> {
+        let (payload, content_type) = match body {
+            Body::None => (Vec::new(), "application/json".to_string()),
+            Body::Json(v) => (v.to_string().into_bytes(), "application/json".to_string()),
+            Body::Upload(file, fields) => multipart(&file, &fields)?,
+        };
         let unreachable = |e: std::io::Error| Error::new("unavailable", format!("cannot reach svc at http://{}: {e}", self.host));
         let mut stream = TcpStream::connect(&self.host).map_err(unreachable)?;
         stream.set_read_timeout(Some(Duration::from_secs(60))).map_err(unreachable)?;
-        let payload = body.map(|b| b.to_string()).unwrap_or_default();
         let auth = self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
         let head = format!(
-            "{method} {}{path} HTTP/1.0\r\nHost: {}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "{method} {}{path} HTTP/1.0\r\nHost: {}\r\n{auth}Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
             self.base,
             self.host,
             payload.len()
         );
-        stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(payload.as_bytes())).map_err(unreachable)?;
+        stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&payload)).map_err(unreachable)?;
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).map_err(unreachable)?;
         let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| Error::new("internal", "malformed HTTP answer"))?;
@@ -74,24 +102,36 @@ impl Transport for RemoteTransport {
             if parts.is_empty() { String::new() } else { format!("?{}", parts.join("&")) }
         };
         let doc = |suffix: &str| format!("/api/v1/documents/{id}{suffix}");
-        let (method, path, body, unwrap): (&str, String, Option<Value>, Option<&str>) = match op {
-            "put" => ("PUT", doc("") + &query(&["branch"]), p.get("doc").cloned(), None),
-            "get" => ("GET", doc("") + &query(&["branch"]), None, None),
-            "delete" => ("DELETE", doc("") + &query(&["branch"]), None, None),
-            "get_as_of" => ("GET", doc("/as-of") + &query(&["commit", "time", "branch"]), None, None),
-            "history" => ("GET", doc("/history") + &query(&["limit", "cursor", "branch"]), None, None),
-            "diff" => ("GET", doc("/diff") + &query(&["from", "to", "branch"]), None, Some("changes")),
-            "list" => ("GET", "/api/v1/documents".to_string() + &query(&["prefix", "table", "limit", "cursor", "branch"]), None, None),
-            "search" => ("GET", "/api/v1/search".to_string() + &query(&["query", "limit", "offset", "table", "branch"]), None, None),
-            "query" => ("POST", "/api/v1/query".into(), Some(p.clone()), None),
-            "branches" => ("GET", "/api/v1/branches".into(), None, Some("branches")),
-            "create_branch" => ("POST", "/api/v1/branches".into(), Some(p.clone()), None),
-            "remove_branch" => ("DELETE", format!("/api/v1/branches/{}", enc(&text(&p["name"]), false)), None, None),
-            "create_backup" => ("POST", "/api/v1/backup".into(), Some(p.clone()), None),
-            "export_snapshot" => ("POST", "/api/v1/export".into(), Some(p.clone()), None),
+        let json = |v: Value| Body::Json(v);
+        let input = || p["input"].as_str().map(String::from).ok_or_else(|| Error::new("invalid_argument", "\"input\" is required"));
+        let (method, path, body, unwrap): (&str, String, Body, Option<&str>) = match op {
+            "put" => ("PUT", doc("") + &query(&["branch"]), p.get("doc").cloned().map(json).unwrap_or(Body::None), None),
+            "get" => ("GET", doc("") + &query(&["branch"]), Body::None, None),
+            "delete" => ("DELETE", doc("") + &query(&["branch"]), Body::None, None),
+            "get_as_of" => ("GET", doc("/as-of") + &query(&["commit", "time", "branch"]), Body::None, None),
+            "history" => ("GET", doc("/history") + &query(&["limit", "cursor", "branch"]), Body::None, None),
+            "diff" => ("GET", doc("/diff") + &query(&["from", "to", "branch"]), Body::None, Some("changes")),
+            "list" => ("GET", "/api/v1/documents".to_string() + &query(&["prefix", "table", "limit", "cursor", "branch"]), Body::None, None),
+            "search" => ("GET", "/api/v1/search".to_string() + &query(&["query", "limit", "offset", "table", "branch"]), Body::None, None),
+            "query" => ("POST", "/api/v1/query".into(), json(p.clone()), None),
+            "branches" => ("GET", "/api/v1/branches".into(), Body::None, Some("branches")),
+            "create_branch" => ("POST", "/api/v1/branches".into(), json(p.clone()), None),
+            "remove_branch" => ("DELETE", format!("/api/v1/branches/{}", enc(&text(&p["name"]), false)), Body::None, None),
+            "create_backup" => ("POST", "/api/v1/backup".into(), json(p.clone()), None),
+            "export_snapshot" => ("POST", "/api/v1/export".into(), json(p.clone()), None),
+            // The file is uploaded; a running server imports a snapshot, and refuses a restore (it would
+            // replace the database under its clients) with a "conflict" error saying how to restore.
+            "import_snapshot" => {
+                let verify = if p["verify"].as_bool().unwrap_or(false) { "true" } else { "false" };
+                ("POST", "/api/v1/import".into(), Body::Upload(input()?, vec![("verify", verify.to_string())]), None)
+            }
+            "restore_backup" => {
+                let fields = p["format"].as_str().map(|f| vec![("format", f.to_string())]).unwrap_or_default();
+                ("POST", "/api/v1/restore".into(), Body::Upload(input()?, fields), None)
+            }
             _ => return Err(Error::new("invalid_argument", format!("{op} is not available over REST; open the data directory with toolkit_svc::open"))),
         };
-        let (status, answer) = self.request(method, &path, body.as_ref())?;
+        let (status, answer) = self.request(method, &path, body)?;
         if status >= 400 {
             let err = &answer["error"];
             let code = err["sqlstate"].as_str().or(err["code"].as_str()).unwrap_or("internal");

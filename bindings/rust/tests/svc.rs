@@ -115,6 +115,25 @@ fn remote_round_trip_and_server_down() {
 }
 
 #[test]
+fn remote_snapshot_import_and_a_refused_restore() {
+    let dir = temp("remote-ops");
+    let server = Server::start(dir.join("data").to_str().unwrap());
+    let db = toolkit_svc::connect(&server.url, None).unwrap();
+    db.put("m:1", json!({"on": "main"})).unwrap();
+    db.create_branch("feature", None).unwrap();
+    db.put_with("f:1", json!({"n": 1}), Opts::branch("feature")).unwrap();
+    let backup = db.create_backup("full.tar.gz", None, None).unwrap();
+    let snap = db.export_snapshot("feature.bundle", &["feature"]).unwrap();
+    let other = Server::start(dir.join("other").to_str().unwrap());
+    let remote = toolkit_svc::connect(&other.url, None).unwrap();
+    remote.import_snapshot(snap["path"].as_str().unwrap(), true).unwrap();
+    assert_eq!(remote.get_with("f:1", Opts::branch("feature")).unwrap().unwrap()["n"], 1);
+    let refused = remote.restore_backup(backup["path"].as_str().unwrap(), "").unwrap_err();
+    assert_eq!(refused.code, "conflict");
+    assert!(refused.message.contains("toolkit svc restore"), "{}", refused.message);
+}
+
+#[test]
 fn readme_example_runs() {
     setup();
     let dir = temp("readme");

@@ -167,6 +167,8 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
   const {runDir, ws} = x
   const events = new EventLog(join(runDir, 'events.ndjson'), listeners)
   const save = () => saveWorkspace(runDir, ws)
+  // Set when the steps changed the workspace, or the missions saved it compactly: one indented save at the end.
+  let dirty = x.entry === 'missions'
   const signal = x.opts.signal ?? new AbortController().signal
   try {
     // A provider that cannot run (no key, no CLI) stops a resume before anything is written.
@@ -191,7 +193,7 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
 
     const negativesBefore = JSON.stringify(ws.account.campaigns.map((c) => c.negatives))
     const cross = crossNegatives(ws)
-    if (JSON.stringify(ws.account.campaigns.map((c) => c.negatives)) !== negativesBefore) save()
+    if (JSON.stringify(ws.account.campaigns.map((c) => c.negatives)) !== negativesBefore) dirty = true
     events.emit({detail: cross, name: 'cross-negatives', type: 'step'})
 
     const plans = planPictures(ws)
@@ -206,8 +208,8 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
       (path, reason) => events.emit({detail: {reason, regenerated: path}, name: 'images', type: 'step'}),
       generator,
     )
-    // Saving a large workspace costs; only image campaigns' picture records can have changed.
-    if (ws.account.campaigns.some((c) => c.type !== 'search')) save()
+    // Only image campaigns' picture records can have changed.
+    if (ws.account.campaigns.some((c) => c.type !== 'search')) dirty = true
     // Only files this step wrote: pictures reused unchanged were announced by the run that made them.
     for (const path of pictures.written) events.emit({path, type: 'artifact_written'})
 
@@ -232,6 +234,9 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     events.emit({detail: status === 'success' ? {written: files} : {skipped: `the run is ${status}`, written: []}, name: 'export', type: 'step'})
     for (const f of files) events.emit({path: f, type: 'artifact_written'})
 
+    // Cross-negatives and picture records are rebuilt by every run, so saving them once here
+    // loses nothing a crash before it could not rebuild.
+    if (dirty) saveWorkspace(runDir, ws, true)
     const totals = totalsOf(ws)
     writeRunJson(runDir, {base_url, exit_code: exitCode, model: x.model, provider: x.providerName, run_id: x.runId, status, totals, version: 1})
     writeFileSync(join(runDir, 'report.md'), renderReport({exitCode, files, issues, model: x.model, provider: x.providerName, runId: x.runId, status, totals, urls, ws}))

@@ -87,7 +87,7 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     writeFileSync(file, readFileSync(file, 'utf8').replace('formats = ["search", "performance_max", "demand_gen"]', 'formats = ["search"]\nsearch_bid_strategy = "maximize_clicks"'))
     const res = await runCli(['campaign', 'generate', file, '--out', out, '--skip-url-check'])
     expect(res.code, res.stderr).to.equal(0)
-    const rows = readFileSync(join(runDirIn(out), 'google-ads', '1-campaign.csv'), 'utf8').trim().split('\r\n').slice(1)
+    const rows = readFileSync(join(runDirIn(out), 'google-ads', '1-campaign.csv'), 'utf8').trim().split('\r\n').filter((r) => r.startsWith('Campaign,'))
     expect(rows.length).to.equal(7)
     for (const row of rows) expect(row.split(',')[8]).to.equal('Maximize clicks')
   })

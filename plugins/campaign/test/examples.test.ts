@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {parse} from 'csv-parse/sync'
 import {cpSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -35,7 +36,18 @@ describe('the example businesses (through bin/run.js)', function () {
     expect(headlines.join('|')).to.not.match(/Shop|Checkout|Buy .* Online/)
     const campaigns = readFileSync(join(runDir, 'google-ads', '1-campaign.csv'), 'utf8')
     expect(campaigns).to.contain('Bright Pipes Plumbing & Heating - Brand,Search,Google search')
-    expect(campaigns).to.contain('"Austin, Texas, United States;Round Rock, Texas, United States;Cedar Park, Texas, United States"')
+    // One location per row, as Google Ads reads them; a cell joining several is one unknown place.
+    const rows = parse(campaigns, {columns: true}) as Record<string, string>[]
+    const brand = 'Bright Pipes Plumbing & Heating - Brand'
+    expect(rows.filter((r) => r.Campaign === brand).map((r) => [r['Row Type'], r.Location])).to.deep.equal([
+      ['Campaign', ''],
+      ['Location', 'Austin, Texas, United States'],
+      ['Location', 'Round Rock, Texas, United States'],
+      ['Location', 'Cedar Park, Texas, United States'],
+    ])
+    const searchCampaigns = rows.filter((r) => r['Row Type'] === 'Campaign')
+    expect(rows.filter((r) => r['Row Type'] === 'Location')).to.have.length(3 * searchCampaigns.length)
+    for (const r of rows) expect(r.Location).to.not.contain(';')
   })
 
   it('cafe-serrano: a Portuguese shop gets Portuguese copy, prices as Brazil writes them, and its pictures', async () => {

@@ -168,6 +168,13 @@ describe('campaign generate on the example (end to end)', function () {
     expect(mutating.length).to.be.greaterThan(20)
   })
 
+  it('leaves workspace.json indented for hand edits once the run ends', () => {
+    const text = readFileSync(join(runDir, 'workspace.json'), 'utf8')
+    expect(text.startsWith('{\n "')).to.equal(true)
+    expect(text).to.contain('\n "version": 1')
+    expect(text.endsWith('}\n')).to.equal(true)
+  })
+
   describe('export and rules 3, 5 and 7', () => {
     let copy: string
 

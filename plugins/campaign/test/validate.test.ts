@@ -40,6 +40,8 @@ describe('validation codes', function () {
     ['one description', (ws) => (search(ws).ad_groups[0].ads[0].descriptions = ['Only one.']), 'error:too_few_descriptions'],
     ['five descriptions', (ws) => (search(ws).ad_groups[0].ads[0].descriptions = ['a.', 'b.', 'c.', 'd.', 'e.']), 'error:too_many_descriptions'],
     ['duplicate headline', (ws) => (search(ws).ad_groups[0].ads[0].headlines[1] = search(ws).ad_groups[0].ads[0].headlines[0].toUpperCase().toLowerCase()), 'error:duplicate_text'],
+    ['headline with the same words in another order', (ws) => (search(ws).ad_groups[0].ads[0].headlines[1] = `${search(ws).ad_groups[0].ads[0].headlines[0].split(' ').reverse().join(', ')}.`), 'error:duplicate_text'],
+    ['an ad copying another ad group\'s headlines', (ws) => (search(ws).ad_groups[1].ads[0].headlines = [...search(ws).ad_groups[0].ads[0].headlines]), 'warning:ad_repeated'],
     ['! in a headline', (ws) => (search(ws).ad_groups[0].ads[0].headlines[0] = 'Great Beans!'), 'error:headline_exclamation'],
     ['two ! in an ad', (ws) => (search(ws).ad_groups[0].ads[0].descriptions = ['Great beans!', 'Great gear!']), 'error:too_many_exclamations'],
     ['all-capital word', (ws) => (search(ws).ad_groups[0].ads[0].headlines[0] = 'FRESH Beans'), 'warning:all_caps'],

@@ -23,9 +23,13 @@ class Embedded {
   }
 
   async next(): Promise<Record<string, unknown>> {
+    return JSON.parse(await this.nextLine()) as Record<string, unknown>
+  }
+
+  async nextLine(): Promise<string> {
     const r = await this.lines.next()
     if (r.done) throw new Error('svc embed closed its output')
-    return JSON.parse(r.value) as Record<string, unknown>
+    return r.value
   }
 
   send(...requests: unknown[]): void {
@@ -117,6 +121,30 @@ describe('svc embed: the line protocol the language bindings speak', function ()
     const answers = await db.call(...puts, {id: 'count', op: 'list', params: {limit: 10_000, table: 't'}})
     expect([...answers.values()].filter((r) => r.error)).to.deep.equal([])
     expect((answers.get('count')?.result as {documents: unknown[]}).documents).to.have.length(1000)
+    expect(await db.close()).to.equal(0)
+  })
+
+  it('gives back exactly the document it stored, and refuses numbers it could not keep as written', async () => {
+    const dataDir = tempDir('svc-embed-')
+    const db = Embedded.start(dataDir)
+    await db.next()
+    const doc = {big: 9007199254740991, nested: {list: [1.5, -0.25, 'a\nb "q" \\ ü ✓']}, text: 'line one\nline two'}
+    const stored = await db.call({id: 1, op: 'put', params: {doc, id: 'exact:1'}})
+    expect(stored.get(1)?.error).to.equal(undefined)
+    // Read back twice (the second is answered from memory) and compared as text, not as parsed values.
+    db.send({id: 2, op: 'get', params: {id: 'exact:1'}}, {id: 3, op: 'get', params: {id: 'exact:1'}})
+    for (const expected of [2, 3]) {
+      const line = await db.nextLine()
+      expect(JSON.parse(line)).to.deep.equal({id: expected, result: {...doc, id: 'exact:1'}})
+      expect(line).to.include('9007199254740991')
+    }
+    db.send('{"id":4,"op":"put","params":{"id":"exact:2","doc":{"n":12345678901234567890}}}')
+    const refused = JSON.parse(await db.nextLine()) as Reply
+    expect(refused.id).to.equal(4)
+    expect(refused.error?.code).to.equal('inexact_number')
+    expect(refused.error?.message).to.include('field params.doc.n').and.to.include('12345678901234567890')
+    const missing = await db.call({id: 5, op: 'get', params: {id: 'exact:2'}})
+    expect(missing.get(5)?.result).to.equal(null)
     expect(await db.close()).to.equal(0)
   })
 })

@@ -183,6 +183,37 @@ describe('svc: it stores what it acknowledged, and one request cannot stop it (b
     await stop(s)
   })
 
+  it('lists documents past one whose git object is missing: the page answers 200, names the skipped document, and nothing stored changes', async () => {
+    const dir = tempDir()
+    let {base, s} = await start(dir)
+    for (const i of [1, 2, 3]) await fetch(`${base}/api/v1/documents/d:${i}`, {body: JSON.stringify({n: i}), method: 'PUT'})
+    await stop(s)
+    const before = join(tempDir(), 'before.json')
+    expect((await runCli(['svc', 'dump', '--data-dir', dir, '--output', before])).code).to.equal(0)
+    const repo = join(dir, 'repo')
+    const blob = gitOut(repo, ['rev-parse', `main:${docPath(parseId('d:2'))}`]).trim()
+    loseObject(repo, blob)
+
+    ;({base, s} = await start(dir))
+    for (const url of [`${base}/api/v1/documents`, `${base}/api/v1/documents?table=d`, `${base}/api/v1/documents?prefix=d:&limit=2`]) {
+      const r = await fetch(url)
+      expect(r.status, url).to.equal(200)
+      const page = (await r.json()) as {documents: Array<{id: string; n: number}>; skipped?: Array<{id: string; object: string}>}
+      expect(page.skipped, url).to.deep.equal([{id: 'd:2', object: blob}])
+      expect(page.documents.map((d) => d.id), url).to.deep.equal(url.includes('limit=2') ? ['d:1'] : ['d:1', 'd:3'])
+    }
+    // The next page after the damaged one goes on from the cursor.
+    const first = (await (await fetch(`${base}/api/v1/documents?prefix=d:&limit=2`)).json()) as {nextCursor: string}
+    const rest = (await (await fetch(`${base}/api/v1/documents?prefix=d:&limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).json()) as {documents: Array<{id: string}>; skipped?: unknown}
+    expect(rest.documents.map((d) => d.id)).to.deep.equal(['d:3'])
+    expect(rest.skipped).to.equal(undefined)
+    expect((await fetch(`${base}/health`)).status).to.equal(503)
+    await stop(s)
+    // The readable documents are stored as they were.
+    const kept = await client('git', ['-C', repo, 'cat-file', '-p', `main:${docPath(parseId('d:3'))}`])
+    expect(JSON.parse(kept.out)).to.deep.equal((JSON.parse(readFileSync(before, 'utf8')) as {documents: Array<{id: string}>}).documents.find((d) => d.id === 'd:3'))
+  })
+
   it('refuses writes to the SQL catalog on every protocol, and a damaged catalog entry is an error naming it', async () => {
     const dir = tempDir()
     const db = await openEngine(dir, {fullText: false})

@@ -75,32 +75,45 @@ const SHAPE: Shape = {
 
 /** The first place where `value` departs from the workspace shape, or null. */
 export function shapeProblem(value: unknown): null | string {
-  return check(value, SHAPE, '')
+  const path: (number | string)[] = []
+  const problem = check(value, SHAPE, path)
+  if (problem === null) return null
+  const at = path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(top level)'
+  return `${at} ${problem}`
 }
 
-function check(value: unknown, shape: Shape, path: string): null | string {
-  const at = path || '(top level)'
+/**
+ * The first problem under `value`, with `path` left pointing at it. The path is a stack of keys
+ * and indexes, turned into text only on failure: a 10,000-keyword workspace is checked on every
+ * `export`, and a string per visited field costs more than the check itself.
+ */
+function check(value: unknown, shape: Shape, path: (number | string)[]): null | string {
   if (typeof shape === 'string') {
     const optional = shape.endsWith('?')
     if (optional && (value === null || value === undefined)) return null
     const type = optional ? shape.slice(0, -1) : shape
-    return typeof value === type && (type !== 'number' || Number.isFinite(value)) ? null : `${at} must be ${optional ? `a ${type} or null` : `a ${type}`}`
+    return typeof value === type && (type !== 'number' || Number.isFinite(value)) ? null : `must be ${optional ? `a ${type} or null` : `a ${type}`}`
   }
   if (Array.isArray(shape)) {
-    if (!Array.isArray(value)) return `${at} must be an array`
-    for (const [i, item] of value.entries()) {
-      const problem = check(item, shape[0], `${path}[${i}]`)
+    if (!Array.isArray(value)) return 'must be an array'
+    const [item] = shape as readonly [Shape]
+    for (let i = 0; i < value.length; i++) {
+      path.push(i)
+      const problem = check(value[i], item, path)
       if (problem) return problem
+      path.pop()
     }
     return null
   }
   if ('enum' in shape && Array.isArray(shape.enum)) {
-    return typeof value === 'string' && shape.enum.includes(value) ? null : `${at} must be one of ${shape.enum.join(', ')}`
+    return typeof value === 'string' && shape.enum.includes(value) ? null : `must be one of ${shape.enum.join(', ')}`
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${at} must be an object`
-  for (const [key, sub] of Object.entries(shape as Record<string, Shape>)) {
-    const problem = check((value as Record<string, unknown>)[key], sub, path ? `${path}.${key}` : key)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object'
+  for (const key in shape as Record<string, Shape>) {
+    path.push(key)
+    const problem = check((value as Record<string, unknown>)[key], (shape as Record<string, Shape>)[key], path)
     if (problem) return problem
+    path.pop()
   }
   return null
 }

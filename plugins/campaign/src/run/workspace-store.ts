@@ -9,18 +9,20 @@ export const WORKSPACE_FILE = 'workspace.json'
 
 /**
  * workspace.json is replaced, never edited: the new text goes to workspace.json.tmp and a rename
- * swaps it in, so a process killed at any instant leaves either the old or the new file.
+ * swaps it in, so a process killed at any instant leaves either the old or the new file. Saves
+ * during missions (one per mutating tool call, hundreds on a large catalog) are compact; the run
+ * ends with one indented save (`pretty`), so the file a person opens to edit is readable.
  */
-export function saveWorkspace(runDir: string, ws: Workspace): void {
+export function saveWorkspace(runDir: string, ws: Workspace, pretty = false): void {
   const file = join(runDir, WORKSPACE_FILE)
   const tmp = `${file}.tmp`
-  writeFileSync(tmp, workspaceText(ws))
+  writeFileSync(tmp, workspaceText(ws, pretty))
   renameSync(tmp, file)
 }
 
-/** The text of workspace.json. */
-export function workspaceText(ws: Workspace): string {
-  return `${JSON.stringify(ws, null, 1)}\n`
+/** The text of workspace.json: compact, or indented for the final save of a run. */
+export function workspaceText(ws: Workspace, pretty = false): string {
+  return `${pretty ? JSON.stringify(ws, null, 1) : JSON.stringify(ws)}\n`
 }
 
 export function loadWorkspace(runDir: string): Workspace {

@@ -8,9 +8,11 @@ import {normal, subphrases} from './validate.js'
  * that blocks none of A's own keywords, exact match when phrase would, and left out when A
  * targets the very same text. Rebuilt from scratch on every run (source `cross`).
  *
- * Phrase keywords are looked up through an index of the sub-phrases of each query text, so the
- * step is linear in the number of keywords (10,000 keywords over 20 campaigns: milliseconds).
+ * Phrase keywords are looked up by walking each query text word by word through an index of
+ * their prefixes, so the step is about linear in the number of keywords.
  */
+const SEVERAL = -1
+
 export function crossNegatives(ws: Workspace): {added: number; campaigns: number} {
   const search = ws.account.campaigns.filter((c) => c.type === 'search')
   const texts = search.map(() => new Set<string>())
@@ -29,40 +31,36 @@ export function crossNegatives(ws: Workspace): {added: number; campaigns: number
       }
     }
   }
-  // A phrase of two or more words can only match where its first two words do, so each query
-  // text is probed by word pairs first: pairs that only its own campaign's phrases start with
-  // (the common case: a campaign's product names) are skipped without building sub-phrases.
-  const pairOwners = new Map<string, Set<number>>()
-  const singles = new Map<string, number[]>()
+  // Every word-prefix of every phrase, with the one campaign whose phrases start with it (or
+  // SEVERAL). A query text is walked from each of its words and a walk stops as soon as no
+  // phrase, or only the text's own campaign's, starts that way (the common case: a campaign's
+  // product names), so few sub-phrases are ever looked up.
+  const prefixOnly = new Map<string, number>()
   for (const [phrase, owners] of phraseOwners) {
-    const w = phrase.split(' ')
-    if (w.length === 1) singles.set(phrase, owners)
-    else {
-      const pair = `${w[0]} ${w[1]}`
-      const set = pairOwners.get(pair) ?? new Set<number>()
-      for (const o of owners) set.add(o)
-      pairOwners.set(pair, set)
+    const only = owners.length === 1 ? owners[0] : SEVERAL
+    for (let end = phrase.indexOf(' '); ; end = phrase.indexOf(' ', end + 1)) {
+      const prefix = end === -1 ? phrase : phrase.slice(0, end)
+      const had = prefixOnly.get(prefix)
+      prefixOnly.set(prefix, had === undefined || had === only ? only : SEVERAL)
+      if (end === -1) break
     }
   }
   const candidates = search.map(() => new Set<string>())
-  const take = (owners: Iterable<number>, b: number, t: string) => {
-    for (const a of owners) if (a !== b && !texts[a].has(t)) candidates[a].add(t)
-  }
   for (const [b, own] of texts.entries()) {
     for (const t of own) {
       const w = t.split(' ')
+      let start = 0
       for (let i = 0; i < w.length; i++) {
-        const single = singles.get(w[i])
-        if (single) take(single, b, t)
-        if (i + 1 >= w.length) continue
-        let sub = `${w[i]} ${w[i + 1]}`
-        const starts = pairOwners.get(sub)
-        if (!starts || (starts.size === 1 && starts.has(b))) continue
-        for (let j = i + 1; j < w.length; j++) {
-          if (j > i + 1) sub = `${sub} ${w[j]}`
+        let end = start
+        for (let j = i; j < w.length; j++) {
+          end += (j > i ? 1 : 0) + w[j].length
+          const sub = t.slice(start, end)
+          const only = prefixOnly.get(sub)
+          if (only === undefined || only === b) break
           const owners = phraseOwners.get(sub)
-          if (owners) take(owners, b, t)
+          if (owners) for (const a of owners) if (a !== b && !texts[a].has(t)) candidates[a].add(t)
         }
+        start += w[i].length + 1
       }
       if (broad.length > 0) {
         const words = new Set(w)
@@ -84,3 +82,4 @@ export function crossNegatives(ws: Workspace): {added: number; campaigns: number
   }
   return {added, campaigns: search.length}
 }
+

@@ -2,6 +2,7 @@ import {existsSync, statSync} from 'node:fs'
 import {isAbsolute, join} from 'node:path'
 
 import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
+import {englishIn, ownWords} from './copy-language.js'
 import type {AssetGroup, Campaign, ImageRecord, Issue, Keyword, MatchType, Negative, ResponsiveSearchAd, Severity, Workspace} from '../types.js'
 
 /** Google Ads limits the checks use; docs/campaign-validation.md lists them with their codes. */
@@ -22,6 +23,8 @@ const FORBIDDEN = /[!@%^*()={};~`<>?\\|,[\]"]/
 /** Words a search term never ends with unless it was cut short ("grinder with", "café de"). */
 const DANGLING = new Set('an and as at by for from in of on or the to with em com da das de del do dos en para por con el la los las und mit für von vom zum zur der die das den im am'.split(' '))
 const EMOJI = /\p{Extended_Pictographic}/u
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
+const ASCII = /^[\u0000-\u007F]*$/
 
 /** Every issue in the account. `runDir` lets the picture checks look at the files. */
 export function validateAccount(ws: Workspace, runDir?: string): Issue[] {
@@ -62,8 +65,11 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
   const add = (severity: Severity, code: string, path: string, message: string) => issues.push({code, message, path, severity})
   const maxCpc = ws.input.budget.max_cpc_cents
   const site = hostOf(ws.input.business.url)
+  // Product keywords repeat their product's URL (exact and phrase): parse each URL once.
+  const hosts = new Map<string, null | string>()
   const checkUrl = (url: string, path: string) => {
-    const host = hostOf(url)
+    let host = hosts.get(url)
+    if (host === undefined) hosts.set(url, (host = hostOf(url)))
     if (host === null) add('error', 'final_url_invalid', path, `"${url}" is not an absolute http(s) URL`)
     else if (site !== null && host !== site && !host.endsWith(`.${site}`) && !site.endsWith(`.${host}`)) {
       add('error', 'final_url_off_site', path, `"${url}" is outside the business's site ${site}`)
@@ -76,6 +82,18 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
     }
   }
   const brandWords = new Set(ws.input.business.brand_terms.flatMap((t) => words(t)))
+  let own: Set<string> | undefined
+  const english = language === 'en'
+  const checkEnglish = (list: string[], path: string, what: string) => {
+    if (english) return
+    for (const [i, t] of list.entries()) {
+      own ??= ownWords(ws)
+      const found = englishIn(t, ws.input.business.language, own)
+      if (found) {
+        add('error', 'copy_language', `${path}[${i}]`, `${what} "${t}" reads as English (${found.join(', ')}), but the business's language is ${ws.input.business.language}; write it in that language`)
+      }
+    }
+  }
   const cpc = (cents: null | number, path: string) => {
     if (cents !== null && maxCpc !== null && cents > maxCpc) add('error', 'cpc_above_max', path, `max CPC ${money(cents)} is above the maximum ${money(maxCpc)}`)
   }
@@ -84,7 +102,8 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
 
   if (c.type === 'search') {
     if (c.ad_groups.length === 0) add('error', 'campaign_without_ad_groups', `${at}.ad_groups`, `search campaign "${c.name}" has no ad groups`)
-    const own: {kw: Keyword; path: string}[] = []
+    const ownKeywords: Keyword[] = []
+    const ownNormals: string[] = []
     for (const [g, group] of c.ad_groups.entries()) {
       const gp = `${at}.ad_groups[${g}]`
       cpc(group.max_cpc_cents, `${gp}.max_cpc_cents`)
@@ -95,23 +114,31 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
       const seen = new Set<string>()
       for (const [k, kw] of group.keywords.entries()) {
         const kp = `${gp}.keywords[${k}]`
+        const n = normal(kw.text)
         checkKeyword(kw.text, kp, add)
-        checkQualified(kw.text, kp, brandWords, add)
+        checkQualified(kw.text, n, kp, brandWords, add)
         if (kw.final_url !== undefined) checkUrl(kw.final_url, `${kp}.final_url`)
-        const key = `${kw.match}:${normal(kw.text)}`
+        const key = `${kw.match}:${n}`
         if (seen.has(key)) add('warning', 'duplicate_keyword', kp, `keyword "${kw.text}" (${kw.match}) appears twice in "${group.name}"`)
         seen.add(key)
-        own.push({kw, path: kp})
+        ownKeywords.push(kw)
+        ownNormals.push(n)
       }
-      for (const [a, ad] of group.ads.entries()) validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
-      const groupIndex = blockIndex(group.keywords)
+      for (const [a, ad] of group.ads.entries()) {
+        validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
+        checkEnglish(ad.headlines, `${gp}.ads[${a}].headlines`, 'headline')
+        checkEnglish(ad.descriptions, `${gp}.ads[${a}].descriptions`, 'description')
+      }
+      checkEnglish(group.keywords.map((k) => k.text), `${gp}.keywords`, 'keyword')
+      const groupIndex = blockIndex(group.keywords, ownNormals.slice(ownNormals.length - group.keywords.length))
       for (const [n, neg] of group.negatives.entries()) {
         checkKeyword(neg.text, `${gp}.negatives[${n}]`, add)
         const hit = groupIndex(neg)
         if (hit !== undefined) add('error', 'negative_blocks_keyword', `${gp}.negatives[${n}]`, `negative "${neg.text}" (${neg.match}) blocks the ad group's own keyword "${hit}"`)
       }
     }
-    const campaignIndex = blockIndex(own.map((o) => o.kw))
+    repeatedAds(c, at, add)
+    const campaignIndex = blockIndex(ownKeywords, ownNormals)
     for (const [n, neg] of c.negatives.entries()) {
       checkKeyword(neg.text, `${at}.negatives[${n}]`, add)
       const hit = campaignIndex(neg)
@@ -121,7 +148,12 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
     if (c.asset_groups.length === 0) add('error', 'campaign_without_asset_groups', `${at}.asset_groups`, `${c.type} campaign "${c.name}" has no asset groups`)
     if (ws.input.logo === null) add('error', 'logo_missing', 'input.logo', `${c.type} campaign "${c.name}" needs a logo: set [brand] logo`)
     for (const [g, group] of c.asset_groups.entries()) {
-      checkLanguage(group.language, group.name, `${at}.asset_groups[${g}].language`)
+      const gp = `${at}.asset_groups[${g}]`
+      checkLanguage(group.language, group.name, `${gp}.language`)
+      checkEnglish(group.headlines, `${gp}.headlines`, 'headline')
+      checkEnglish(group.long_headlines, `${gp}.long_headlines`, 'long headline')
+      checkEnglish(group.descriptions, `${gp}.descriptions`, 'description')
+      checkEnglish(group.search_themes, `${gp}.search_themes`, 'search theme')
       validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
     }
   }
@@ -211,8 +243,8 @@ function checkImage(img: ImageRecord, at: string, add: Add, runDir?: string): vo
  * "accessories" spends the budget on every kind of search) unless it is the brand, and not a
  * phrase cut off mid-way ("grinder with").
  */
-function checkQualified(text: string, at: string, brandWords: Set<string>, add: Add): void {
-  const w = words(text)
+function checkQualified(text: string, normalised: string, at: string, brandWords: Set<string>, add: Add): void {
+  const w = normalised.split(' ').filter(Boolean)
   if (w.length === 1 && !brandWords.has(w[0]) && !/\d/.test(w[0])) {
     add('error', 'keyword_head_term', at, `keyword "${text}" is one generic word; qualify it with what is sold, an intent or an attribute ("buy ${text}", "${text} online")`)
   }
@@ -239,13 +271,57 @@ function texts(list: string[], at: string, max: number, what: string, add: Add):
     }
     const length = adLength(t)
     if (length > max) add('error', `${what}_too_long`, p, `${what} "${t}" has ${length} characters${length === t.length ? '' : ' (double-width ones count 2)'}; the limit is ${max}`)
-    const key = normal(t)
-    if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1}`)
+    const key = sameWords(t)
+    if (seen.has(key)) add('error', 'duplicate_text', p, `${what} "${t}" repeats ${what} ${(seen.get(key) ?? 0) + 1} "${list[seen.get(key) ?? 0]}" (the same words)`)
     else seen.set(key, i)
     const caps = t.split(/\s+/).find((w) => /^[^a-z]*[A-Z]{4,}[^a-z]*$/.test(w))
     if (caps) add('warning', 'all_caps', p, `"${caps}" is in capitals; Google Ads limits excessive capitalisation`)
     if (/([!?.,;:])\1/.test(t.replace(/\.\.\.$/, ''))) add('warning', 'repeated_punctuation', p, `${what} "${t}" repeats punctuation`)
     if (EMOJI.test(t)) add('error', 'emoji', p, `${what} "${t}" has an emoji or symbol Google Ads rejects`)
+  }
+}
+
+/** A text's words without case, accents, punctuation or order: "Café, Beans!" and "beans cafe" are the same copy. */
+function sameWords(text: string): string {
+  // Folding accents is the costly part; most ad text is plain ASCII and has none to fold.
+  return (ASCII.test(text) ? text : text.normalize('NFD'))
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+    .sort()
+    .join(' ')
+}
+
+/**
+ * Ad groups split a campaign by the searches they answer; an ad that repeats most of another ad
+ * group's headlines answers none of them better. Flags the later ad of each pair sharing more
+ * than two thirds of the headlines of the smaller one.
+ */
+function repeatedAds(c: Campaign, at: string, add: Add): void {
+  const ads = c.ad_groups.flatMap((g, gi) => g.ads.map((ad, ai) => ({group: g.name, keys: new Set(ad.headlines.map((h) => sameWords(h))), path: `${at}.ad_groups[${gi}].ads[${ai}]`})))
+  const holders = new Map<string, number[]>()
+  const shared = new Map<number, Map<number, number>>()
+  for (const [i, ad] of ads.entries()) {
+    for (const k of ad.keys) {
+      const list = holders.get(k) ?? []
+      for (const j of list) {
+        const row = shared.get(i) ?? new Map<number, number>()
+        row.set(j, (row.get(j) ?? 0) + 1)
+        shared.set(i, row)
+      }
+      list.push(i)
+      holders.set(k, list)
+    }
+  }
+  for (const [i, row] of shared) {
+    for (const [j, n] of row) {
+      const smaller = Math.min(ads[i].keys.size, ads[j].keys.size)
+      if (smaller >= 3 && n * 3 > smaller * 2) {
+        add('warning', 'ad_repeated', `${ads[i].path}.headlines`, `the ad of "${ads[i].group}" repeats ${n} of its ${ads[i].keys.size} headlines from the ad of "${ads[j].group}"; write headlines for the searches of this ad group`)
+        break
+      }
+    }
   }
 }
 
@@ -260,7 +336,7 @@ function checkKeyword(text: string, at: string, add: Add): void {
     return
   }
   if (text.length > LIMITS.keyword_chars) add('error', 'keyword_too_long', at, `keyword "${text}" has ${text.length} characters; the limit is ${LIMITS.keyword_chars}`)
-  const words = text.trim().split(/\s+/).length
+  const words = wordCount(text)
   if (words > LIMITS.keyword_words) add('error', 'keyword_too_many_words', at, `keyword "${text}" has ${words} words; the limit is ${LIMITS.keyword_words}`)
   const bad = FORBIDDEN.exec(text)
   if (bad) add('error', 'keyword_forbidden_char', at, `keyword "${text}" contains "${bad[0]}", which Google Ads does not allow`)
@@ -284,7 +360,7 @@ export function subphrases(text: string): string[] {
  * Which of `keywords` a negative blocks, answered from indexes (exact texts, sub-phrases) so
  * checking every negative against every keyword stays linear on 10,000-keyword accounts.
  */
-function blockIndex(keywords: Keyword[]): (neg: Pick<Negative, 'match' | 'text'>) => string | undefined {
+function blockIndex(keywords: Keyword[], normals: string[]): (neg: Pick<Negative, 'match' | 'text'>) => string | undefined {
   let exact: Map<string, string> | undefined
   let phrase: Map<string, string> | undefined
   let padded: string[] | undefined
@@ -292,19 +368,19 @@ function blockIndex(keywords: Keyword[]): (neg: Pick<Negative, 'match' | 'text'>
   return (neg) => {
     const n = normal(neg.text)
     if (neg.match === 'exact') {
-      exact ??= new Map(keywords.map((k) => [normal(k.text), k.text]))
+      exact ??= new Map(keywords.map((k, i) => [normals[i], k.text]))
       return exact.get(n)
     }
     if (neg.match === 'phrase') {
       // Few negatives: scanning is cheaper than indexing every sub-phrase of every keyword.
       if (!phrase && scans++ < 64) {
-        padded ??= keywords.map((k) => ` ${normal(k.text)} `)
+        padded ??= normals.map((k) => ` ${k} `)
         const i = padded.findIndex((k) => k.includes(` ${n} `))
         return i === -1 ? undefined : keywords[i].text
       }
       if (!phrase) {
         phrase = new Map()
-        for (const k of keywords) for (const s of subphrases(normal(k.text))) if (!phrase.has(s)) phrase.set(s, k.text)
+        for (const [i, k] of keywords.entries()) for (const s of subphrases(normals[i])) if (!phrase.has(s)) phrase.set(s, k.text)
       }
       return phrase.get(n)
     }
@@ -316,9 +392,26 @@ function words(text: string): string[] {
   return normal(text).split(' ').filter(Boolean)
 }
 
-export function normal(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim()
+/** Words separated by white space, counted without building them (10,000 keywords per export). */
+function wordCount(text: string): number {
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const space = c < 128 ? c === 32 || (c >= 9 && c <= 13) : /\s/.test(text[i])
+    if (!space && !inWord) n++
+    inWord = !space
+  }
+  return n
 }
+
+export function normal(text: string): string {
+  const lower = text.toLowerCase()
+  // Most texts are already single-spaced; replacing would copy them for nothing.
+  return UNEVEN_SPACE.test(lower) ? lower.replace(/\s+/g, ' ').trim() : lower
+}
+
+const UNEVEN_SPACE = /\s\s|[^\S ]|^\s|\s$/
 
 /** Whether a negative of the given match type stops a query equal to `query`. */
 export function blocks(neg: Pick<Negative, 'match' | 'text'>, query: string): boolean {

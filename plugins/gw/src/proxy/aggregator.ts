@@ -3,6 +3,7 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {closest} from '@toolkit/kit'
 
 import {type CompiledAcl, evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
+import {type CatalogHandlers, catalogHandlers} from './catalog-handlers.js'
 import {INVALID_PARAMS, MAX_ARGUMENT_DEPTH, nestedDeeperThan, shortParamsError} from './params.js'
 import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 
@@ -57,14 +58,23 @@ export function userOf(extra: {authInfo?: {extra?: Record<string, unknown>}}, fa
 
 export interface ToolHandlers {
   callTool(user: User, params: {_meta?: unknown; arguments?: Record<string, unknown>; name: string}, signal?: AbortSignal): Promise<CallToolResult>
-  listTools(user: User): {tools: Tool[]}
+  listTools(user: User): Promise<{tools: Tool[]}> | {tools: Tool[]}
 }
 
 /** tools/list and tools/call for one user, shared by the SDK server and the HTTP fast path. */
 export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
+  const visibleTools = (user: User) => {
+    const tools: Tool[] = []
+    for (const t of ctx.pool.tools()) {
+      if (evaluate(ctx.acl, user, t.ref).allowed) tools.push(t.tool)
+    }
+    return {tools}
+  }
   return {
     async callTool(user, params, signal) {
       const name = params.name
+      // A lazy server that never ran has no listing yet: start it before judging the name.
+      if (!ctx.pool.tool(name) && ctx.pool.cold) await ctx.pool.warm()
       let t = ctx.pool.tool(name)
       const audit = (e: Pick<AuditEntry, 'allowed' | 'ms' | 'outcome' | 'rule'>) =>
         ctx.audit?.({...e, provider: user.provider, subject: user.subject, time: new Date().toISOString(), tool: name})
@@ -121,12 +131,44 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
       }
     },
     listTools(user) {
-      const tools: Tool[] = []
-      for (const t of ctx.pool.tools()) {
-        if (evaluate(ctx.acl, user, t.ref).allowed) tools.push(t.tool)
-      }
-      return {tools}
+      if (ctx.pool.cold) return ctx.pool.warm().then(() => visibleTools(user))
+      return visibleTools(user)
     },
+  }
+}
+
+/** The resource URIs each session subscribed to (updates are passed on only to those). */
+const subscriptions = new WeakMap<Server, Set<string>>()
+
+/**
+ * Passes one pool event on to a session: list_changed of the kind that changed, or a resource
+ * update the session subscribed to.
+ */
+export function notify(server: Server, event: 'prompts' | 'resources' | 'tools' | {updated: string}): void {
+  const done = () => {}
+  if (event === 'tools') server.sendToolListChanged().catch(done)
+  else if (event === 'resources') server.sendResourceListChanged().catch(done)
+  else if (event === 'prompts') server.sendPromptListChanged().catch(done)
+  else if (subscriptions.get(server)?.has(event.updated)) server.sendResourceUpdated({uri: event.updated}).catch(done)
+}
+
+/**
+ * Passes the pool's events on to every session `sessions()` yields (list_changed per kind,
+ * subscribed resource updates); returns the function that stops it.
+ */
+export function forwardPoolEvents(pool: UpstreamPool, sessions: () => Iterable<Server>): () => void {
+  const each = (event: Parameters<typeof notify>[1]) => () => {
+    for (const s of sessions()) notify(s, event)
+  }
+  const handlers: Array<[string, (uri?: string) => void]> = [
+    ['changed', each('tools')],
+    ['resourcesChanged', each('resources')],
+    ['promptsChanged', each('prompts')],
+    ['resourceUpdated', (uri) => each({updated: String(uri)})()],
+  ]
+  for (const [event, h] of handlers) pool.on(event, h)
+  return () => {
+    for (const [event, h] of handlers) pool.off(event, h)
   }
 }
 
@@ -134,15 +176,36 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
  * One MCP server object (per HTTP session, or the single stdio session) whose tools are the
  * union of the upstreams' tools, filtered per user by the ACL.
  */
-export async function createAggregatingServer(ctx: AggregatorContext, fixedUser?: User, handlers = toolHandlers(ctx)): Promise<Server> {
-  const [{Server}, types] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
-  const {CallToolRequestSchema, ListToolsRequestSchema} = types
+export async function createAggregatingServer(
+  ctx: AggregatorContext,
+  fixedUser?: User,
+  handlers = toolHandlers(ctx),
+  catalog: CatalogHandlers = catalogHandlers(ctx),
+): Promise<Server> {
+  const [{Server}, t] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
   const server = new Server(PROXY_INFO, {
-    capabilities: {tools: {listChanged: true}},
-    instructions: 'Tools of several MCP servers, named <server>__<tool>.',
+    capabilities: {prompts: {listChanged: true}, resources: {listChanged: true, subscribe: true}, tools: {listChanged: true}},
+    instructions: 'Tools, resources and prompts of several MCP servers, named <server>__<name> (resource URIs <server>__<uri>).',
   })
-  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => handlers.listTools(userOf(extra, fixedUser)))
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) => handlers.callTool(userOf(extra, fixedUser), req.params, extra.signal))
+  const user = (extra: {authInfo?: {extra?: Record<string, unknown>}}) => userOf(extra, fixedUser)
+  server.setRequestHandler(t.ListToolsRequestSchema, (_req, extra) => handlers.listTools(user(extra)))
+  server.setRequestHandler(t.CallToolRequestSchema, (req, extra) => handlers.callTool(user(extra), req.params, extra.signal))
+  server.setRequestHandler(t.ListResourcesRequestSchema, (_req, extra) => catalog.listResources(user(extra)))
+  server.setRequestHandler(t.ListResourceTemplatesRequestSchema, (_req, extra) => catalog.listResourceTemplates(user(extra)))
+  server.setRequestHandler(t.ReadResourceRequestSchema, (req, extra) => catalog.readResource(user(extra), req.params.uri, extra.signal))
+  server.setRequestHandler(t.ListPromptsRequestSchema, (_req, extra) => catalog.listPrompts(user(extra)))
+  server.setRequestHandler(t.GetPromptRequestSchema, (req, extra) => catalog.getPrompt(user(extra), req.params, extra.signal))
+  const subscribed = new Set<string>()
+  subscriptions.set(server, subscribed)
+  server.setRequestHandler(t.SubscribeRequestSchema, async (req, extra) => {
+    await catalog.subscribe(user(extra), req.params.uri, extra.signal)
+    subscribed.add(req.params.uri)
+    return {}
+  })
+  server.setRequestHandler(t.UnsubscribeRequestSchema, async (req) => {
+    subscribed.delete(req.params.uri)
+    return {}
+  })
   // Params that fail the SDK's validation get a short -32602, not the validator's dump.
   const table = (server as unknown as {_requestHandlers: Map<string, (request: {method: string}, extra: unknown) => Promise<unknown>>})._requestHandlers
   for (const [method, handler] of table) {

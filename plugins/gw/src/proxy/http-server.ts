@@ -1,4 +1,3 @@
-import type {Server as McpServer} from '@modelcontextprotocol/sdk/server/index.js'
 import type {StreamableHTTPServerTransport} from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
@@ -7,18 +6,26 @@ import type {AddressInfo} from 'node:net'
 import {BodyTooLargeError, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
-import {type AggregatorContext, createAggregatingServer, toolHandlers} from './aggregator.js'
+import type {AsStore} from './as-store.js'
+import {type AggregatorContext, createAggregatingServer, forwardPoolEvents, toolHandlers} from './aggregator.js'
+import {catalogHandlers} from './catalog-handlers.js'
 import type {ProxyAuth} from './config.js'
 import {type AuthorizationServer, createAuthorizationServer} from './oauth-server.js'
 import type {AuthResult} from './providers/types.js'
 import {TokenBuckets} from './limits.js'
+import {type Session, SessionRegistry} from './sessions.js'
+import {sseEndpoints} from './sse-endpoint.js'
 import type {UpstreamPool} from './upstreams.js'
 
 export interface HttpProxyOptions {
+  /** The authorization server's state when replicas share a store; in-process (and `stateFile`) when omitted. */
+  asStore?: AsStore
   audit?: AggregatorContext['audit']
   auth: ProxyAuth
   host: string
   log?: (message: string) => void
+  /** The per-user request limit shared with other replicas (see shared-rate.ts); per process only when omitted. */
+  sharedRate?: {hit(key: string): number}
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
   /** Sessions, load and their limits; see `SessionLimits`. */
@@ -44,18 +51,11 @@ export const DEFAULT_LIMITS: SessionLimits = {addressRate: 500, maxSessions: 10_
 
 export interface HttpProxy {
   close(): Promise<void>
+  /** A reloaded configuration's providers, ACL and warnings (the oauth_as settings must be unchanged). */
+  update(auth: ProxyAuth): void
   readonly port: number
   /** The MCP endpoint, `http://host:port/mcp`. */
   readonly url: string
-}
-
-interface Session {
-  /** Whose session-count it uses (the subject; for anonymous users, the subject at an address). */
-  owner: string
-  lastSeen: number
-  server: McpServer
-  subject: string
-  transport: StreamableHTTPServerTransport
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
@@ -118,6 +118,11 @@ function fastRequest(body: unknown): FastRequest | undefined {
   return body as FastRequest
 }
 
+/** Whose session count a new session uses: anonymous users all share one subject, so theirs are counted per address. */
+function ownerOf(req: IncomingMessage, user: User): string {
+  return user.provider === 'none' ? `${user.subject}@${req.socket.remoteAddress}` : user.subject
+}
+
 function isInitialize(body: unknown): boolean {
   const one = (m: unknown) => typeof m === 'object' && m !== null && (m as {method?: unknown}).method === 'initialize'
   return Array.isArray(body) ? body.some(one) : one(body)
@@ -139,9 +144,9 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const idleMs = limits.sessionIdleMs
   const byAddress = new TokenBuckets(limits.addressRate, limits.addressRate * 2)
   const bySubject = new TokenBuckets(limits.subjectRate, limits.subjectRate * 2)
-  const perOwner = new Map<string, number>()
   const tooMany = (res: ServerResponse, seconds: number, message: string) => rpcError(res, 429, -32_000, message, {'retry-after': String(seconds)})
-  const {auth, pool} = o
+  const {pool} = o
+  let auth = o.auth
   const ctx: AggregatorContext = {
     acl: auth.acl,
     audit: o.audit,
@@ -151,16 +156,10 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     pool,
   }
   const handlers = toolHandlers(ctx)
-  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log) : undefined
+  const catalog = catalogHandlers(ctx)
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
-  const sessions = new Map<string, Session>()
-  const forget = (id: string, s: Session) => {
-    if (sessions.get(id) !== s) return
-    sessions.delete(id)
-    const n = (perOwner.get(s.owner) ?? 1) - 1
-    if (n > 0) perOwner.set(s.owner, n)
-    else perOwner.delete(s.owner)
-  }
+  const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions})
 
   // DNS-rebinding protection: on a loopback bind, a browser page on another origin must not reach us.
   const allowedHosts = LOOPBACK.has(o.host) ? new Set([...LOOPBACK, '[::1]', ...(auth.oauthAs ? [new URL(auth.oauthAs.issuer).hostname] : [])]) : undefined
@@ -184,11 +183,27 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   const health = () => {
     const upstreams = pool.status().map((u) => ({name: u.name, state: u.state}))
     return {
-      status: upstreams.every((u) => u.state === 'up') ? 'ok' : 'degraded',
+      status: upstreams.every((u) => u.state === 'up' || u.state === 'idle') ? 'ok' : 'degraded',
       upstreams,
       warnings: auth.warnings,
     }
   }
+
+  const sse = sseEndpoints({
+    owner: ownerOf,
+    async readBody(req, res) {
+      try {
+        return {body: await readJson(req, limit)}
+      } catch (error) {
+        if (!(error instanceof BodyError)) throw error
+        rpcError(res, error.status, error.code, error.message, error.status === 413 ? {connection: 'close'} : {})
+        return undefined
+      }
+    },
+    reject: (res, status, message, retryAfter) => rpcError(res, status, status === 404 ? -32_001 : -32_000, message, retryAfter ? {'retry-after': String(retryAfter)} : {}),
+    server: () => createAggregatingServer(ctx, undefined, handlers, catalog),
+    sessions,
+  })
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, user: User) => {
     let body: unknown
@@ -214,6 +229,10 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         rpcError(res, 404, -32001, 'Session not found: initialize a new session')
         return
       }
+      if (s.kind !== 'streamable') {
+        rpcError(res, 400, -32000, 'this session belongs to the legacy SSE transport: post to its /messages endpoint')
+        return
+      }
       if (s.subject !== user.subject) {
         rpcError(res, 403, -32000, 'this session belongs to another user')
         return
@@ -224,41 +243,31 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         await answerFast(res, id, fast, user)
         return
       }
-      await s.transport.handleRequest(req, res, body)
+      await (s.transport as StreamableHTTPServerTransport).handleRequest(req, res, body)
       return
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
       rpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; send an initialize request first')
       return
     }
-    // Anonymous users all share one subject: their sessions are counted per address instead.
-    const owner = user.provider === 'none' ? `${user.subject}@${req.socket.remoteAddress}` : user.subject
-    if ((perOwner.get(owner) ?? 0) >= limits.maxSessionsPerSubject) {
-      tooMany(res, 60, `too many open sessions for "${user.subject}" (${limits.maxSessionsPerSubject}); close some (DELETE /mcp) or let idle ones expire`)
+    const owner = ownerOf(req, user)
+    const admission = sessions.admit(owner, user.subject)
+    if (!admission.ok) {
+      tooMany(res, 60, admission.message)
       return
     }
-    if (sessions.size >= limits.maxSessions) {
-      // Full: the least recently used session makes room (its client re-initializes on 404).
-      let lru: [string, Session] | undefined
-      for (const entry of sessions) if (!lru || entry[1].lastSeen < lru[1].lastSeen) lru = entry
-      if (lru) {
-        forget(lru[0], lru[1])
-        lru[1].transport.close().catch(() => {})
-      }
-    }
-    const server = await createAggregatingServer(ctx, undefined, handlers)
+    const server = await createAggregatingServer(ctx, undefined, handlers, catalog)
     let session: Session | undefined
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       enableJsonResponse: true,
       onsessioninitialized: (sid) => {
-        session = {lastSeen: Date.now(), owner, server, subject: user.subject, transport}
-        sessions.set(sid, session)
-        perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1)
+        session = {kind: 'streamable', lastSeen: Date.now(), owner, server, subject: user.subject, transport}
+        sessions.add(sid, session)
       },
       sessionIdGenerator: randomUUID,
     })
     transport.onclose = () => {
-      if (transport.sessionId && session) forget(transport.sessionId, session)
+      if (transport.sessionId && session) sessions.forget(transport.sessionId, session)
     }
     await server.connect(transport)
     await transport.handleRequest(req, res, body)
@@ -289,7 +298,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     }
     res.once('close', onClose)
     try {
-      const result = r.method === 'tools/list' ? handlers.listTools(user) : await handlers.callTool(user, r.params, abort.signal)
+      const result = r.method === 'tools/list' ? await handlers.listTools(user) : await handlers.callTool(user, r.params, abort.signal)
       reply = {id: r.id, jsonrpc: '2.0', result}
     } catch (error) {
       const e = error as {code?: unknown; data?: unknown; message?: unknown}
@@ -309,7 +318,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     }
     const q = req.url?.indexOf('?') ?? -1
     const path = q === -1 ? (req.url ?? '/') : req.url!.slice(0, q)
-    if (path === '/mcp' || path === '/mcp/') {
+    if (path === '/mcp' || path === '/mcp/' || path === '/sse' || path === '/messages') {
       // Per address before authentication (which costs more, and which a guesser would hammer).
       const addressWait = byAddress.take(req.socket.remoteAddress ?? '')
       if (addressWait > 0) {
@@ -322,12 +331,14 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         unauthorized(res, r, req.headers.authorization !== undefined)
         return
       }
-      const subjectWait = bySubject.take(r.user.subject)
+      const subjectWait = bySubject.take(r.user.subject) || (o.sharedRate?.hit(r.user.subject) ?? 0)
       if (subjectWait > 0) {
         tooMany(res, subjectWait, `too many requests for "${r.user.subject}"`)
         return
       }
-      await handleMcp(req, res, r.user)
+      if (path === '/sse') await sse.open(req, res, r.user)
+      else if (path === '/messages') await sse.message(req, res, r.user)
+      else await handleMcp(req, res, r.user)
       return
     }
     if (path === '/health' || path === '/healthz') {
@@ -347,21 +358,12 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   })
   http.keepAliveTimeout = 65_000
   const sweep = setInterval(() => {
-    const cutoff = Date.now() - idleMs
-    for (const [id, s] of sessions) {
-      if (s.lastSeen < cutoff) {
-        forget(id, s)
-        s.transport.close().catch(() => {})
-      }
-    }
+    sessions.sweep()
     byAddress.sweep()
     bySubject.sweep()
   }, Math.min(60_000, idleMs))
   sweep.unref()
-  const onChange = () => {
-    for (const s of sessions.values()) s.server.sendToolListChanged().catch(() => {})
-  }
-  pool.on('changed', onChange)
+  const stopEvents = forwardPoolEvents(pool, () => sessions.servers())
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
@@ -375,16 +377,19 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   return {
     async close() {
       clearInterval(sweep)
-      pool.off('changed', onChange)
+      stopEvents()
       await as?.close()
-      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})))
-      sessions.clear()
+      await sessions.closeAll()
       http.closeAllConnections()
       await new Promise<void>((resolve) => {
         http.close(() => resolve())
       })
     },
     port,
+    update(next) {
+      auth = next
+      ctx.acl = next.acl
+    },
     url: `http://${hostForUrl}:${port}/mcp`,
   }
 }

@@ -3,28 +3,9 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {OAuthServerProvider} from '@modelcontextprotocol/sdk/server/auth/provider.js'
 import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotocol/sdk/shared/auth.js'
 
-import {loadState, stateWriter} from './oauth-state.js'
+import {type AsStore, MemoryAsStore, RegistryFullError} from './as-store.js'
 import {type Registration, RegistrationGuard, sourceAddress} from './registrations.js'
 import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './providers/oauth-as.js'
-
-interface CodeGrant {
-  challenge: string
-  clientId: string
-  expiresAt: number
-  redirectUri: string
-  roles: string[]
-  scopes: string[]
-  subject: string
-}
-
-interface RefreshGrant {
-  clientId: string
-  expiresAt: number
-  family: string
-  roles: string[]
-  scopes: string[]
-  subject: string
-}
 
 export interface AuthorizationServer {
   close(): Promise<void>
@@ -46,62 +27,35 @@ type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
  * tokens only as digests) so a restart does not make every connector register and sign in
  * again; codes live only in memory (they last a minute).
  */
-export async function createAuthorizationServer(o: OAuthAsOptions, log?: (message: string) => void): Promise<AuthorizationServer> {
+export async function createAuthorizationServer(o: OAuthAsOptions, log?: (message: string) => void, shared?: AsStore): Promise<AuthorizationServer> {
   const [{mcpAuthRouter}, {createMcpExpressApp}, errors, jose] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/auth/router.js'),
     import('@modelcontextprotocol/sdk/server/express.js'),
     import('@modelcontextprotocol/sdk/server/auth/errors.js'),
     import('jose'),
   ])
-  const clients = new Map<string, OAuthClientInformationFull>()
-  const codes = new Map<string, CodeGrant>()
-  /** By SHA-256 of the token, so a memory dump does not hand out live refresh tokens. */
-  const refresh = new Map<string, RefreshGrant>()
-  /** Rotated-away refresh tokens: presenting one again revokes its whole family (RFC 9700 4.14.2). */
-  const rotated = new Map<string, {expiresAt: number; family: string}>()
-  /** When and from where each client registered, and whether it ever signed in (flood control). */
+  /** This replica's registrations that were never used, for the per-source flood limits. */
   const registrations = new Map<string, Registration>()
   const guard = new RegistrationGuard(o.registration)
   const now = () => Math.floor(Date.now() / 1000)
-  if (o.stateFile) {
-    const saved = await loadState(o.stateFile)
-    for (const [k, v] of Object.entries(saved.refresh)) refresh.set(k, v as RefreshGrant)
-    for (const [k, v] of Object.entries(saved.rotated)) rotated.set(k, v as {expiresAt: number; family: string})
-    const granted = new Set([...refresh.values()].map((g) => g.clientId))
-    for (const [k, v] of Object.entries(saved.clients)) {
-      // A file from before registrations were tracked: a client with a grant is in use; others start their unused time now.
-      const r = (saved.registrations?.[k] as Registration | undefined) ?? {at: now(), source: 'unknown', used: granted.has(k)}
-      if (guard.expired(r)) continue
-      clients.set(k, v as OAuthClientInformationFull)
+  const memory = shared ? undefined : await MemoryAsStore.open(o.stateFile, o.maxClients, (r) => guard.expired(r), log)
+  const store: AsStore = shared ?? memory!
+  if (memory) {
+    for (const [k, r] of memory.registrations) {
       registrations.set(k, r)
       guard.restore(r)
     }
   }
-  const writer = o.stateFile
-    ? stateWriter(
-        o.stateFile,
-        () => ({clients: Object.fromEntries(clients), refresh: Object.fromEntries(refresh), registrations: Object.fromEntries(registrations), rotated: Object.fromEntries(rotated)}),
-        log,
-      )
-    : undefined
-  const changed = () => writer?.schedule()
-  const forget = (id: string) => {
+  const release = (id: string) => {
     const r = registrations.get(id)
     if (r) guard.released(r)
     registrations.delete(id)
-    clients.delete(id)
   }
 
   const sweep = setInterval(() => {
-    const t = now()
-    const before = refresh.size + rotated.size
-    for (const [k, v] of codes) if (v.expiresAt <= t) codes.delete(k)
-    for (const [k, v] of refresh) if (v.expiresAt <= t) refresh.delete(k)
-    for (const [k, v] of rotated) if (v.expiresAt <= t) rotated.delete(k)
-    const clientsBefore = clients.size
-    for (const [k, r] of registrations) if (guard.expired(r)) forget(k)
+    if (memory) for (const id of memory.sweep((r) => guard.expired(r))) release(id)
+    for (const [k, r] of registrations) if (guard.expired(r)) release(k)
     guard.sweep()
-    if (refresh.size + rotated.size !== before || clients.size !== clientsBefore) changed()
   }, 60_000)
   sweep.unref()
 
@@ -116,8 +70,7 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
       .setExpirationTime(now() + o.accessTokenTtlSeconds)
       .sign(o.jwtSecret)
     const refreshToken = randomToken()
-    refresh.set(sha256(refreshToken).toString('base64url'), {clientId, expiresAt: now() + o.refreshTokenTtlSeconds, family, roles, scopes, subject})
-    changed()
+    await store.putRefresh(sha256(refreshToken).toString('base64url'), {clientId, expiresAt: now() + o.refreshTokenTtlSeconds, family, roles, scopes, subject})
     return {
       access_token: accessToken,
       expires_in: o.accessTokenTtlSeconds,
@@ -143,9 +96,9 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
       if (r && !r.used) {
         guard.released(r)
         r.used = true
-        changed()
       }
-      codes.set(code, {
+      await store.markUsed(client.client_id)
+      await store.putCode(code, {
         challenge: params.codeChallenge,
         clientId: client.client_id,
         expiresAt: now() + o.codeTtlSeconds,
@@ -163,35 +116,37 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     },
 
     async challengeForAuthorizationCode(_client, code) {
-      const grant = codes.get(code)
+      // Read without taking: exchangeAuthorizationCode takes it (skipLocalPkceValidation makes the SDK not call this).
+      const grant = await store.takeCode(code)
+      if (grant) await store.putCode(code, grant)
       if (!grant) throw new errors.InvalidGrantError('invalid or expired authorization code')
       return grant.challenge
     },
 
     clientsStore: {
-      getClient: async (id) => clients.get(id),
+      getClient: (id) => store.getClient(id),
       async registerClient(client) {
         const bad = client.redirect_uris.filter((u) => !redirectUriAllowed(String(u), o.redirectUriAllowlist))
         if (bad.length > 0) {
           throw new errors.CustomOAuthError('invalid_redirect_uri', `redirect_uri not allowed by this server: ${bad.join(', ')}`)
         }
-        if (clients.size >= o.maxClients) {
-          // Full: the oldest registration that never signed in makes room (Map keeps insertion order).
-          const idle = [...registrations].find(([, r]) => !r.used)
-          if (!idle) throw new errors.TemporarilyUnavailableError('too many registered clients')
-          forget(idle[0])
-        }
         const full = client as OAuthClientInformationFull
-        clients.set(full.client_id, full)
-        changed()
+        // The source is filled in as the 201 leaves (the /register middleware knows the request).
+        const r: Registration = {at: now(), source: 'unknown', used: false}
+        try {
+          for (const id of await store.registerClient(full, r)) release(id)
+        } catch (error) {
+          if (error instanceof RegistryFullError) throw new errors.TemporarilyUnavailableError('too many registered clients')
+          throw error
+        }
+        registrations.set(full.client_id, r)
         return full
       },
     },
 
     async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
-      const grant = codes.get(code)
-      // Single use whatever happens next: a wrong verifier burns the code too.
-      codes.delete(code)
+      // Single use whatever happens next (taken atomically, on every replica): a wrong verifier burns the code too.
+      const grant = await store.takeCode(code)
       if (!grant || grant.expiresAt <= now() || grant.clientId !== client.client_id) {
         throw new errors.InvalidGrantError('invalid, expired or already used authorization code')
       }
@@ -204,21 +159,19 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     async exchangeRefreshToken(client, token, scopes, resource) {
       checkResource(resource)
       const key = sha256(token).toString('base64url')
-      const grant = refresh.get(key)
+      // Taken atomically: of two replicas redeeming the same token at once, one gets the grant.
+      const grant = await store.takeRefresh(key)
       if (!grant) {
-        const reused = rotated.get(key)
-        if (reused) {
-          for (const [k, v] of refresh) if (v.family === reused.family) refresh.delete(k)
-          rotated.delete(key)
-          changed()
-        }
+        const family = await store.takeRotated(key)
+        if (family) await store.revokeFamily(family, now() + o.refreshTokenTtlSeconds)
         throw new errors.InvalidGrantError('invalid, expired or already used refresh token')
       }
-      if (grant.clientId !== client.client_id) throw new errors.InvalidGrantError('refresh token was issued to another client')
-      refresh.delete(key)
-      changed()
-      if (grant.expiresAt <= now()) throw new errors.InvalidGrantError('refresh token expired')
-      rotated.set(key, {expiresAt: grant.expiresAt, family: grant.family})
+      if (grant.clientId !== client.client_id) {
+        await store.putRefresh(key, grant)
+        throw new errors.InvalidGrantError('refresh token was issued to another client')
+      }
+      if (grant.expiresAt <= now() || (await store.familyRevoked(grant.family))) throw new errors.InvalidGrantError('invalid, expired or already used refresh token')
+      await store.putRotated(key, grant.family, grant.expiresAt)
       const wanted = scopes && scopes.length > 0 ? scopes : grant.scopes
       if (wanted.some((s) => !grant.scopes.includes(s))) throw new errors.InvalidScopeError('a refresh cannot widen the granted scopes')
       return issue(client.client_id, grant.subject, grant.roles, wanted, grant.family)
@@ -226,11 +179,8 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
 
     async revokeToken(client, request) {
       const key = sha256(request.token).toString('base64url')
-      const grant = refresh.get(key)
-      if (grant && grant.clientId === client.client_id) {
-        refresh.delete(key)
-        changed()
-      }
+      const grant = await store.getRefresh(key)
+      if (grant && grant.clientId === client.client_id) await store.deleteRefresh(key)
     },
 
     skipLocalPkceValidation: true,
@@ -262,6 +212,12 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     }
     next()
   }
+  // A shared store that cannot be reached: every OAuth route says so (503) instead of failing half-way.
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (store.available() || (req.url ?? '').startsWith('/.well-known/')) return next()
+    res.writeHead(503, {'cache-control': 'no-store', 'content-type': 'application/json', 'retry-after': '5'})
+    res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: 'the shared store of the authorization server is unavailable; try again shortly'}))
+  })
   app.use('/authorize', gate(true))
   app.use('/register', gate(false), (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     if (req.method !== 'POST') return next()
@@ -278,11 +234,11 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
       if (res.statusCode === 201 && chunk) {
         try {
           const id = (JSON.parse(String(chunk)) as {client_id?: unknown}).client_id
-          if (typeof id === 'string' && clients.has(id)) {
-            const r: Registration = {at: now(), source, used: false}
-            registrations.set(id, r)
+          const r = typeof id === 'string' ? registrations.get(id) : undefined
+          if (r && r.source === 'unknown') {
+            // The same object the memory store keeps: its next save has the source.
+            r.source = source
             guard.registered(r)
-            changed()
           }
         } catch {
           // Not the JSON the SDK sends: nothing to note.
@@ -309,7 +265,8 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
   return {
     async close() {
       clearInterval(sweep)
-      await writer?.flush()
+      // A shared store belongs to the proxy (serve.ts), which closes it.
+      await memory?.close()
     },
     handle(req, res, next) {
       // express's app is a plain (req, res, next) function.

@@ -5,6 +5,10 @@ import type {AuditEntry} from './aggregator.js'
 import type {User} from './acl.js'
 import type {ServersConfig} from '../client/config.js'
 import {buildProxyAuth, type ProxyAuth} from './config.js'
+import type {AsStore} from './as-store.js'
+import {DEFAULT_LIMITS} from './http-server.js'
+import {changedServers, idleTimeouts} from './server-options.js'
+import {sharedStoreOptions} from './store-options.js'
 import {type Connector, UpstreamPool, type UpstreamStatus} from './upstreams.js'
 
 export interface ServeRequest {
@@ -29,6 +33,12 @@ export interface ServeRequest {
 
 export interface RunningProxy {
   close(): Promise<void>
+  /**
+   * Applies a new configuration (SIGHUP): servers added, removed or changed are started, stopped
+   * or restarted, providers and the ACL replaced; unchanged servers keep their sessions. A
+   * configuration that does not validate is refused (the error is thrown) and the old one stays.
+   */
+  reload(config: ServersConfig): Promise<{added: string[]; changed: string[]; removed: string[]}>
   providers: string[]
   upstreams: UpstreamStatus[]
   /** The MCP endpoint (HTTP mode). */
@@ -40,8 +50,9 @@ export interface RunningProxy {
  * `gw serve`: validates serverAuth (refusing to start on anything unsafe), connects every
  * configured server through the gw client, and serves the aggregated tools over HTTP or stdio.
  */
-export async function startServe(r: ServeRequest): Promise<RunningProxy> {
-  const auth: ProxyAuth = buildProxyAuth(r.config.raw, {env: r.env, file: r.config.file, oauthStateFile: r.oauthStateFile})
+/** The checked parts of a configuration: authentication, ACL and per-server idle times. */
+function validate(r: ServeRequest, config: ServersConfig): {auth: ProxyAuth; idle: Map<string, number>} {
+  const auth: ProxyAuth = buildProxyAuth(config.raw, {env: r.env, file: config.file, oauthStateFile: r.oauthStateFile})
   if (r.http && !isLoopback(r.http.host) && auth.providers.includes('none')) {
     if (!r.insecure) {
       throw new UsageError(
@@ -52,14 +63,23 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     }
     auth.warnings.push(`serving on ${r.http.host} without authentication (--insecure): every request is accepted anonymously.`)
   }
+  return {auth, idle: idleTimeouts(config)}
+}
+
+export async function startServe(r: ServeRequest): Promise<RunningProxy> {
+  let current = r.config
+  const checked = validate(r, current)
+  let {idle} = checked
+  const {auth} = checked
   for (const w of auth.warnings) r.log(`WARNING: ${w}`)
   const names = Object.keys(r.config.servers)
   if (names.length === 0) r.log('WARNING: no servers configured: the proxy serves no tools (see docs/gw-proxy.md)')
   let connect = r.connector
   if (!connect) {
     const {connectServer} = await import('../client/connect.js')
+    // Reads the configuration in force: a reload changes what a (re)connection dials.
     connect = (name, signal) =>
-      connectServer(name, r.config.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), signal, tokenStore: r.store})
+      connectServer(name, current.servers[name], {env: r.env, interactive: false, log: (m) => r.log(`upstream ${name}: ${m}`), signal, tokenStore: r.store})
   }
   let audit: ((e: AuditEntry) => void) | undefined
   let auditStream: import('node:fs').WriteStream | undefined
@@ -75,19 +95,68 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     audit = (e) => stream.write(`${JSON.stringify(e)}\n`)
   }
   const closeAudit = () => new Promise<void>((resolve) => (auditStream ? auditStream.end(resolve) : resolve()))
-  const pool = new UpstreamPool(names, {connect, log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
+  const storeOptions = sharedStoreOptions(r.config, r.env ?? process.env)
+  let redis: import('ioredis').Redis | undefined
+  let asStore: AsStore | undefined
+  let sharedRate: import('./shared-rate.js').SharedRateWindow | undefined
+  if (storeOptions) {
+    const {connectRedis, RedisAsStore} = await import('./as-store-redis.js')
+    try {
+      redis = await connectRedis(storeOptions, r.log)
+    } catch (error) {
+      throw new InputError(`serverAuth.store: ${(error as Error).message}`, {code: 'store_unreachable', file: r.config.file})
+    }
+    if (auth.oauthAs) asStore = new RedisAsStore(redis, storeOptions.prefix, auth.oauthAs.registration.unusedTtlSeconds)
+    const rate = r.http?.limits?.subjectRate ?? DEFAULT_LIMITS.subjectRate
+    if (r.http && rate > 0) {
+      const {SharedRateWindow} = await import('./shared-rate.js')
+      // The same burst a single process allows (twice the rate), over all replicas in a one-second window.
+      sharedRate = new SharedRateWindow(redis, storeOptions.prefix, rate * 2, r.log)
+    }
+  }
+  const closeStore = async () => {
+    sharedRate?.close()
+    redis?.disconnect()
+  }
+  const pool = new UpstreamPool(names, {connect, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
+  let apply: (next: ProxyAuth) => void = () => {}
+  const oauthAsOf = (c: ServersConfig) => {
+    const sa = c.raw.serverAuth as {oauthAs?: unknown; store?: unknown} | undefined
+    return JSON.stringify([sa?.oauthAs ?? null, sa?.store ?? null])
+  }
+  const reload: RunningProxy['reload'] = async (config) => {
+    const next = validate(r, config)
+    if (oauthAsOf(config) !== oauthAsOf(current)) {
+      throw new InputError('serverAuth.oauthAs or serverAuth.store changed: the authorization server keeps its signing key and state for the life of the process, so restart the proxy to apply that', {
+        code: 'config_reload',
+        file: config.file,
+      })
+    }
+    const before = Object.keys(current.servers)
+    const after = Object.keys(config.servers)
+    const changed = changedServers(current, config)
+    current = config
+    idle = next.idle
+    apply(next.auth)
+    for (const w of next.auth.warnings) r.log(`WARNING: ${w}`)
+    await pool.reconfigure(after, changed, next.auth.toolAccess)
+    return {added: after.filter((n) => !before.includes(n)), changed: [...changed], removed: before.filter((n) => !after.includes(n))}
+  }
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({audit, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({asStore, audit, sharedRate, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      apply = (next) => proxy.update(next)
       return {
         async close() {
           await proxy.close()
           await pool.stop()
           await closeAudit()
+          await closeStore()
         },
         providers: auth.providers,
+        reload,
         upstreams: pool.status(),
         url: proxy.url,
         warnings: auth.warnings,
@@ -95,29 +164,32 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     } catch (error) {
       await pool.stop()
       await closeAudit()
+      await closeStore()
       throw error
     }
   }
-  const {createAggregatingServer} = await import('./aggregator.js')
+  const {createAggregatingServer, forwardPoolEvents} = await import('./aggregator.js')
   const {StdioServerTransport} = await import('@modelcontextprotocol/sdk/server/stdio.js')
   const user: User = {provider: 'stdio', roles: r.stdioRoles ?? [], subject: (r.env ?? process.env).USER || 'local'}
-  const server = await createAggregatingServer({acl: auth.acl, audit, pool}, user)
-  const transport = new StdioServerTransport()
-  const onChange = () => {
-    server.sendToolListChanged().catch(() => {})
+  const ctx = {acl: auth.acl, audit, pool}
+  apply = (next) => {
+    ctx.acl = next.acl
   }
-  pool.on('changed', onChange)
+  const server = await createAggregatingServer(ctx, user)
+  const transport = new StdioServerTransport()
+  const stopEvents = forwardPoolEvents(pool, () => [server])
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
-    pool.off('changed', onChange)
+    stopEvents()
     await server.close().catch(() => {})
     await pool.stop()
     await closeAudit()
+    await closeStore()
   }
   await server.connect(transport)
-  return {close, providers: ['stdio'], upstreams: pool.status(), warnings: auth.warnings}
+  return {close, providers: ['stdio'], reload, upstreams: pool.status(), warnings: auth.warnings}
 }
 
 /** Loopback addresses only a local process can reach. */

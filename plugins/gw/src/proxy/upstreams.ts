@@ -1,10 +1,11 @@
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
+import type {CallToolResult, GetPromptResult, ReadResourceResult} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
 import type {HttpSession} from '../client/connect.js'
 import {networkCodeReason} from '../client/network-reason.js'
-import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
+import {type Access, TOOL_SEPARATOR} from './acl.js'
+import {type Catalog, EMPTY_RAW, listKind, nameCatalog, type ProxiedPrompt, type ProxiedResource, type ProxiedTemplate, type ProxiedTool, type RawCatalog} from './catalog.js'
 import {type FastCall, fastCallFor, UpstreamHttpError, UpstreamRpcError} from './fast-call.js'
 
 export interface UpstreamConnection {
@@ -17,24 +18,19 @@ export interface UpstreamConnection {
 /** Opens one upstream session; in production the gw client's `connectServer` (same credentials and token store). */
 export type Connector = (name: string, signal: AbortSignal) => Promise<UpstreamConnection>
 
-export interface ProxiedTool {
-  access: Access
-  /** `<server>__<tool>`, the name clients see. */
-  fullName: string
-  /** What the ACL evaluates. */
-  ref: ToolRef
-  server: string
-  /** The tool as clients see it (renamed). */
-  tool: Tool
-  /** The upstream's own tool name. */
-  upstreamName: string
-}
+export type {ProxiedPrompt, ProxiedResource, ProxiedTemplate, ProxiedTool} from './catalog.js'
 
-export type UpstreamState = 'connecting' | 'down' | 'up'
+/** What an upstream offers besides tools; each kind has its own list_changed notification. */
+export type CatalogKind = 'prompts' | 'resources' | 'tools'
+
+/** `idle`: a lazy (stdio) server that is not running; its last listing stays visible and the next use starts it. */
+export type UpstreamState = 'connecting' | 'down' | 'idle' | 'up'
 
 export interface UpstreamStatus {
   error?: string
   name: string
+  prompts: number
+  resources: number
   state: UpstreamState
   tools: number
 }
@@ -52,6 +48,11 @@ export interface PoolOptions {
   /** How often a live upstream is pinged, so one that died without a word is noticed. */
   pingIntervalMs?: number
   toolAccess?: Map<string, (tool: string) => Access | undefined>
+  /**
+   * Per server: stop it after this many milliseconds without a request, and start it again on
+   * the next use (0 or undefined: connect at start and stay connected). For stdio servers.
+   */
+  idleMs?: (name: string) => number | undefined
 }
 
 /** A clear, client-facing error for a call that cannot be forwarded. */
@@ -82,6 +83,7 @@ export function reason(error: unknown): string {
 }
 
 let types: typeof import('@modelcontextprotocol/sdk/types.js') | undefined
+const sdkTypes = async () => (types ??= await import('@modelcontextprotocol/sdk/types.js'))
 
 function httpStatus(error: unknown): number | undefined {
   if (error instanceof UpstreamHttpError) return error.status
@@ -106,38 +108,68 @@ function isProtocolAnswer(error: unknown): boolean {
   return typeof code === 'number' && code < 0 && code !== -32000
 }
 
+type Options = Required<Omit<PoolOptions, 'idleMs' | 'log' | 'toolAccess'>> & PoolOptions
+
 class Upstream {
   backoff: number
+  catalog: Catalog = nameCatalog('', EMPTY_RAW, undefined)
   conn: UpstreamConnection | undefined
   connecting: Promise<void> | undefined
+  error: string | undefined
+  fast: FastCall | undefined
+  idleTimer: NodeJS.Timeout | undefined
+  inflight = 0
   /** The tools of the last successful listing, kept while down so the ACL can still judge calls to them. */
   known = new Map<string, ProxiedTool>()
   lastAttempt = 0
-  fast: FastCall | undefined
-  error: string | undefined
+  lastUsed = 0
+  /** Has a listing ever arrived (a lazy server's catalog is unknown until it ran once)? */
+  listed = false
   pinger: NodeJS.Timeout | undefined
+  raw: RawCatalog = EMPTY_RAW
   retry: NodeJS.Timeout | undefined
-  state: UpstreamState = 'connecting'
+  state: UpstreamState
   stopped = false
-  tools: ProxiedTool[] = []
+  /** Upstream URIs some client subscribed to, subscribed again after a reconnect. */
+  subscriptions = new Set<string>()
 
   constructor(
     readonly name: string,
     private readonly pool: UpstreamPool,
-    private readonly o: Required<Omit<PoolOptions, 'log' | 'toolAccess'>> & PoolOptions,
+    private readonly o: Options,
+    readonly idleMs: number,
   ) {
     this.backoff = o.minBackoffMs
+    this.state = idleMs > 0 ? 'idle' : 'connecting'
   }
 
-  async call(upstreamName: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal, retry = true): Promise<CallToolResult> {
-    const conn = this.conn
-    if (!conn || this.state !== 'up') throw this.unavailable()
-    const {CallToolResultSchema} = (types ??= await import('@modelcontextprotocol/sdk/types.js'))
+  get tools(): ProxiedTool[] {
+    return this.catalog.tools
+  }
+
+  async call(upstreamName: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+    const {CallToolResultSchema} = await sdkTypes()
     const params: Record<string, unknown> = {arguments: args ?? {}, name: upstreamName}
     if (meta) params._meta = meta
-    try {
-      if (this.fast) return await this.fast(params, {signal, timeoutMs: this.o.callTimeoutMs})
+    return this.forward(async (conn) => {
+      if (this.fast) return this.fast(params, {signal, timeoutMs: this.o.callTimeoutMs})
       return (await conn.client.request({method: 'tools/call', params}, CallToolResultSchema, {signal, timeout: this.o.callTimeoutMs})) as CallToolResult
+    }, signal)
+  }
+
+  /**
+   * Sends one request in the upstream session with the proxy's failure rules: the upstream's
+   * JSON-RPC errors pass through, an HTTP refusal of this one request fails it alone, a transport
+   * failure marks the upstream down, and a session the upstream forgot (a redeploy) is opened
+   * again and the request sent once more. An idle lazy server is started first.
+   */
+  async forward<T>(send: (conn: UpstreamConnection) => Promise<T>, signal?: AbortSignal, retry = true): Promise<T> {
+    if (this.state === 'idle') await this.wake()
+    const conn = this.conn
+    if (!conn || this.state !== 'up') throw this.unavailable()
+    this.inflight++
+    try {
+      return await send(conn)
     } catch (error) {
       if (isProtocolAnswer(error) || signal?.aborted) throw error
       // The upstream refused this one request at the HTTP level (arguments it cannot take, a body
@@ -151,9 +183,12 @@ class Upstream {
       // 404 (or 400 from servers that predate the spec's 404) on our session id: the upstream
       // restarted and forgot the session. The request never ran, so it is sent again once the
       // session is re-established, and the caller does not see the redeploy.
-      const sessionLost = error instanceof UpstreamHttpError && (error.status === 404 || error.status === 400)
-      if (retry && sessionLost && (await this.revive(5000))) return this.call(upstreamName, args, meta, signal, false)
+      const sessionLost = status === 404 || status === 400
+      if (retry && sessionLost && (await this.revive(5000))) return this.forward(send, signal, false)
       throw this.unavailable()
+    } finally {
+      this.inflight--
+      this.touch()
     }
   }
 
@@ -166,6 +201,49 @@ class Upstream {
     return this.connecting
   }
 
+  /** Starts a lazy server that is idle (first use, or first use since it was stopped). */
+  async wake(ms = this.o.connectTimeoutMs): Promise<void> {
+    if (this.state !== 'idle' || this.stopped) return
+    this.state = 'connecting'
+    this.o.log?.(`upstream ${this.name}: starting on first use`)
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.connect(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
+    clearTimeout(timer)
+  }
+
+  /** A request went through: a lazy server's idle clock starts again. */
+  private touch(): void {
+    this.lastUsed = Date.now()
+    if (this.idleMs <= 0 || this.idleTimer) return
+    const check = () => {
+      this.idleTimer = undefined
+      if (this.state !== 'up' || this.stopped) return
+      const left = this.lastUsed + this.idleMs - Date.now()
+      if (left > 0 || this.inflight > 0) {
+        this.idleTimer = setTimeout(check, Math.max(left, 100))
+        this.idleTimer.unref()
+        return
+      }
+      this.sleep()
+    }
+    this.idleTimer = setTimeout(check, this.idleMs)
+    this.idleTimer.unref()
+  }
+
+  /** Stops an idle lazy server; its listing stays, so clients still see its tools. */
+  private sleep(): void {
+    const c = this.conn
+    this.conn = undefined
+    this.fast = undefined
+    clearInterval(this.pinger)
+    this.state = 'idle'
+    this.o.log?.(`upstream ${this.name}: stopped after ${Math.round(this.idleMs / 1000)} s without a request; starts again on the next use`)
+    if (c) {
+      c.client.onclose = undefined
+      c.close().catch(() => {})
+    }
+  }
+
   /**
    * A call found this upstream down: try to reconnect now instead of waiting for the backoff
    * timer (a redeployed upstream is usually back within the call's budget). At most one
@@ -173,6 +251,7 @@ class Upstream {
    */
   async revive(ms: number): Promise<boolean> {
     if (this.stopped) return false
+    if (this.state === 'idle') await this.wake(ms)
     if (this.state === 'up' && this.conn) return true
     const deadline = Date.now() + ms
     if (!this.connecting) {
@@ -201,18 +280,29 @@ class Upstream {
       }
       const c = conn
       c.client.onclose = () => this.down(new ShortReason('connection closed'), c)
-      const {ToolListChangedNotificationSchema} = await import('@modelcontextprotocol/sdk/types.js')
-      c.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        this.loadTools(c).catch((error) => this.down(error, c))
+      const t = await sdkTypes()
+      const reload = (kind: CatalogKind) => () => {
+        this.load(c, kind).catch((error) => this.down(error, c))
+      }
+      c.client.setNotificationHandler(t.ToolListChangedNotificationSchema, reload('tools'))
+      c.client.setNotificationHandler(t.ResourceListChangedNotificationSchema, reload('resources'))
+      c.client.setNotificationHandler(t.PromptListChangedNotificationSchema, reload('prompts'))
+      c.client.setNotificationHandler(t.ResourceUpdatedNotificationSchema, (n) => {
+        this.pool.emit('resourceUpdated', `${this.name}${TOOL_SEPARATOR}${n.params.uri}`)
       })
       this.conn = c
       this.fast = fastCallFor(c)
-      await this.loadTools(c)
+      let raw = await listKind(c.client, 'tools', EMPTY_RAW)
+      raw = await listKind(c.client, 'resources', raw)
+      raw = await listKind(c.client, 'prompts', raw)
+      this.setCatalog(raw)
+      for (const uri of this.subscriptions) await c.client.subscribeResource({uri}).catch(() => this.subscriptions.delete(uri))
       this.state = 'up'
       this.error = undefined
       this.backoff = this.o.minBackoffMs
-      this.o.log?.(`upstream ${this.name}: connected, ${this.tools.length} tools`)
-      this.pool.changed()
+      this.o.log?.(`upstream ${this.name}: connected, ${this.tools.length} tools, ${this.catalog.resources.length} resources, ${this.catalog.prompts.length} prompts`)
+      this.pool.changed('tools', 'resources', 'prompts')
+      this.touch()
       this.pinger = setInterval(() => {
         c.client.ping({timeout: Math.max(1000, this.o.pingIntervalMs)}).catch((error) => this.down(error, c))
       }, this.o.pingIntervalMs)
@@ -224,7 +314,7 @@ class Upstream {
     }
   }
 
-  /** The connection `conn` is gone: drop its tools and start reconnecting (once per connection). */
+  /** The connection `conn` is gone: drop its listing and start reconnecting (once per connection). */
   down(error: unknown, conn: UpstreamConnection): void {
     if (this.conn !== conn || this.stopped) return
     this.conn = undefined
@@ -235,10 +325,16 @@ class Upstream {
     this.fail(error)
   }
 
+  /** The operator's read/write overrides changed (config reload): classify the same listing again. */
+  reclassify(): void {
+    if (this.listed) this.setCatalog(this.raw)
+  }
+
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.pinger)
     clearTimeout(this.retry)
+    clearTimeout(this.idleTimer)
     const c = this.conn
     this.conn = undefined
     if (c) {
@@ -253,11 +349,11 @@ class Upstream {
   }
 
   private fail(error: unknown): void {
-    const hadTools = this.tools.length > 0
+    const had = this.catalog.tools.length + this.catalog.resources.length + this.catalog.templates.length + this.catalog.prompts.length > 0
     this.state = 'down'
     this.error = reason(error)
-    this.tools = []
-    if (hadTools) this.pool.changed()
+    this.catalog = nameCatalog(this.name, EMPTY_RAW, undefined)
+    if (had) this.pool.changed('tools', 'resources', 'prompts')
     this.o.log?.(`upstream ${this.name}: ${this.error}; retrying in ${this.backoff} ms`)
     this.lastAttempt = Date.now()
     clearTimeout(this.retry)
@@ -268,60 +364,74 @@ class Upstream {
     this.backoff = Math.min(this.backoff * 2, this.o.maxBackoffMs)
   }
 
-  private async loadTools(c: UpstreamConnection): Promise<void> {
-    const all: Tool[] = []
-    let cursor: string | undefined
-    // Bounded: a server that pages forever cannot hang the proxy.
-    for (let page = 0; page < 100; page++) {
-      const r = await c.client.listTools(cursor ? {cursor} : undefined)
-      all.push(...r.tools)
-      cursor = r.nextCursor
-      if (!cursor) break
-    }
-    const override = this.o.toolAccess?.get(this.name)
-    this.tools = all.map((t) => {
-      const fullName = `${this.name}${TOOL_SEPARATOR}${t.name}`
-      const access = classify(override, t.name, t.annotations)
-      return {access, fullName, ref: {access, server: this.name, tool: t.name}, server: this.name, tool: {...t, name: fullName}, upstreamName: t.name}
-    })
-    this.known = new Map(this.tools.map((t) => [t.fullName, t]))
-    if (this.conn === c && this.state === 'up') this.pool.changed()
+  private async load(c: UpstreamConnection, kind: CatalogKind): Promise<void> {
+    const raw = await listKind(c.client, kind, this.raw)
+    if (this.conn !== c) return
+    this.setCatalog(raw)
+    if (this.state === 'up') this.pool.changed(kind)
   }
+
+  private setCatalog(raw: RawCatalog): void {
+    this.raw = raw
+    this.listed = true
+    this.catalog = nameCatalog(this.name, raw, this.o.toolAccess?.get(this.name))
+    this.known = new Map(this.catalog.tools.map((t) => [t.fullName, t]))
+  }
+}
+
+interface Indexes {
+  prompts: Map<string, ProxiedPrompt>
+  resources: Map<string, ProxiedResource>
+  templates: ProxiedTemplate[]
+  tools: Map<string, ProxiedTool>
 }
 
 /**
  * The upstream servers behind the proxy: one long-lived session each, reconnecting with
- * exponential backoff. A server that is down contributes no tools; `changed` fires whenever
- * the aggregated tool list changes, so sessions can send `notifications/tools/list_changed`.
+ * exponential backoff (lazy stdio servers: started on first use, stopped when idle). A server
+ * that is down contributes nothing; `changed` fires (with the kind: `tools`, `resources`,
+ * `prompts`) whenever an aggregated listing changes, so sessions can send list_changed
+ * notifications, and `resourceUpdated` (with the prefixed URI) passes on resource updates.
  */
 export class UpstreamPool extends EventEmitter {
   private readonly callTimeoutMs: number
-  private index = new Map<string, ProxiedTool>()
+  private index: Indexes = {prompts: new Map(), resources: new Map(), templates: [], tools: new Map()}
+  private readonly o: Options
   private readonly upstreams = new Map<string, Upstream>()
 
   constructor(names: readonly string[], options: PoolOptions) {
     super()
+    this.setMaxListeners(0)
     // Options given as undefined must not override the defaults.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PoolOptions
-    const o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
-    this.callTimeoutMs = o.callTimeoutMs
-    for (const n of names) this.upstreams.set(n, new Upstream(n, this, o))
+    this.o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
+    this.callTimeoutMs = this.o.callTimeoutMs
+    for (const n of names) this.upstreams.set(n, this.create(n))
+  }
+
+  private create(name: string): Upstream {
+    return new Upstream(name, this, this.o, this.o.idleMs?.(name) ?? 0)
   }
 
   async call(fullName: string, args: Record<string, unknown> | undefined, meta?: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
-    const t = this.index.get(fullName)
+    const t = this.index.tools.get(fullName)
     if (!t) throw new Error(`unknown tool ${fullName}`)
     return this.upstreams.get(t.server)!.call(t.upstreamName, args, meta, signal)
   }
 
-  changed(): void {
-    const index = new Map<string, ProxiedTool>()
-    for (const u of this.upstreams.values()) for (const t of u.tools) index.set(t.fullName, t)
+  changed(...kinds: CatalogKind[]): void {
+    const index: Indexes = {prompts: new Map(), resources: new Map(), templates: [], tools: new Map()}
+    for (const u of this.upstreams.values()) {
+      for (const t of u.catalog.tools) index.tools.set(t.fullName, t)
+      for (const r of u.catalog.resources) index.resources.set(r.fullUri, r)
+      for (const p of u.catalog.prompts) index.prompts.set(p.fullName, p)
+      index.templates.push(...u.catalog.templates)
+    }
     this.index = index
-    this.emit('changed')
+    for (const kind of new Set(kinds.length > 0 ? kinds : (['tools', 'resources', 'prompts'] as const))) this.emit(kind === 'tools' ? 'changed' : `${kind}Changed`)
   }
 
-  /** The server a prefixed name belongs to, when that server is configured (up or not). */
+  /** The server a prefixed name (or URI) belongs to, when that server is configured (up or not). */
   serverOf(fullName: string): string | undefined {
     const i = fullName.indexOf(TOOL_SEPARATOR)
     if (i <= 0) return undefined
@@ -334,13 +444,18 @@ export class UpstreamPool extends EventEmitter {
   }
 
   /**
-   * Connects every upstream; resolves when each has either connected or failed once, or after
-   * `waitMs`, whichever is first: a slow upstream keeps connecting in the background.
+   * Connects every upstream (lazy ones wait for their first use); resolves when each has either
+   * connected or failed once, or after `waitMs`, whichever is first: a slow upstream keeps
+   * connecting in the background.
    */
   async start(waitMs = 10_000): Promise<void> {
+    await this.settle([...this.upstreams.values()].filter((u) => u.state !== 'idle'), waitMs)
+  }
+
+  private async settle(list: Upstream[], waitMs: number, start = (u: Upstream) => u.connect()): Promise<void> {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.all([...this.upstreams.values()].map((u) => u.connect())),
+      Promise.all(list.map((u) => start(u))),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, waitMs)
       }),
@@ -348,20 +463,114 @@ export class UpstreamPool extends EventEmitter {
     clearTimeout(timer)
   }
 
+  /**
+   * Before a listing: lazy servers that never ran are started, so their tools can be listed
+   * (bounded by `waitMs`); after that their listing stays known while they sleep.
+   */
+  async warm(waitMs = 10_000): Promise<void> {
+    const cold = [...this.upstreams.values()].filter((u) => u.state === 'idle' && !u.listed)
+    if (cold.length > 0) await this.settle(cold, waitMs, (u) => u.wake(waitMs))
+  }
+
+  /** True when a listing would have to start a lazy server first. */
+  get cold(): boolean {
+    for (const u of this.upstreams.values()) if (u.state === 'idle' && !u.listed) return true
+    return false
+  }
+
   status(): UpstreamStatus[] {
-    return [...this.upstreams.values()].map((u) => ({error: u.error, name: u.name, state: u.state, tools: u.tools.length}))
+    return [...this.upstreams.values()].map((u) => ({
+      error: u.error,
+      name: u.name,
+      prompts: u.catalog.prompts.length,
+      resources: u.catalog.resources.length,
+      state: u.state,
+      tools: u.tools.length,
+    }))
   }
 
   async stop(): Promise<void> {
     await Promise.all([...this.upstreams.values()].map((u) => u.stop()))
   }
 
+  /**
+   * Config reload: servers no longer configured are stopped, new ones started, and `changed`
+   * ones (another URL, command, headers...) restarted; the others keep their sessions. New
+   * read/write overrides re-classify every listing.
+   */
+  async reconfigure(names: readonly string[], changed: ReadonlySet<string>, toolAccess: Map<string, (tool: string) => Access | undefined>): Promise<void> {
+    this.o.toolAccess = toolAccess
+    const stopping: Promise<void>[] = []
+    const starting: Upstream[] = []
+    for (const [n, u] of this.upstreams) {
+      if (!names.includes(n) || changed.has(n)) {
+        this.upstreams.delete(n)
+        stopping.push(u.stop())
+      }
+    }
+    for (const n of names) {
+      if (this.upstreams.has(n)) continue
+      const u = this.create(n)
+      this.upstreams.set(n, u)
+      if (u.state !== 'idle') starting.push(u)
+    }
+    for (const u of this.upstreams.values()) u.reclassify()
+    this.changed()
+    await Promise.all(stopping)
+    // New servers connect in the background (their tools appear when they are up), as at start.
+    for (const u of starting) u.connect().catch(() => {})
+  }
+
   tool(fullName: string): ProxiedTool | undefined {
-    return this.index.get(fullName)
+    return this.index.tools.get(fullName)
   }
 
   tools(): IterableIterator<ProxiedTool> {
-    return this.index.values()
+    return this.index.tools.values()
+  }
+
+  resources(): IterableIterator<ProxiedResource> {
+    return this.index.resources.values()
+  }
+
+  templates(): readonly ProxiedTemplate[] {
+    return this.index.templates
+  }
+
+  prompts(): IterableIterator<ProxiedPrompt> {
+    return this.index.prompts.values()
+  }
+
+  prompt(fullName: string): ProxiedPrompt | undefined {
+    return this.index.prompts.get(fullName)
+  }
+
+  resource(fullUri: string): ProxiedResource | undefined {
+    return this.index.resources.get(fullUri)
+  }
+
+  async getPrompt(p: ProxiedPrompt, args: Record<string, string> | undefined, signal?: AbortSignal): Promise<GetPromptResult> {
+    const u = this.upstream(p.server)
+    return u.forward((c) => c.client.getPrompt({arguments: args, name: p.upstreamName}, {signal, timeout: this.callTimeoutMs}), signal)
+  }
+
+  async readResource(server: string, upstreamUri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const u = this.upstream(server)
+    return u.forward((c) => c.client.readResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs}), signal)
+  }
+
+  /** Subscribes the upstream to a resource once, for every session that asks (updates fan out as `resourceUpdated`). */
+  async subscribe(server: string, upstreamUri: string, signal?: AbortSignal): Promise<void> {
+    const u = this.upstream(server)
+    if (u.subscriptions.has(upstreamUri)) return
+    await u.forward((c) => c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs}), signal)
+    u.subscriptions.add(upstreamUri)
+  }
+
+  private upstream(server: string): Upstream {
+    const u = this.upstreams.get(server)
+    if (!u) throw new UpstreamUnavailableError(`server "${server}" is not configured`)
+    return u
   }
 
   /** A tool of the server's last listing, also while the server is down (for the ACL). */
@@ -376,9 +585,9 @@ export class UpstreamPool extends EventEmitter {
     return u ? u.revive(Math.min(ms, this.callTimeoutMs)) : Promise.resolve(false)
   }
 
-  /** The outage error of a configured server that is not up, else undefined. */
+  /** The outage error of a configured server that is neither up nor idle (an idle one starts on use), else undefined. */
   unavailable(server: string): undefined | UpstreamUnavailableError {
     const u = this.upstreams.get(server)
-    return u && u.state !== 'up' ? u.unavailable() : undefined
+    return u && u.state !== 'up' && u.state !== 'idle' ? u.unavailable() : undefined
   }
 }

@@ -1,6 +1,5 @@
 import {expect} from 'chai'
 import {type ChildProcess, spawn} from 'node:child_process'
-import {createHash, randomBytes} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -9,6 +8,7 @@ import getPort from 'get-port'
 
 import {type Everything, RUN_JS, startEverything} from '../proxy/helpers.js'
 import {records, toolkit} from './cli.js'
+import {postForm, signInAtOAuthAs} from './oauth-as-sign-in.js'
 
 const SECRET = 'refresh-race-secret-long-enough-for-hs256!!'
 const REDIRECT = 'http://localhost:9/callback'
@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env.GW_RACE_ROUNDS) || 20
  * store after expiry must redeem the refresh token once between them.
  */
 describe('parallel gw calls sharing one token store refresh once (rotating refresh tokens)', function () {
-  this.timeout(ROUNDS * 60_000)
+  this.timeout(ROUNDS * 120_000 + 60_000)
   let upstream: Everything
   let serve: ChildProcess
   let dir: string
@@ -29,10 +29,7 @@ describe('parallel gw calls sharing one token store refresh once (rotating refre
   let mcpUrl: string
   let authFile: string
 
-  const form = async (path: string, params: Record<string, string>) => {
-    const res = await fetch(new URL(path, base), {body: new URLSearchParams(params), headers: {'content-type': 'application/x-www-form-urlencoded'}, method: 'POST'})
-    return {body: (await res.json()) as Record<string, string>, status: res.status}
-  }
+  const form = (path: string, params: Record<string, string>) => postForm(base, path, params)
 
   before(async () => {
     upstream = await startEverything()
@@ -62,33 +59,12 @@ describe('parallel gw calls sharing one token store refresh once (rotating refre
       serve.stdout!.once('data', () => resolve())
       serve.once('exit', (code) => reject(new Error(`gw serve exited ${code}: ${err}`)))
     })
-    // One interactive sign-in, played here: register, authorize through the "reverse proxy", exchange the code.
-    const reg = await fetch(new URL('/register', base), {
-      body: JSON.stringify({grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], response_types: ['code'], token_endpoint_auth_method: 'none'}),
-      headers: {'content-type': 'application/json'},
-      method: 'POST',
-    })
-    const client = (await reg.json()) as {client_id: string}
-    const verifier = randomBytes(32).toString('base64url')
-    const authorize = new URL('/authorize', base)
-    for (const [k, v] of Object.entries({
-      client_id: client.client_id,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-      state: 's',
-    }))
-      authorize.searchParams.set(k, v)
-    const redirect = await fetch(authorize, {headers: {'x-forwarded-user': 'ada'}, redirect: 'manual'})
-    const code = new URL(redirect.headers.get('location')!).searchParams.get('code')!
-    const tokens = await form('/token', {client_id: client.client_id, code, code_verifier: verifier, grant_type: 'authorization_code', redirect_uri: REDIRECT})
-    expect(tokens.status).to.equal(200)
+    const {clientId, tokens} = await signInAtOAuthAs(base, REDIRECT, 'ada')
     writeFileSync(
       authFile,
       JSON.stringify({
-        clients: {[mcpUrl]: {client_id: client.client_id, redirect_uri: REDIRECT}},
-        tokens: {[mcpUrl]: {access_token: tokens.body.access_token, expires_at: 1, refresh_token: tokens.body.refresh_token, token_type: 'Bearer'}},
+        clients: {[mcpUrl]: {client_id: clientId, redirect_uri: REDIRECT}},
+        tokens: {[mcpUrl]: {access_token: tokens.access_token, expires_at: 1, refresh_token: tokens.refresh_token, token_type: 'Bearer'}},
       }),
       {mode: 0o600},
     )

@@ -2,7 +2,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
 import {type ChildProcess, spawn} from 'node:child_process'
-import {createHash, randomBytes} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
 import {tmpdir} from 'node:os'
@@ -10,6 +10,7 @@ import {join} from 'node:path'
 
 import getPort from 'get-port'
 
+import {authorizationUrl} from '../client/oauth-as-sign-in.js'
 import {type Everything, RUN_JS, startEverything} from './helpers.js'
 
 const SECRET = 'registration-flood-secret-long-enough-hs256!'
@@ -62,6 +63,19 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
       c.once('exit', (code) => reject(new Error(`gw serve exited ${code}: ${err}`)))
     })
   }
+  /** servers.json with the built-in authorization server, `oauthAs` settings on top of the test's. */
+  const writeConfig = (oauthAs: Record<string, unknown>) =>
+    writeFileSync(
+      config,
+      JSON.stringify({
+        gwServers: {everything: {url: upstream.url}},
+        serverAuth: {
+          acl: {default: 'allow'},
+          oauthAs: {issuerUrl: base, jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], trustedSourceCidrs: ['127.0.0.0/8'], ...oauthAs},
+          providers: ['oauth_as'],
+        },
+      }),
+    )
   const stop = async () => {
     const c = child!
     await new Promise((resolve) => {
@@ -77,17 +91,7 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
     base = `http://127.0.0.1:${port}`
     stateFile = join(dir, 'oauth-state.json')
     config = join(dir, 'servers.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        gwServers: {everything: {url: upstream.url}},
-        serverAuth: {
-          acl: {default: 'allow'},
-          oauthAs: {issuerUrl: base, jwtSecret: SECRET, redirectUriAllowlist: [REDIRECT], stateFile, trustedSourceCidrs: ['127.0.0.0/8']},
-          providers: ['oauth_as'],
-        },
-      }),
-    )
+    writeConfig({stateFile})
     await start()
   })
 
@@ -130,16 +134,7 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
     expect(reg.status, reg.body).to.equal(201)
     const clientId = (JSON.parse(reg.body) as {client_id: string}).client_id
     const verifier = randomBytes(32).toString('base64url')
-    const authorize = new URL('/authorize', base)
-    for (const [k, v] of Object.entries({
-      client_id: clientId,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-    }))
-      authorize.searchParams.set(k, v)
-    const redirect = await from('127.0.0.3', undefined, authorize.href, {headers: {'x-forwarded-user': 'newcomer'}})
+    const redirect = await from('127.0.0.3', undefined, authorizationUrl(base, clientId, REDIRECT, verifier).href, {headers: {'x-forwarded-user': 'newcomer'}})
     expect(redirect.status, redirect.body).to.equal(302)
     const code = new URL(String(redirect.headers.location)).searchParams.get('code')!
     const token = await fetch(new URL('/token', base), {
@@ -155,5 +150,52 @@ describe('gw serve oauth_as: a registration flood from one address (built CLI)',
     await stop()
     const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {registrations: Record<string, {source: string; used: boolean}>}
     expect(state.registrations[clientId]).to.deep.include({source: '127.0.0.3', used: true})
+  })
+
+  it('the registry is bounded in total (the oldest unused registration makes room) and unused registrations expire', async () => {
+    if (child?.exitCode === null) await stop()
+    const bounded = join(dir, 'bounded-state.json')
+    writeConfig({maxClients: 3, stateFile: bounded, unusedClientTtlSeconds: 2})
+    await start()
+    const register = async (address: string) => {
+      const r = await from(address, undefined, `${base}/register`, {body: registration, headers: {'content-type': 'application/json'}, method: 'POST'})
+      return {body: r.body, id: r.status === 201 ? (JSON.parse(r.body) as {client_id: string}).client_id : undefined, status: r.status}
+    }
+    /** Starts a sign-in: 302 with a code for a known client (which marks it used), 400 for a forgotten one. */
+    const signIn = async (clientId: string) => {
+      const authorize = new URL('/authorize', base)
+      for (const [k, v] of Object.entries({client_id: clientId, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', redirect_uri: REDIRECT, response_type: 'code'}))
+        authorize.searchParams.set(k, v)
+      return (await from('127.0.0.9', undefined, authorize.href, {headers: {'x-forwarded-user': 'ada'}})).status
+    }
+    const a = await register('127.0.0.2')
+    expect(await signIn(a.id!)).to.equal(302)
+    // Unused registrations expire (checked at start and every minute): f never signs in.
+    const f = await register('127.0.0.7')
+    expect(f.status, f.body).to.equal(201)
+    await stop()
+    const registeredAt = (JSON.parse(readFileSync(bounded, 'utf8')) as {registrations: Record<string, {at: number}>}).registrations[f.id!].at
+    // Past the 2 s time to live, by the clock the server reads.
+    while (Date.now() / 1000 < registeredAt + 2.5) await new Promise((r) => setTimeout(r, 250))
+    await start()
+    expect(await signIn(f.id!)).to.equal(400)
+    expect(await signIn(a.id!)).to.equal(302)
+
+    const b = await register('127.0.0.3')
+    const c = await register('127.0.0.4')
+    // Full (3): the fourth pushes out b, the oldest that never signed in, never a, which did.
+    const d = await register('127.0.0.5')
+    expect([b.status, c.status, d.status]).to.deep.equal([201, 201, 201])
+    expect(await signIn(b.id!)).to.equal(400)
+    expect(await signIn(c.id!)).to.equal(302)
+    expect(await signIn(d.id!)).to.equal(302)
+    // Full of clients in use: a new one is refused, the ones in use are kept.
+    const e = await register('127.0.0.6')
+    expect(e.status, e.body).to.not.equal(201)
+    expect(e.body).to.include('temporarily_unavailable')
+    expect(await signIn(a.id!)).to.equal(302)
+    await stop()
+    const left = JSON.parse(readFileSync(bounded, 'utf8')) as {clients: Record<string, unknown>}
+    expect(Object.keys(left.clients)).to.have.members([a.id, c.id, d.id])
   })
 })

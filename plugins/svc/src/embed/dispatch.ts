@@ -1,4 +1,5 @@
 import {EngineError, isEngineError} from '../engine/errors.js'
+import {checkExactJson} from '../engine/exact-json.js'
 import type {Doc, Engine, Json} from '../engine/types.js'
 
 /**
@@ -117,7 +118,10 @@ export function kindOf(op: string): RequestKind {
   return 'exclusive'
 }
 
-/** Parses one request line; a malformed one throws an EngineError carrying the id it had, if any. */
+/**
+ * Parses one request line; a malformed one, or one holding a number a double would not keep as
+ * written, throws an EngineError carrying the id it had, if any.
+ */
 export function parseRequest(line: string): Request {
   let request: unknown
   try {
@@ -131,6 +135,11 @@ export function parseRequest(line: string): Request {
   const params = r.params ?? {}
   if (typeof r.op !== 'string') throw Object.assign(new EngineError('invalid_argument', 'a request needs "op"'), {requestId: id})
   if (params === null || typeof params !== 'object' || Array.isArray(params)) throw Object.assign(new EngineError('invalid_argument', '"params" must be a JSON object'), {requestId: id})
+  try {
+    checkExactJson(line)
+  } catch (error) {
+    throw Object.assign(error as Error, {requestId: id})
+  }
   return {id, op: r.op, params: params as Params}
 }
 

@@ -12,6 +12,11 @@ class Settlement {
     return this.issued++
   }
 
+  /** Nothing issued is still running. */
+  get idle(): boolean {
+    return this.prefix >= this.issued
+  }
+
   settled(n: number): void {
     this.ahead.add(n)
     while (this.ahead.delete(this.prefix)) this.prefix++
@@ -37,6 +42,7 @@ class Settlement {
  */
 export class RequestOrder {
   private exclusive: Promise<unknown> = Promise.resolve()
+  private exclusiveRunning = false
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly reads = new Settlement()
   private readonly writes = new Settlement()
@@ -66,8 +72,22 @@ export class RequestOrder {
       void tracked.then(() => settlement.settled(n))
     }
     void tracked.then(() => this.inflight.delete(tracked))
-    if (kind === 'exclusive') this.exclusive = tracked
+    if (kind === 'exclusive') {
+      this.exclusive = tracked
+      this.exclusiveRunning = true
+      void tracked.then(() => {
+        if (this.exclusive === tracked) this.exclusiveRunning = false
+      })
+    }
     return p
+  }
+
+  /**
+   * A read may be answered on the spot, without scheduling: no write and no exclusive request
+   * sent before it is still running, so it sees exactly the effects it would see in its turn.
+   */
+  readMayRunNow(): boolean {
+    return !this.exclusiveRunning && this.writes.idle
   }
 
   /** Resolves once nothing is in flight. */

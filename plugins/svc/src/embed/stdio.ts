@@ -2,7 +2,7 @@ import type {Readable, Writable} from 'node:stream'
 
 import type {Engine} from '../engine/types.js'
 import {jsonValue} from '../query/json-value.js'
-import {answer, errorReply, type ExtraOperations, kindOf, parseRequest} from './dispatch.js'
+import {answer, errorReply, type ExtraOperations, kindOf, parseRequest, type Request} from './dispatch.js'
 import {RequestOrder} from './order.js'
 
 export const PROTOCOL_VERSION = 1
@@ -20,23 +20,37 @@ export interface EmbedStreams {
  * RequestOrder keeps pipelined requests' effects in the order they were sent. Resolves once every
  * answer is written; the caller then closes the engine.
  */
+/**
+ * A `get` answered from memory without a turn of the event loop, sending the stored bytes as they
+ * are (stored documents are indented JSON; only the line breaks and indentation between tokens go,
+ * since a JSON string cannot hold a raw line break). Undefined when the request needs the general path
+ * (a read from Git, or a parameter that earns an error reply).
+ */
+function cachedGet(engine: Engine, r: Request): string | undefined {
+  const {branch, id} = r.params
+  if (typeof id !== 'string' || (branch !== undefined && branch !== null && typeof branch !== 'string')) return undefined
+  let raw: Buffer | false | undefined
+  try {
+    raw = engine.getRawIfCached(id, {branch: branch ?? undefined})
+  } catch {
+    return undefined
+  }
+  if (raw === false) return undefined
+  const result = raw === undefined ? 'null' : raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
+  return `{"id":${JSON.stringify(r.id, jsonValue)},"result":${result}}\n`
+}
+
 export async function serveLines(engine: Engine, streams: EmbedStreams, extra: ExtraOperations = {}): Promise<void> {
   const {input, output} = streams
   const order = new RequestOrder()
   let waitingForDrain: Promise<void> | undefined
 
-  let corked = false
-  const send = (reply: unknown): void => {
-    // Answers finished in the same turn of the event loop leave in one write, not one syscall each.
-    if (!corked) {
-      corked = true
-      output.cork()
-      setImmediate(() => {
-        corked = false
-        output.uncork()
-      })
-    }
-    if (!output.write(JSON.stringify(reply, jsonValue) + '\n') && !waitingForDrain) {
+  // Answers finished in the same turn of the event loop leave in one write, not one syscall each.
+  let batch = ''
+  const flush = (): void => {
+    const text = batch
+    batch = ''
+    if (!output.write(text) && !waitingForDrain) {
       // Stop reading until the client has taken our answers, so a client that never reads cannot grow our buffers.
       input.pause()
       waitingForDrain = new Promise((resolve) =>
@@ -48,6 +62,11 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
       )
     }
   }
+  const sendLine = (line: string): void => {
+    if (batch === '') setImmediate(flush)
+    batch += line
+  }
+  const send = (reply: unknown): void => sendLine(JSON.stringify(reply, jsonValue) + '\n')
 
   const handle = (line: string): void => {
     if (line.trim() === '') return
@@ -59,6 +78,13 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
       return
     }
     const r = request
+    if (r.op === 'get' && order.readMayRunNow()) {
+      const line = cachedGet(engine, r)
+      if (line !== undefined) {
+        sendLine(line)
+        return
+      }
+    }
     void order.schedule(kindOf(r.op), () => answer(engine, r, extra)).then(send)
   }
 

@@ -5,7 +5,7 @@ import {join, resolve} from 'node:path'
 import {BlobCache} from './cache.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
-import {EngineError} from './errors.js'
+import {EngineError, withDiskFullRemedy} from './errors.js'
 import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexStatus} from './fulltext.js'
 import {git} from './git.js'
@@ -141,6 +141,8 @@ export class GitEngine implements Engine {
   private failure: EngineError | undefined
   private checkpointedSeq = 0
   private closed = false
+  /** Set on a follower (ops/follower.ts): every write is refused with this reason. */
+  private readOnly: string | undefined
   private expiries = new ExpiryQueue()
   private sweepAt = 0
   private sweepNotBefore = 0
@@ -270,6 +272,7 @@ export class GitEngine implements Engine {
 
   async createBranch(name: string, options: {from?: string} = {}): Promise<Branch> {
     this.checkOpen()
+    this.checkWritable()
     validateBranch(name)
     if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
     const from = this.branch(options.from)
@@ -291,6 +294,7 @@ export class GitEngine implements Engine {
   }
 
   async createIndex(table: string, field: string, options: IndexOptions = {}): Promise<IndexInfo> {
+    this.checkWritable()
     const b = this.branch(options.branch)
     if (typeof table !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/.test(table)) throw new EngineError('invalid_argument', `invalid table name ${JSON.stringify(table)}`)
     if (typeof field !== 'string' || field === '' || field.length > 256) throw new EngineError('invalid_argument', `invalid field name ${JSON.stringify(field)}`)
@@ -310,6 +314,7 @@ export class GitEngine implements Engine {
   }
 
   async dropIndex(name: string, options: BranchOption & {ifExists?: boolean} = {}): Promise<boolean> {
+    this.checkWritable()
     const b = this.branch(options.branch)
     if (!b.indexes?.has(name)) {
       if (options.ifExists) return false
@@ -539,6 +544,7 @@ export class GitEngine implements Engine {
 
   async removeBranch(name: string): Promise<void> {
     this.checkOpen()
+    this.checkWritable()
     const b = this.branch(name)
     if (b.name === DEFAULT_BRANCH) throw new EngineError('invalid_argument', `the default branch ${DEFAULT_BRANCH} cannot be removed`)
     await this.flushInternal()
@@ -578,18 +584,77 @@ export class GitEngine implements Engine {
    * branches: fast-import holds no state for them, so it cannot move the ref back.
    */
   async adoptBranch(name: string, commit: string): Promise<Branch> {
+    return (await this.adoptBranches([{commit, name}]))[0]
+  }
+
+  /**
+   * Several new branches, all or none: every tree is loaded first, then the refs are created in
+   * one Git ref transaction, and only then does the engine serve them.
+   */
+  async adoptBranches(list: Array<{commit: string; name: string}>): Promise<Branch[]> {
+    this.checkOpen()
+    const loaded: Array<{commit: string; expiries: Array<{at: number; id: string}>; name: string; state: BranchState}> = []
+    for (const {commit, name} of list) {
+      validateBranch(name)
+      if (this.branchesState.has(name) || loaded.some((l) => l.name === name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
+      const state = emptyBranch(name, true)
+      const expiries: Array<{at: number; id: string}> = []
+      await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit), this.log, (id, at) => expiries.push({at, id}))
+      loaded.push({commit, expiries, name, state})
+    }
+    for (const l of loaded) if (this.branchesState.has(l.name)) throw new EngineError('branch_exists', `branch ${l.name} already exists`)
+    await git(this.repo, ['update-ref', '--stdin'], {input: `start\n${loaded.map((l) => `create refs/heads/${l.name} ${l.commit}\n`).join('')}prepare\ncommit\n`})
+    for (const l of loaded) {
+      this.branchesState.set(l.name, l.state)
+      for (const e of l.expiries) this.expiries.push({...e, branch: l.name})
+      this.index?.addBranch(l.name)
+      this.log.info('branch adopted', {branch: l.name, commit: l.commit, documents: l.state.docs.size})
+    }
+    this.scheduleSweep()
+    return loaded.map((l) => ({head: l.commit, name: l.name}))
+  }
+
+  /**
+   * Makes the engine a read-only follower (ops/follower.ts): every write, branch and index
+   * change is refused with `reason` (code `read_only`) and expired documents are not swept here.
+   */
+  setReadOnly(reason: string | undefined): void {
+    this.readOnly = reason
+    if (!reason) this.scheduleSweep()
+  }
+
+  /**
+   * A follower's update: points branch `name` at `commit` (already in the repository, fetched
+   * from the leader), or removes it (`null`), and serves the new state: the branch's documents
+   * are reloaded from that commit and the full-text index catches up on what changed only.
+   */
+  async followRef(name: string, commit: null | string): Promise<void> {
     this.checkOpen()
     validateBranch(name)
-    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
-    const state = emptyBranch(name, true)
-    await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit), this.log, (id, at) => this.expiries.push({at, branch: name, id}))
-    this.scheduleSweep()
-    if (this.branchesState.has(name)) throw new EngineError('branch_exists', `branch ${name} already exists`)
-    await git(this.repo, ['update-ref', `refs/heads/${name}`, commit, '0'.repeat(40)])
-    this.branchesState.set(name, state)
-    this.index?.addBranch(name)
-    this.log.info('branch adopted', {branch: name, commit, documents: state.docs.size})
-    return {head: commit, name}
+    const old = this.branchesState.get(name)
+    if (commit === null) {
+      if (!old || name === DEFAULT_BRANCH) return
+    } else if (!old) {
+      await this.adoptBranches([{commit, name}])
+      return
+    }
+    const state = commit === null ? undefined : emptyBranch(name, true)
+    if (state) await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit!), this.log, () => {})
+    await this.flushInternal()
+    // fast-import remembers each branch's tip; a fresh process forgets the old one.
+    await this.repacking
+    await this.writer.close()
+    this.writer = this.newWriter()
+    if (state) {
+      await git(this.repo, ['update-ref', `refs/heads/${name}`, commit!])
+      this.branchesState.set(name, state)
+      void this.index?.check()
+    } else {
+      this.branchesState.delete(name)
+      await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
+      this.index?.dropBranch(name)
+    }
+    this.log.info('branch followed', {branch: name, commit, documents: state?.docs.size ?? 0})
   }
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
@@ -698,7 +763,8 @@ export class GitEngine implements Engine {
 
   /** Arms the timer for the earliest pending expiry. */
   private scheduleSweep(): void {
-    if (this.closed) return
+    // A follower's documents expire on its leader, whose deletions arrive with the next fetch.
+    if (this.closed || this.readOnly) return
     const next = this.expiries.peek()
     clearTimeout(this.sweepTimer)
     this.sweepTimer = undefined
@@ -791,6 +857,10 @@ export class GitEngine implements Engine {
   private checkCommit(c: unknown): string {
     if (typeof c !== 'string' || !/^[0-9a-f]{4,40}$/.test(c)) throw new EngineError('invalid_argument', `invalid commit id ${JSON.stringify(c)}`)
     return c
+  }
+
+  private checkWritable(): void {
+    if (this.readOnly) throw new EngineError('read_only', this.readOnly)
   }
 
   private checkOpen(): void {
@@ -974,7 +1044,7 @@ export class GitEngine implements Engine {
    */
   private writerFailed(error: unknown): void {
     if (this.failure || this.recovering) return
-    const message = (error as Error).message
+    const message = withDiskFullRemedy((error as Error).message)
     if (this.closed) {
       this.failure = new EngineError('unavailable', `git writer failed: ${message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
       for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
@@ -1135,6 +1205,7 @@ export class GitEngine implements Engine {
 
   private async write(branch: string, ops: WalOp[], options: WriteOptions): Promise<number> {
     this.checkOpen()
+    this.checkWritable()
     if (this.writer.error) this.writerFailed(this.writer.error)
     if (this.failure) throw this.failure
     if (this.recovering) {

@@ -9,13 +9,18 @@ export type EngineErrorCode =
   | 'conflict'
   /** Stored data is unreadable (a Git object is missing); the message names it. */
   | 'damaged'
+  /** A JSON number literal a 64-bit float would not read back as written. */
+  | 'inexact_number'
   | 'internal'
   | 'invalid_argument'
   | 'invalid_document'
   | 'invalid_id'
   | 'locked'
   | 'not_found'
+  /** A read-only follower refuses every write; the message names its leader. */
+  | 'read_only'
   | 'reserved'
+  | 'too_deep'
   | 'too_large'
   | 'unavailable'
 
@@ -28,10 +33,19 @@ export class EngineError extends Error {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.name = 'EngineError'
     this.code = code
-    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' ? 2 : 1
+    this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' || code === 'inexact_number' || code === 'too_deep' ? 2 : 1
   }
 }
 
 export function isEngineError(err: unknown): err is EngineError {
   return err instanceof Error && (err as {name?: string}).name === 'EngineError' && typeof (err as {code?: unknown}).code === 'string'
+}
+
+/**
+ * Appends the spec's remedy to a message that reports a full disk (the WAL's ENOSPC, Git's "No
+ * space left on device" / "Out of diskspace"); other messages are returned unchanged.
+ */
+export function withDiskFullRemedy(message: string): string {
+  if (!/No space left on device|ENOSPC|Out of diskspace/i.test(message)) return message
+  return `${message} [No space left on device: free disk space (toolkit svc compact, or git gc on repo/), then restart the server if writes stay refused; acknowledged writes are kept]`
 }

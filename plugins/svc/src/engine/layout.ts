@@ -14,6 +14,7 @@ import {join, resolve} from 'node:path'
  *   fast-import.pid    pid of the running git fast-import, for the next start after a crash
  *   server.json        while a server listens (mode 0600): pid, REST address, ops token (ops/server-link.ts)
  *   schedules.json, schedule-state.json   backup schedules and what the server last ran (ops/schedules.ts)
+ *   replication-state.json   last push to each remote / last fetch of a follower (ops/sync-state.ts)
  *   .ops/              temporary files of backups and uploads (ops/stage.ts)
  * ```
  */
@@ -42,6 +43,7 @@ export const LAYOUT_NAMES = {
   serverLink: 'server.json',
   indexDefinitions: 'indexes.json',
   instanceLock: 'svc.lock',
+  replicationState: 'replication-state.json',
   repo: 'repo',
   wal: 'wal',
   writerPid: 'fast-import.pid',

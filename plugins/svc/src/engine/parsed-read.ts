@@ -33,6 +33,29 @@ export function getParsedIfCached(engine: RawReader, id: string, options?: Branc
   return buf ? parse(buf) : buf
 }
 
+/**
+ * Reads many documents; those in memory (and ids that do not exist) are answered without a promise
+ * each, and the loop yields to the event loop every few thousand ids, so a statement naming a
+ * million ids neither floods the heap with promises nor stalls other clients while it runs.
+ */
 export async function getManyParsed(engine: RawReader, ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>> {
-  return Promise.all(ids.map((id) => getParsed(engine, id, options)))
+  const out: Array<Doc | undefined> = Array.from({length: ids.length})
+  const reads: Array<Promise<void>> = []
+  // A failed read is kept, not left rejected while the loop yields (an unhandled rejection ends the process).
+  let failure: {error: unknown} | undefined
+  for (const [i, id] of ids.entries()) {
+    const hit = getParsedIfCached(engine, id, options)
+    if (hit === false) {
+      reads.push(getParsed(engine, id, options).then(
+        (d) => void (out[i] = d),
+        (error: unknown) => void (failure ??= {error}),
+      ))
+    } else out[i] = hit
+    if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve))
+  }
+  await Promise.all(reads)
+  if (failure) throw failure.error
+  return out
 }
+
+const YIELD_EVERY = 4096

@@ -3,7 +3,7 @@ import {type FileHandle, open, unlink} from 'node:fs/promises'
 import {join} from 'node:path'
 import {crc32} from 'node:zlib'
 
-import {EngineError} from './errors.js'
+import {EngineError, withDiskFullRemedy} from './errors.js'
 
 /** One logged operation. A batch is several ops that become one commit. */
 export interface WalOp {
@@ -216,7 +216,7 @@ export class WriteAheadLog {
 
   private fail(batch: Queued[], error: unknown): void {
     // After a failed write or fsync nothing later can be trusted: refuse further appends.
-    this.broken = new EngineError('unavailable', `write-ahead log append failed: ${(error as Error).message}`, {cause: error})
+    this.broken = new EngineError('unavailable', withDiskFullRemedy(`write-ahead log append failed: ${(error as Error).message}`), {cause: error})
     for (const e of this.syncing.splice(0)) for (const b of e.batch) b.reject(this.broken)
     for (const b of batch) b.reject(this.broken)
     for (const b of this.queue.splice(0)) b.reject(this.broken)

@@ -8,6 +8,7 @@ import {findGitLocks, lockState, runningWriter, STALE_LOCK_MS} from '../engine/l
 import {BlobReader} from '../engine/reader.js'
 import {WriteAheadLog} from '../engine/wal.js'
 import {requireDataDir} from './data-dir.js'
+import {readSyncState} from './sync-state.js'
 
 /** What works against a damaged repository (shown by diagnose; the same advice /health points to). */
 export const REPAIR_ADVICE =
@@ -16,7 +17,7 @@ export const REPAIR_ADVICE =
 export type CheckLevel = 'error' | 'ok' | 'warning'
 
 export interface DiagnoseCheck {
-  check: 'branches' | 'git-locks' | 'index' | 'instance-lock' | 'remote' | 'repository' | 'wal'
+  check: 'branches' | 'git-locks' | 'index' | 'instance-lock' | 'remote' | 'replication' | 'repository' | 'wal'
   details?: Record<string, unknown>
   message: string
   status: CheckLevel
@@ -154,5 +155,24 @@ export async function diagnose(options: {dataDir: string; fsck?: boolean; indexD
     const out = sync.filter((s) => s.state !== 'in sync')
     checks.push({check: 'remote', details: {remotes: sync}, message: out.length === 0 ? `in sync with ${remotes.join(', ')} (as of the last fetch)` : `${out.length} branch(es) differ from their remote-tracking refs (as of the last fetch)`, status: out.length === 0 ? 'ok' : 'warning'})
   }
+  const sync = readSyncState(dataDir)
+  if (sync) checks.push(replicationCheck(sync, lock.alive && lock.pid === sync.pid))
   return checks
+}
+
+/** The last push / fetch a server recorded (replication-state.json), since diagnose never contacts a remote. */
+function replicationCheck(sync: NonNullable<ReturnType<typeof readSyncState>>, live: boolean): DiagnoseCheck {
+  const when = live ? `recorded ${sync.updatedAt} by the running server (pid ${sync.pid})` : `recorded ${sync.updatedAt} by a server no longer running (pid ${sync.pid})`
+  const parts: string[] = []
+  let failing = false
+  if (sync.follow) {
+    const f = sync.follow
+    failing ||= f.failures > 0
+    parts.push(`follows ${f.remote}: last fetch ${f.lastFetchAt ?? 'never'}, lag ${f.lag} commit(s)${f.failures > 0 ? `, ${f.failures} failed fetch(es), last error: ${f.lastError}` : ''}`)
+  }
+  for (const p of sync.push ?? []) {
+    failing ||= p.failures > 0
+    parts.push(`pushes to ${p.remote}: last push ${p.lastPushAt ?? 'never'}${p.pending ? ', changes pending' : ''}${p.failures > 0 ? `, ${p.failures} failed push(es), last error: ${p.lastError}` : ''}`)
+  }
+  return {check: 'replication', details: {...sync}, message: `${parts.join('; ') || 'no remote in use'} (${when})`, status: failing ? 'warning' : 'ok'}
 }

@@ -1,7 +1,16 @@
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {parseTrailers} from '../engine/commit-message.js'
 import {openEngine} from '../engine/index.js'
 import type {GitEngine} from '../engine/engine.js'
 import {EngineError} from '../engine/errors.js'
-import {lockState} from '../engine/lock.js'
+import {git} from '../engine/git.js'
+import {LAYOUT_NAMES} from '../engine/layout.js'
+import {acquireInstanceLock, lockState} from '../engine/lock.js'
+import {WriteAheadLog} from '../engine/wal.js'
+import type {FlushSource} from './backup.js'
+import {branchRefs} from './stage.js'
 
 /**
  * Opens a data directory no server holds, for an operation that changes refs under the engine:
@@ -26,5 +35,40 @@ export async function reindexDataDir(dataDir: string): Promise<{documents: numbe
     return {documents: s.documents, indexDocuments: s.indexDocuments}
   } finally {
     await engine.close()
+  }
+}
+
+/**
+ * A data directory no server holds whose write-ahead log holds nothing Git lacks (the usual
+ * state after a clean shutdown): a backup or export can then read Git directly, without the
+ * seconds an engine open spends loading every branch. Holds the instance lock until `release`,
+ * so no server starts meanwhile. Undefined when the engine must replay the log or recover a
+ * crash first (the caller then opens the engine).
+ */
+export async function quietSource(dataDir: string): Promise<(FlushSource & {release(): void}) | undefined> {
+  const lock = acquireInstanceLock(dataDir)
+  try {
+    if (lock.previousCrashed) {
+      lock.release()
+      return undefined
+    }
+    const walDir = join(dataDir, LAYOUT_NAMES.wal)
+    const entries = existsSync(walDir) ? WriteAheadLog.read(walDir) : []
+    if (entries.length > 0) {
+      const repo = join(dataDir, LAYOUT_NAMES.repo)
+      const headSeq = new Map<string, number>()
+      for (const r of await branchRefs(repo)) {
+        const {stdout} = await git(repo, ['cat-file', 'commit', r.commit])
+        headSeq.set(r.name.slice('refs/heads/'.length), parseTrailers(stdout).seq ?? 0)
+      }
+      if (entries.some((e) => e.seq > (headSeq.get(e.branch) ?? 0))) {
+        lock.release()
+        return undefined
+      }
+    }
+    return {dataDir, flush: async () => {}, release: () => lock.release()}
+  } catch (error) {
+    lock.release()
+    throw error
   }
 }

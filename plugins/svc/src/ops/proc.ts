@@ -2,6 +2,7 @@ import {spawn} from 'node:child_process'
 
 import {EngineError} from '../engine/errors.js'
 import {gitEnv} from '../engine/git.js'
+import {findGitLocks} from '../engine/lock.js'
 
 /** Runs a program (tar, git bundle, ...) to completion; its stderr's last lines become the error. */
 export function run(cmd: string, args: string[], options: {cwd?: string} = {}): Promise<string> {
@@ -19,11 +20,28 @@ export function run(cmd: string, args: string[], options: {cwd?: string} = {}): 
   })
 }
 
-/** Names the cause and the spec's remedy when the disk is full. */
+/**
+ * Names the cause and the spec's remedy when the disk is full or a Git object is damaged; any
+ * other error passes through unchanged.
+ */
 export function explainDiskFull(error: unknown): never {
   const message = (error as Error).message ?? String(error)
-  if (/No space left on device|ENOSPC/i.test(message)) {
+  if (/No space left on device|ENOSPC|Out of diskspace/i.test(message)) {
     throw new EngineError('unavailable', `No space left on device: ${message}; free disk space (run toolkit svc compact, or git gc) or write to another disk`, {cause: error})
   }
+  if (/is corrupt|unable to unpack|inflate: data stream error|bad object|did not send all necessary objects|missing (blob|tree|commit)/i.test(message)) {
+    const object = /\b([0-9a-f]{40})\b/.exec(message)?.[1]
+    throw new EngineError('damaged', `corrupt repository${object ? `: object ${object} is damaged or missing` : ''} (${message}); run git fsck --full on the data directory's repo/ to see what is damaged, then restore a backup (toolkit svc restore) or put the damaged documents again`, {cause: error})
+  }
   throw error
+}
+
+/**
+ * Git refuses to move a ref while a `<ref>.lock` file exists (a Git process killed midway leaves
+ * one): names the cause and the spec's remedy, and what happened to the operation.
+ */
+export function explainRefLock(error: Error, outcome: string, repo?: string): Error {
+  if (!/cannot lock ref|Unable to create '[^']*\.lock'|Another git process seems to be running|remove the file manually/.test(error.message)) return error
+  const locks = repo ? findGitLocks(repo).map((l) => l.path) : []
+  return new EngineError('locked', `a ref cannot be locked${locks.length > 0 ? ` (lock file${locks.length > 1 ? 's' : ''} ${locks.join(', ')})` : ''}: ${outcome}. A stale Git lock file: remove the *.lock files in the repository while the service is stopped (at start svc removes lock files older than 60 seconds)`, {cause: error})
 }

@@ -39,3 +39,22 @@ export async function removeRemote(o: {dataDir: string; name: string}): Promise<
   await git(repo, ['remote', 'remove', o.name])
   return found
 }
+
+/**
+ * Makes the config's `:remotes` Git remotes of the repository (added, or their URL updated);
+ * remotes added with `toolkit svc remote add` stay. Called by the server at start.
+ */
+export async function applyConfigRemotes(dataDir: string, remotes: Record<string, string>): Promise<RemoteInfo[]> {
+  const {repo} = requireDataDir(dataDir)
+  const current = await listRemotes({dataDir})
+  const applied: RemoteInfo[] = []
+  for (const [name, url] of Object.entries(remotes)) {
+    if (!NAME.test(name)) throw new EngineError('invalid_argument', `config :remotes: invalid remote name ${JSON.stringify(name)}: use letters, digits, _ . - (at most 64)`)
+    if (url.startsWith('-')) throw new EngineError('invalid_argument', `config :remotes :${name}: invalid URL ${JSON.stringify(url)}`)
+    const had = current.find((r) => r.name === name)
+    if (!had) await git(repo, ['remote', 'add', name, url])
+    else if (had.url !== url) await git(repo, ['remote', 'set-url', name, url])
+    applied.push({name, url})
+  }
+  return applied
+}

@@ -5,6 +5,7 @@ import {gitEnv} from '../engine/git.js'
 import type {Logger} from '../engine/types.js'
 import {Periodic} from './periodic.js'
 import {listRemotes} from './remotes.js'
+import {recordSyncState} from './sync-state.js'
 import {branchRefs} from './stage.js'
 
 export interface RemoteStatus {
@@ -53,10 +54,23 @@ export class Replicator {
     const remotes = await listRemotes({dataDir: this.engine.dataDir})
     for (const name of this.status.keys()) if (!remotes.some((r) => r.name === name)) this.status.delete(name)
     if (remotes.length === 0) return
+    try {
+      await this.pushAll(remotes)
+    } finally {
+      recordSyncState(this.engine.dataDir, {push: this.statuses()})
+    }
+  }
+
+  private async pushAll(remotes: Array<{name: string}>): Promise<void> {
     const heads = Object.fromEntries((await branchRefs(this.engine.repo)).map((r) => [r.name.slice(11), r.commit]))
     for (const r of remotes) {
       const st = this.status.get(r.name) ?? {failures: 0, pending: true, pushed: {}, remote: r.name}
       this.status.set(r.name, st)
+      // A database with no commit yet has nothing to push (git would fail on an empty refspec match).
+      if (Object.keys(heads).length === 0 && Object.keys(st.pushed).length === 0) {
+        st.pending = false
+        continue
+      }
       st.pending = JSON.stringify(sorted(st.pushed)) !== JSON.stringify(sorted(heads)) || st.lastPushAt === undefined
       if (!st.pending) continue
       if (st.retryAt && Date.parse(st.retryAt) > Date.now()) continue

@@ -10,7 +10,7 @@ import type {FlushSource} from './backup.js'
 import {readBundleHeader} from './bundle.js'
 import {type BackupManifest, checkAgainstManifest, sha256File, writeManifest} from './manifest.js'
 import {holdIdleDataDir, reindexDataDir} from './offline.js'
-import {explainDiskFull, run} from './proc.js'
+import {explainDiskFull, explainRefLock, run} from './proc.js'
 import {stageRepository} from './stage.js'
 
 export interface ExportSnapshotOptions {
@@ -52,7 +52,7 @@ export async function exportSnapshotFrom(source: FlushSource, options: ExportSna
     await run('git', ['-C', stage.repo, 'bundle', 'create', '-q', tmp, ...refs.map((r) => r.name)]).catch(explainDiskFull)
     renameSync(tmp, output)
     const main = refs.find((r) => r.name === 'refs/heads/main') ?? refs[0]
-    const {stdout} = await git(stage.repo, ['ls-tree', '-r', '--name-only', main.commit])
+    const {stdout} = await git(stage.repo, ['ls-tree', '-r', '--name-only', main.commit]).catch(explainDiskFull)
     const manifest: BackupManifest = {
       base_commit: null,
       checksum: await sha256File(output),
@@ -173,8 +173,9 @@ export async function importSnapshotOffline(options: {dataDir: string; input: st
 }
 
 /**
- * The same inside a running server: only new branches (the engine adopts each one and indexes
- * it in the background); moving an existing branch needs the server stopped.
+ * The same inside a running server: only new branches, all or none (the engine loads every
+ * branch, then creates their refs in one ref transaction, and indexes them in the background);
+ * moving an existing branch needs the server stopped.
  */
 export async function importSnapshotLive(engine: GitEngine, options: {input: string; verify?: boolean}): Promise<ImportResult> {
   const plan = await planImport(engine.repo, options.input)
@@ -185,7 +186,9 @@ export async function importSnapshotLive(engine: GitEngine, options: {input: str
   if (plan.updates.length > 0) {
     const ns = await fetchObjects(engine.repo, plan, options.verify === true)
     try {
-      for (const u of plan.updates) await engine.adoptBranch(u.name.slice(11), u.commit)
+      await engine.adoptBranches(plan.updates.map((u) => ({commit: u.commit, name: u.name.slice(11)}))).catch((error: Error) => {
+        throw explainRefLock(error, 'nothing was imported', engine.repo)
+      })
     } finally {
       await dropNamespace(engine.repo, ns)
     }

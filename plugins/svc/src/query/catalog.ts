@@ -7,7 +7,7 @@
  * clients degrade to "nothing found" instead of failing.
  */
 import type {RowObj} from './eval.js'
-import {branchOf, currentSchema, type PgSession, type QueryResult, type Source, tableColumns, tableNames} from './executor.js'
+import {branchOf, currentSchema, type PgSession, type QueryResult, type Source, tableColumns, tableDef, tableNames} from './executor.js'
 import {SqlError} from './errors.js'
 import {OID, typeName} from './types.js'
 
@@ -117,9 +117,13 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
   // \dt, \d, \dt+ : the list of relations.
   if (/FROM pg_catalog\.pg_class c\s+LEFT JOIN pg_catalog\.pg_namespace n ON n\.oid = c\.relnamespace/.test(sql) && /as "Name"/i.test(sql)) {
     const kinds = /c\.relkind IN \(([^)]*)\)/.exec(sql)?.[1] ?? "'r'"
-    if (!kinds.includes("'r'")) return result(names, [])
     const re = relnameFilter(sql)
     const rows: unknown[][] = []
+    if (kinds.includes("'i'")) rows.push(...(await indexRows(s, sql, names, re)))
+    if (!kinds.includes("'r'")) {
+      rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])))
+      return result(names, rows)
+    }
     for (const schema of await schemasToSearch(s, sql)) {
       const branch = branchOf(s, schema)
       for (const t of await tableNames(s, branch)) {
@@ -212,13 +216,14 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
   if (/FROM pg_catalog\.pg_attribute a\s+WHERE a\.attrelid = '\d+' AND a\.attnum > 0/.test(sql)) {
     if (!target) return result(names, [])
     const cols = await tableColumns(s, target.branch, target.table)
+    const notNull = await notNullColumns(s, target.branch, target.table)
     return result(
       names,
       cols.map((c) =>
         items.map((it) => {
           if (/^a\.attname$/.test(it)) return c.name
           if (/format_type/.test(it)) return typeName(c.oid)
-          if (/attnotnull/.test(it)) return c.name === 'id' ? 't' : 'f'
+          if (/attnotnull/.test(it)) return notNull.has(c.name) ? 't' : 'f'
           if (/attidentity|attgenerated|attcompression/.test(it)) return ''
           if (/attstorage/.test(it)) return 'x'
           if (/attstattarget/.test(it)) return '-1'
@@ -258,6 +263,35 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
   return undefined
 }
 
+/** Columns that are NOT NULL: the id (the primary key) and those CREATE TABLE declared NOT NULL. */
+async function notNullColumns(s: PgSession, branch: string, table: string): Promise<Set<string>> {
+  const def = await tableDef(s, branch, table).catch(() => undefined)
+  return new Set(['id', ...(def?.columns ?? []).filter((c) => c.notNull).map((c) => c.name)])
+}
+
+/** The indexes of every table: `<table>_pkey` on the id, and the secondary indexes. */
+async function allIndexes(s: PgSession, branch: string): Promise<Array<{field: string; name: string; primary: boolean; table: string}>> {
+  const out: Array<{field: string; name: string; primary: boolean; table: string}> = []
+  for (const t of await tableNames(s, branch)) {
+    out.push({field: 'id', name: `${t}_pkey`, primary: true, table: t})
+    for (const ix of await s.engine.indexes({branch, table: t}).catch(() => [])) out.push({field: ix.field, name: ix.name, primary: false, table: t})
+  }
+  return out
+}
+
+/** psql's \di rows. */
+async function indexRows(s: PgSession, sql: string, names: string[], re: RegExp | undefined): Promise<unknown[][]> {
+  const rows: unknown[][] = []
+  for (const schema of await schemasToSearch(s, sql)) {
+    for (const ix of await allIndexes(s, branchOf(s, schema))) {
+      if (re && !re.test(ix.name)) continue
+      const values: Record<string, unknown> = {'Access method': 'btree', Name: ix.name, Owner: s.user, Persistence: 'permanent', Schema: schema, Table: ix.table, Type: 'index'}
+      rows.push(names.map((n) => values[n] ?? null))
+    }
+  }
+  return rows
+}
+
 /** The empty answer for a catalog query nothing else could run. */
 export function emptyCatalogResult(sql: string): QueryResult | undefined {
   if (!/pg_catalog\.|information_schema\.|\bpg_\w+\b/i.test(sql) || !/^\s*select\b/i.test(sql)) return undefined
@@ -267,7 +301,20 @@ export function emptyCatalogResult(sql: string): QueryResult | undefined {
 // ---------------------------------------------------------------------------------------
 // information_schema and pg_catalog tables read by ordinary statements
 
-const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user'])
+const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user', 'pg_class', 'pg_attribute', 'pg_index'])
+
+/** Column types of the catalog tables, as PostgreSQL declares them (names are `name`, information_schema text is varchar). */
+const CATALOG_OIDS: Record<string, Record<string, number>> = {
+  columns: {column_name: OID.name, data_type: OID.varchar, is_nullable: OID.varchar, ordinal_position: OID.int4, table_catalog: OID.name, table_name: OID.name, table_schema: OID.name},
+  pg_attribute: {attname: OID.name, attnotnull: OID.bool, attnum: OID.int2, attrelid: OID.oid, atttypid: OID.oid},
+  pg_class: {oid: OID.oid, relkind: OID.char, relname: OID.name, relnamespace: OID.oid},
+  pg_index: {indexrelid: OID.oid, indisprimary: OID.bool, indisunique: OID.bool, indrelid: OID.oid},
+  pg_namespace: {nspname: OID.name, oid: OID.oid, schema_name: OID.name},
+  pg_tables: {hasindexes: OID.bool, schemaname: OID.name, tablename: OID.name, tableowner: OID.name},
+  pg_type: {oid: OID.oid, typname: OID.name},
+  schemata: {nspname: OID.name, oid: OID.oid, schema_name: OID.name},
+  tables: {table_catalog: OID.name, table_name: OID.name, table_schema: OID.name, table_type: OID.varchar},
+}
 
 export function isVirtualTable(name: string): boolean {
   return VIRTUAL.has(name)
@@ -290,11 +337,12 @@ export async function virtualTable(s: PgSession, table: string, alias: string): 
     }
     case 'columns': {
       for (const t of names) {
+        const notNull = await notNullColumns(s, branch, t)
         for (const [i, c] of (await tableColumns(s, branch, t)).entries()) {
           rows.push({
             column_name: c.name,
             data_type: c.oid === OID.text ? 'text' : typeName(c.oid),
-            is_nullable: c.name === 'id' ? 'NO' : 'YES',
+            is_nullable: notNull.has(c.name) ? 'NO' : 'YES',
             ordinal_position: i + 1,
             table_catalog: s.database,
             table_name: t,
@@ -329,10 +377,31 @@ export async function virtualTable(s: PgSession, table: string, alias: string): 
       for (const [typname, oid] of Object.entries(OID)) rows.push({oid, typname})
       break
     }
+    case 'pg_class': {
+      for (const t of names) rows.push({oid: oidOf(branch, t), relkind: 'r', relname: t, relnamespace: 2200})
+      for (const ix of await allIndexes(s, branch)) rows.push({oid: oidOf(branch, ix.name), relkind: 'i', relname: ix.name, relnamespace: 2200})
+      break
+    }
+    case 'pg_attribute': {
+      for (const t of names) {
+        const notNull = await notNullColumns(s, branch, t)
+        for (const [i, c] of (await tableColumns(s, branch, t)).entries()) {
+          rows.push({attname: c.name, attnotnull: notNull.has(c.name), attnum: i + 1, attrelid: oidOf(branch, t), atttypid: c.oid})
+        }
+      }
+      break
+    }
+    case 'pg_index': {
+      for (const ix of await allIndexes(s, branch)) {
+        rows.push({indexrelid: oidOf(branch, ix.name), indisprimary: ix.primary, indisunique: ix.primary, indrelid: oidOf(branch, ix.table)})
+      }
+      break
+    }
     default: {
       throw new SqlError('42P01', `relation "${table}" does not exist`)
     }
   }
-  return {alias, rows}
+  const oids = CATALOG_OIDS[table]
+  return {alias, columns: oids ? Object.entries(oids).map(([name, oid]) => ({name, oid})) : undefined, rows}
 }
 

@@ -34,6 +34,7 @@ export function fromEngine(e: unknown): SqlError {
     invalid_id: '22023',
     locked: '55P03',
     not_found: '42704',
+    read_only: '25006',
     reserved: '42501',
     too_large: '54000',
     unavailable: '57P03',

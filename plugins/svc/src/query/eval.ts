@@ -3,7 +3,8 @@ import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
 import {SqlError, unsupported} from './errors.js'
 import {LiftedList} from './parse.js'
-import {coerce, oidOfTypeName} from './types.js'
+import {castColumnName, coerce, inferOid, OID, oidOfTypeName, typed, typeName} from './types.js'
+import * as V from './values.js'
 
 export type RowObj = Record<string, unknown>
 /** One row of a FROM clause: the object of each source, by alias (null on the outer side of a LEFT JOIN). */
@@ -13,6 +14,8 @@ export interface SourceInfo {
   alias: string
   /** Declared columns (CREATE TABLE), or undefined for a schemaless table. */
   columns?: string[]
+  /** Declared column types by name. */
+  oids?: Record<string, number>
 }
 
 export interface SessionInfo {
@@ -83,6 +86,7 @@ export function resolveRef(row: Row, table: string | undefined, name: string, ct
 
 function num(v: unknown, what = 'numeric'): number {
   if (typeof v === 'number') return v
+  if (V.isNumeric(v)) return V.toNumber(v)
   if (typeof v === 'boolean') return v ? 1 : 0
   if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v)
   throw new SqlError('22P02', `invalid input syntax for type ${what}: "${typeof v === 'string' ? v : JSON.stringify(v)}"`)
@@ -90,10 +94,10 @@ function num(v: unknown, what = 'numeric'): number {
 
 /** Comparison with PostgreSQL's implicit coercions: a numeric string compares as a number. */
 export function compare(a: unknown, b: unknown): number {
-  if (typeof a === 'number' || typeof b === 'number') {
-    const x = num(a, typeof a === 'number' ? (Number.isInteger(a) ? 'integer' : 'double precision') : 'numeric')
-    const y = num(b, typeof b === 'number' ? (Number.isInteger(b) ? 'integer' : 'double precision') : 'numeric')
-    return x < y ? -1 : x > y ? 1 : 0
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : Number.isNaN(a) || Number.isNaN(b) ? V.compareNumeric(a, b) : 0
+  if (V.isNumeric(a) || V.isNumeric(b)) {
+    const p = V.promote(a, b) as {a: unknown; b: unknown}
+    return V.compareNumeric(p.a, p.b)
   }
   if (typeof a === 'boolean' || typeof b === 'boolean') {
     const x = coerce(a, 16) as boolean
@@ -122,7 +126,7 @@ function escapeRe(c: string): string {
 }
 
 function text(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  return typeof v === 'string' ? v : v instanceof V.BpChar ? v.text : V.textOf(v)
 }
 
 function truthy(v: unknown): boolean | null {
@@ -141,8 +145,10 @@ export function ftsTerms(q: string): string[] {
 
 export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
   switch (e.type) {
+    case 'numeric': {
+      return V.Numeric.parse(String(e.value))
+    }
     case 'integer':
-    case 'numeric':
     case 'string':
     case 'boolean': {
       return e.value
@@ -179,12 +185,11 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
           return t === null ? null : !t
         }
         case '-': {
-          // A bigint literal beyond 2^53 stays exact digits (the normaliser lifts it as text).
-          if (typeof v === 'string' && /^\d{16,19}$/.test(v) && !Number.isSafeInteger(Number(v))) return `-${v}`
-          return v === null ? null : -num(v)
+          if (v === null) return null
+          return V.isNumeric(v) ? V.negate(v) : V.negate(V.promote(v, 0)?.a)
         }
         case '+': {
-          return v === null ? null : num(v)
+          return v === null ? null : V.isNumeric(v) ? v : V.promote(v, 0)?.a
         }
         case 'IS NULL': {
           return v === null || v === undefined
@@ -220,9 +225,8 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case 'cast': {
       const v = evaluate(e.operand, row, ctx)
-      const to = e.to.kind === 'array' ? 'text' : e.to.name
-      if (to === 'regclass' || to === 'regtype' || to === 'regnamespace') return v
-      return coerce(v, oidOfTypeName(to))
+      if (e.to.kind === 'array') return coerce(v, OID.text)
+      return castTo(v, e.to.name, e.to.config)
     }
     case 'case': {
       const base = e.value ? evaluate(e.value, row, ctx) : undefined
@@ -236,6 +240,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case 'member': {
       let v = evaluate(e.operand, row, ctx)
+      if (v instanceof V.JsonText || v instanceof V.Jsonb) v = v.value
       if (typeof v === 'string') {
         try {
           v = JSON.parse(v)
@@ -246,7 +251,9 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       if (v === null || typeof v !== 'object') return null
       const out = (v as Record<string | number, unknown>)[e.member]
       if (out === undefined) return null
-      return e.op === '->>' ? (out === null ? null : text(out)) : out
+      if (e.op === '->>') return out === null ? null : text(out)
+      // `->` gives jsonb: a scalar keeps its JSON form ("x" with quotes, null as null).
+      return out !== null && typeof out === 'object' ? out : new V.Jsonb(out)
     }
     case 'keyword': {
       switch (e.keyword) {
@@ -336,6 +343,16 @@ function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
   return lookup
 }
 
+/** IN-list equality; a value of another kind (a schemaless field's boolean against numbers) is just not equal. */
+function sameValue(a: unknown, b: unknown): boolean {
+  try {
+    return compare(a, b) === 0
+  } catch (error) {
+    if (error instanceof SqlError && (error.code === '22P02' || error.code === '42883')) return false
+    throw error
+  }
+}
+
 function inList(op: string, a: unknown, lookup: InLookup): unknown {
   if (a === null) return null
   let found: boolean | undefined
@@ -346,7 +363,7 @@ function inList(op: string, a: unknown, lookup: InLookup): unknown {
   if (found === undefined) {
     found = false
     for (const it of lookup.items) {
-      if (it !== null && compare(a, it) === 0) {
+      if (it !== null && sameValue(a, it)) {
         found = true
         break
       }
@@ -383,6 +400,16 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
   }
   const b = evaluate(r, row, ctx)
   if (a === null || a === undefined || b === null || b === undefined) return null
+  if (COMPARISONS.has(op)) {
+    try {
+      return comparison(op, a, b)
+    } catch (error) {
+      // A schemaless column may hold a string in one document and numbers in others: that
+      // document's comparison is NULL (it does not match), the statement goes on.
+      if (error instanceof SqlError && (error.code === '22P02' || error.code === '42883') && (schemaless(l, ctx) || schemaless(r, ctx))) return null
+      throw error
+    }
+  }
   switch (op) {
     case '=': {
       return compare(a, b) === 0
@@ -428,28 +455,109 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case '+':
     case '-':
-    case '*': {
-      const exact = integerArith(op, a, b)
-      if (exact !== undefined) return exact
-      const x = num(a)
-      const y = num(b)
-      return op === '+' ? x + y : op === '-' ? x - y : x * y
-    }
-    case '/': {
-      const d = num(b)
-      if (d === 0) throw new SqlError('22012', 'division by zero')
-      const q = num(a) / d
-      return Number.isInteger(num(a)) && Number.isInteger(d) ? Math.trunc(q) : q
-    }
+    case '*':
+    case '/':
     case '%': {
-      const d = num(b)
-      if (d === 0) throw new SqlError('22012', 'division by zero')
-      return num(a) % d
+      if (typeof a === 'number' && typeof b === 'number' && op === '+' && Number.isInteger(a) && Number.isInteger(b)) {
+        const s = a + b
+        if (s >= -2_147_483_648 && s <= 2_147_483_647 && a >= -2_147_483_648 && a <= 2_147_483_647 && b >= -2_147_483_648 && b <= 2_147_483_647) return s
+      }
+      if (typeof a === 'boolean' || typeof b === 'boolean') throw new SqlError('42883', `operator does not exist: ${V.typeNameOf(a)} ${op} ${V.typeNameOf(b)}`)
+      if (!V.isNumeric(a) && !V.isNumeric(b)) throw new SqlError('42725', `operator is not unique: unknown ${op} unknown`)
+      return V.arith(op, a, b)
+    }
+    case '^': {
+      return new V.Float8(num(a) ** num(b))
     }
     default: {
       throw unsupported(`operator ${op}`)
     }
   }
+}
+
+const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>='])
+
+function comparison(op: string, a: unknown, b: unknown): boolean {
+  const c = compare(a, b)
+  switch (op) {
+    case '=': {
+      return c === 0
+    }
+    case '<': {
+      return c < 0
+    }
+    case '<=': {
+      return c <= 0
+    }
+    case '>': {
+      return c > 0
+    }
+    case '>=': {
+      return c >= 0
+    }
+    default: {
+      return c !== 0
+    }
+  }
+}
+
+/** Whether an operand is a column of a table without CREATE TABLE (its values' types vary per document). */
+function schemaless(e: Expr, ctx: EvalCtx): boolean {
+  if (e.type !== 'ref') return false
+  const src = e.table ? ctx.sources.find((s) => s.alias === e.table?.name) : ctx.sources.find((s) => !s.columns || s.columns.includes(e.name))
+  return Boolean(src && !src.columns)
+}
+
+/** A cast, with the type modifiers PostgreSQL applies: numeric(p,s) rounds to s, varchar(n) cuts, char(n) pads. */
+export function castTo(v: unknown, name: string, config?: number[] | null): unknown {
+  const to = name.toLowerCase()
+  if (to === 'regclass' || to === 'regnamespace') return v
+  const oid = oidOfTypeName(to)
+  if (v === null || v === undefined) return null
+  if (oid === OID.regtype) return new V.RegType(text(v))
+  if (oid === OID.json) {
+    if (v instanceof V.JsonText) return v
+    const t = text(v)
+    return new V.JsonText(typeof v === 'string' ? t : V.jsonbText(v), coerce(t, OID.json))
+  }
+  if (oid === OID.jsonb) {
+    const j = coerce(v, OID.jsonb)
+    return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
+  }
+  if (oid === OID.bpchar) {
+    const t = text(v).replace(/ +$/, '')
+    const n = config?.[0] ?? 1
+    const chars = [...t]
+    return chars.length > n ? new V.BpChar(chars.slice(0, n).join(''), chars.slice(0, n).join('')) : new V.BpChar(t, t + ' '.repeat(n - chars.length))
+  }
+  if (oid === OID.date) return V.dateValue(text(v))
+  if (oid === OID.timestamptz || oid === OID.timestamp) return V.timestampValue(text(v), oid === OID.timestamptz)
+  let out = typed(coerce(v, oid), oid)
+  if (oid === OID.numeric && config?.length && out instanceof V.Numeric) {
+    const scale = config[1] ?? 0
+    out = new V.Numeric(out.v.decimalPlaces(scale, V.Dec.ROUND_HALF_UP), scale)
+    if ((out as V.Numeric).v.abs().gte(new V.Dec(10).pow(config[0] - scale))) {
+      throw new SqlError('22003', 'numeric field overflow', {detail: `A field with precision ${config[0]}, scale ${scale} must round to an absolute value less than 10^${config[0] - scale}.`})
+    }
+  }
+  if (typeof out === 'string' && (oid === OID.varchar || oid === OID.bpchar)) {
+    const n = config?.[0] ?? (oid === OID.bpchar ? 1 : undefined)
+    if (n !== undefined) {
+      const chars = [...out]
+      out = chars.length > n ? chars.slice(0, n).join('') : oid === OID.bpchar ? out + ' '.repeat(n - chars.length) : out
+    }
+  }
+  return out
+}
+
+/** upper/lower per character, as PostgreSQL's libc does: `ß` stays one letter. */
+function caseMap(s: string, up: boolean): string {
+  let out = ''
+  for (const c of s) {
+    const m = up ? c.toUpperCase() : c.toLowerCase()
+    out += [...m].length === 1 ? m : c
+  }
+  return out
 }
 
 function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
@@ -460,11 +568,11 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
   switch (name) {
     case 'lower': {
       const [v] = args()
-      return v === null ? null : text(v).toLowerCase()
+      return v === null ? null : caseMap(text(v), false)
     }
     case 'upper': {
       const [v] = args()
-      return v === null ? null : text(v).toUpperCase()
+      return v === null ? null : caseMap(text(v), true)
     }
     case 'length':
     case 'char_length':
@@ -491,27 +599,37 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     }
     case 'abs': {
       const [v] = args()
-      return v === null ? null : Math.abs(num(v))
+      return v === null ? null : V.abs(numberArg(v))
     }
     case 'round': {
       const [v, d] = args()
-      if (v === null) return null
-      const p = 10 ** (d === undefined || d === null ? 0 : num(d))
-      return Math.round(num(v) * p) / p
+      if (v === null || d === null) return null
+      return V.round(numberArg(v), d === undefined ? undefined : num(d))
     }
-    case 'floor': {
-      const [v] = args()
-      return v === null ? null : Math.floor(num(v))
-    }
+    case 'floor':
     case 'ceil':
     case 'ceiling': {
       const [v] = args()
-      return v === null ? null : Math.ceil(num(v))
+      return v === null ? null : V.floorCeil(numberArg(v), name !== 'floor')
     }
     case 'trim':
     case 'btrim': {
-      const [v] = args()
-      return v === null ? null : text(v).trim()
+      const [v, chars] = args()
+      if (v === null || chars === null) return null
+      if (chars === undefined) return text(v).replace(/^ +| +$/g, '')
+      const set = new Set(text(chars))
+      const cs = [...text(v)]
+      let i = 0
+      let j = cs.length
+      while (i < j && set.has(cs[i])) i++
+      while (j > i && set.has(cs[j - 1])) j--
+      return cs.slice(i, j).join('')
+    }
+    case 'pg_typeof': {
+      const a0 = e.args[0]
+      const declared = a0?.type === 'ref' ? declaredType(a0, ctx) : undefined
+      const v = args()[0]
+      return new V.RegType(declared ?? (a0?.type === 'string' || a0?.type === 'parameter' ? (typeof v === 'string' ? 'unknown' : V.typeNameOf(v)) : V.typeNameOf(v)))
     }
     case 'replace': {
       const [v, f, t] = args()
@@ -521,15 +639,19 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'substring': {
       const [v, from, len] = args()
       if (v === null) return null
+      if (from === null || len === null) return null
       const chars = [...text(v)]
-      const start = Math.max(0, num(from) - 1)
-      return chars.slice(start, len === undefined || len === null ? undefined : start + num(len)).join('')
+      // PostgreSQL counts from 1; a start before 1 still consumes length (substring('hello', 0, 3) is 'he').
+      const first = num(from)
+      if (len !== undefined && num(len) < 0) throw new SqlError('22011', 'negative substring length not allowed')
+      const end = len === undefined ? chars.length : first + num(len) - 1
+      return chars.slice(Math.max(0, first - 1), Math.max(0, end)).join('')
     }
     case 'now':
     case 'statement_timestamp':
     case 'transaction_timestamp':
     case 'clock_timestamp': {
-      return new Date().toISOString()
+      return V.timestampValue(new Date().toISOString(), true)
     }
     case 'version': {
       return `PostgreSQL 15.0 (toolkit svc ${ctx.session.version}) on Node.js ${process.version}`
@@ -558,13 +680,26 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'json_build_object':
     case 'jsonb_build_object': {
       const a = args()
+      if (a.length % 2 !== 0) throw new SqlError('22023', 'argument list must have even number of elements')
       const o: Record<string, unknown> = {}
-      for (let i = 0; i + 1 < a.length; i += 2) o[text(a[i])] = a[i + 1]
-      return o
+      const parts: string[] = []
+      for (let i = 0; i + 1 < a.length; i += 2) {
+        if (a[i] === null) throw new SqlError('22023', 'null value not allowed for object key')
+        o[text(a[i])] = jsonValue(a[i + 1])
+        parts.push(`${JSON.stringify(text(a[i]))} : ${V.jsonText(a[i + 1])}`)
+      }
+      // json keeps the built text (`{"a" : 1}`); jsonb is the value, printed sorted.
+      return name === 'json_build_object' ? new V.JsonText(`{${parts.join(', ')}}`, o) : o
     }
-    case 'to_json':
+    case 'to_json': {
+      const v = args()[0]
+      return v === null ? null : new V.JsonText(V.jsonText(v), jsonValue(v))
+    }
     case 'to_jsonb': {
-      return args()[0]
+      const v = args()[0]
+      if (v === null) return null
+      const j = jsonValue(v)
+      return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
     }
     case 'gen_random_uuid': {
       return globalThis.crypto.randomUUID()
@@ -588,12 +723,19 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
 
 function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
   if (!ctx.group) throw new SqlError('42803', `aggregate functions are not allowed here`)
-  const rows = ctx.group
+  let rows = ctx.group
   const inner: EvalCtx = {...ctx, group: undefined}
+  if (e.filter) {
+    const f = e.filter
+    rows = rows.filter((r) => evaluate(f, r, inner) === true)
+  }
   const star = e.args.length === 0 || (e.args[0].type === 'ref' && e.args[0].name === '*')
-  if (name === 'count' && star) return rows.length
+  if (name === 'count' && star) return new V.Int8(BigInt(rows.length))
+  if (star) throw new SqlError('42883', `function ${name}(*) does not exist`)
   if (e.args.length === 0) throw new SqlError('42883', `function ${name}() does not exist`)
-  let vals = rows.map((r) => evaluate(e.args[0], r, inner)).filter((v) => v !== null && v !== undefined)
+  if (e.orderBy?.length) rows = orderRows(rows, e.orderBy, inner)
+  const all = rows.map((r) => evaluate(e.args[0], r, inner))
+  let vals = all.filter((v) => v !== null && v !== undefined)
   if (e.distinct === 'distinct') {
     const seen = new Set<string>()
     vals = vals.filter((v) => {
@@ -605,28 +747,34 @@ function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
   }
   switch (name) {
     case 'count': {
-      return vals.length
+      return new V.Int8(BigInt(vals.length))
     }
-    case 'sum': {
-      return vals.length === 0 ? null : vals.reduce((s: number, v) => s + num(v), 0)
-    }
+    case 'sum':
     case 'avg': {
-      return vals.length === 0 ? null : vals.reduce((s: number, v) => s + num(v), 0) / vals.length
+      if (vals.some((v) => typeof v === 'string' || typeof v === 'boolean')) {
+        throw new SqlError('42883', `function ${name}(${V.typeNameOf(vals.find((v) => !V.isNumeric(v)))}) does not exist`)
+      }
+      return name === 'sum' ? V.sum(vals) : V.avg(vals)
     }
     case 'min': {
-      return vals.length === 0 ? null : vals.reduce((m, v) => (compare(v, m) < 0 ? v : m))
+      return vals.length === 0 ? null : vals.reduce((m, v) => (compareMixed(v, m) < 0 ? v : m))
     }
     case 'max': {
-      return vals.length === 0 ? null : vals.reduce((m, v) => (compare(v, m) > 0 ? v : m))
+      return vals.length === 0 ? null : vals.reduce((m, v) => (compareMixed(v, m) > 0 ? v : m))
     }
     case 'string_agg': {
       const sep = e.args[1] ? text(evaluate(e.args[1], rows[0] ?? {}, inner)) : ','
       return vals.length === 0 ? null : vals.map(text).join(sep)
     }
-    case 'array_agg':
-    case 'json_agg':
+    case 'array_agg': {
+      return rows.length === 0 ? null : new V.PgArray(e.distinct === 'distinct' ? vals : all, inferOid(vals))
+    }
+    case 'json_agg': {
+      const items = e.distinct === 'distinct' ? vals : all
+      return rows.length === 0 ? null : new V.JsonText(`[${items.map((v) => V.jsonText(v)).join(', ')}]`, items.map(jsonValue))
+    }
     case 'jsonb_agg': {
-      return vals
+      return rows.length === 0 ? null : (e.distinct === 'distinct' ? vals : all).map(jsonValue)
     }
     case 'bool_and': {
       return vals.length === 0 ? null : vals.every((v) => truthy(v))
@@ -647,13 +795,14 @@ export function columnName(e: Expr): string {
       return e.name
     }
     case 'call': {
-      return e.function.name.toLowerCase()
+      const n = e.function.name.toLowerCase()
+      return n === 'trim' ? 'btrim' : n
     }
     case 'cast': {
-      return e.operand.type === 'ref' || e.operand.type === 'call' ? columnName(e.operand) : e.to.kind === 'array' ? 'array' : e.to.name
+      return e.operand.type === 'ref' || e.operand.type === 'call' ? columnName(e.operand) : e.to.kind === 'array' ? 'array' : castColumnName(e.to.name)
     }
     case 'member': {
-      return typeof e.member === 'string' ? e.member : '?column?'
+      return '?column?'
     }
     case 'keyword': {
       return e.keyword
@@ -667,29 +816,145 @@ export function columnName(e: Expr): string {
   }
 }
 
-const INT8_MAX = 9_223_372_036_854_775_807n
-
-/** An integer operand: a safe integer, or the exact digits svc keeps for a bigint beyond 2^53. */
-function exactInt(v: unknown): bigint | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : undefined
-  if (typeof v === 'string' && /^-?\d{16,19}$/.test(v) && !Number.isSafeInteger(Number(v))) return BigInt(v)
-  return undefined
+/** Sorts a group's rows by an aggregate's own ORDER BY (`string_agg(x, ',' ORDER BY x)`). */
+function orderRows(rows: Row[], orderBy: NonNullable<ExprCall['orderBy']>, ctx: EvalCtx): Row[] {
+  const keyed = rows.map((r) => ({keys: orderBy.map((o) => evaluate(o.by, r, ctx)), r}))
+  keyed.sort((a, b) => {
+    for (const [i, o] of orderBy.entries()) {
+      const x = a.keys[i]
+      const y = b.keys[i]
+      const desc = o.order === 'DESC'
+      const nullsFirst = o.nulls ? o.nulls === 'FIRST' : desc
+      if (x === null && y === null) continue
+      if (x === null) return nullsFirst ? -1 : 1
+      if (y === null) return nullsFirst ? 1 : -1
+      const c = compareMixed(x, y)
+      if (c !== 0) return desc ? -c : c
+    }
+    return 0
+  })
+  return keyed.map((k) => k.r)
 }
 
+const KIND_RANK = (v: unknown): number => (V.isNumeric(v) ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : 3)
+
 /**
- * Integer + - * beyond 2^53 computed exactly, as PostgreSQL's bigint does: the result keeps its
- * digits, and past the signed 64-bit range it is 22003 instead of a rounded double.
+ * Order of values that may be of different kinds (a schemaless column): numbers before text
+ * before booleans before JSON, then by value. Same-kind values compare as PostgreSQL does.
  */
-function integerArith(op: '*' | '+' | '-', a: unknown, b: unknown): number | string | undefined {
-  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a) && Number.isSafeInteger(b)) {
-    const r = op === '+' ? a + b : op === '-' ? a - b : a * b
-    if (Number.isSafeInteger(r)) return r
+export function compareMixed(a: unknown, b: unknown): number {
+  const ra = KIND_RANK(a)
+  const rb = KIND_RANK(b)
+  if (ra !== rb) return ra - rb
+  try {
+    return compare(a, b)
+  } catch {
+    return text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0
   }
-  const x = exactInt(a)
-  const y = exactInt(b)
-  if (x === undefined || y === undefined) return undefined
-  const r = op === '+' ? x + y : op === '-' ? x - y : x * y
-  if (r > INT8_MAX || r < -INT8_MAX - 1n) throw new SqlError('22003', 'bigint out of range')
-  const n = Number(r)
-  return Number.isSafeInteger(n) ? n : r.toString()
+}
+
+/** A SQL value as the JSON it becomes inside json/jsonb. */
+function jsonValue(v: unknown): unknown {
+  if (v instanceof V.JsonText || v instanceof V.Jsonb) return v.value
+  if (v instanceof V.BpChar) return v.padded
+  if (v instanceof V.Int8 || v instanceof V.Numeric || v instanceof V.Float8) return V.toNumber(v)
+  if (v instanceof V.PgArray) return v.items.map(jsonValue)
+  return v
+}
+
+/** A numeric function's argument: numbers as they are, a text literal read as numeric. */
+function numberArg(v: unknown): unknown {
+  if (V.isNumeric(v)) return v
+  if (typeof v === 'string') return V.Numeric.parse(v)
+  throw new SqlError('42883', `function does not exist for type ${V.typeNameOf(v)}`)
+}
+
+/** The declared type name of a column reference (for pg_typeof of a NULL column value). */
+function declaredType(e: Expr, ctx: EvalCtx): string | undefined {
+  if (e.type !== 'ref') return undefined
+  const oid = ctx.sources.find((s) => (e.table ? s.alias === e.table.name : s.columns?.includes(e.name)))?.oids?.[e.name]
+  return oid === undefined ? undefined : typeName(oid)
+}
+
+const BOOL_OPS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', 'AND', 'OR', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE', '~', '~*', '!~', '!~*', '@@'])
+const TEXT_FUNCS = new Set(['lower', 'upper', 'trim', 'btrim', 'replace', 'substr', 'substring', 'concat', 'string_agg', 'version', 'current_database', 'current_user', 'session_user'])
+
+/**
+ * The type of an expression known without evaluating it, for a result column whose values are
+ * all NULL (PostgreSQL still reports `boolean` for `NULL = 1`, `bigint` for an empty `sum(int)`).
+ */
+export function staticOid(e: Expr, columnOid: (table: string | undefined, name: string) => number | undefined): number | undefined {
+  switch (e.type) {
+    case 'ref': {
+      return columnOid(e.table?.name, e.name)
+    }
+    case 'cast': {
+      return e.to.kind === 'array' ? undefined : oidOfTypeName(e.to.name)
+    }
+    case 'binary': {
+      if (BOOL_OPS.has(e.op)) return OID.bool
+      return e.op === '||' ? OID.text : undefined
+    }
+    case 'unary': {
+      return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid) : OID.bool
+    }
+    case 'ternary':
+    case 'boolean': {
+      return OID.bool
+    }
+    case 'member': {
+      return e.op === '->' ? OID.jsonb : OID.text
+    }
+    case 'call': {
+      const name = e.function.name.toLowerCase()
+      const arg = e.args[0] ? staticOid(e.args[0], columnOid) : undefined
+      if (TEXT_FUNCS.has(name)) return OID.text
+      switch (name) {
+        case 'count': {
+          return OID.int8
+        }
+        case 'length':
+        case 'char_length':
+        case 'character_length': {
+          return OID.int4
+        }
+        case 'sum': {
+          return arg === OID.int4 || arg === OID.int2 ? OID.int8 : arg === OID.float8 || arg === OID.float4 ? OID.float8 : arg === undefined ? undefined : OID.numeric
+        }
+        case 'avg': {
+          return arg === OID.float8 || arg === OID.float4 ? OID.float8 : arg === undefined ? undefined : OID.numeric
+        }
+        case 'min':
+        case 'max':
+        case 'abs':
+        case 'coalesce':
+        case 'nullif': {
+          return arg
+        }
+        case 'bool_and':
+        case 'bool_or': {
+          return OID.bool
+        }
+        case 'json_agg':
+        case 'json_build_object':
+        case 'to_json': {
+          return OID.json
+        }
+        case 'jsonb_agg':
+        case 'jsonb_build_object':
+        case 'to_jsonb': {
+          return OID.jsonb
+        }
+        case 'current_schema': {
+          return OID.name
+        }
+        default: {
+          return undefined
+        }
+      }
+    }
+    default: {
+      return undefined
+    }
+  }
 }

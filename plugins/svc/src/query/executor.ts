@@ -23,10 +23,10 @@ import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} f
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, evaluate, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, compareMixed, evaluate, staticOid, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
-import {coerce, inferOid, OID, oidOfTypeName} from './types.js'
+import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed} from './types.js'
 
 export interface Column {
   name: string
@@ -205,12 +205,20 @@ export async function tableColumns(s: PgSession, branch: string, table: string):
 // -----------------------------------------------------------------------------------------
 // Reading documents (through a transaction's own writes)
 
-function toRow(doc: Doc, table: string, idOid?: number): RowObj {
+function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowObj {
   const o: RowObj = {}
   const key = doc.id.slice(table.length + 1)
   o.id = idOid === undefined || idOid === OID.text ? key : safeCoerce(key, idOid)
   for (const [k, v] of Object.entries(doc)) if (k !== 'id' && !HIDDEN.has(k)) o[k] = v
+  // bigint, numeric and float8 columns are read as values of that type (exact digits, scale, float division).
+  if (typing) for (const c of typing) if (c.name !== 'id' && o[c.name] !== undefined) o[c.name] = typed(o[c.name], c.oid)
   return o
+}
+
+/** The declared columns whose stored JSON needs converting when read (see `typed`). */
+function typingOf(columns: Column[] | undefined): Column[] | undefined {
+  const t = columns?.filter((c) => needsTyping(c.oid))
+  return t?.length ? t : undefined
 }
 
 async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Array<Doc | undefined>> {
@@ -326,6 +334,10 @@ function safeCoerce(v: unknown, oid: number): unknown {
   }
 }
 
+function defColumns(def: TableDef | undefined): Column[] | undefined {
+  return def?.columns.map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))
+}
+
 /** The declared type of a table's id column (text unless CREATE TABLE said otherwise). */
 function idOidOf(def: TableDef | undefined): number {
   const c = def?.columns.find((x) => x.name === 'id')
@@ -356,6 +368,7 @@ async function loadTable(
   const base: Source = {alias, branch, declared, rows: [], table}
   const idOid = idOidOf(def)
   if (def) base.columns = [{name: 'id', oid: idOid}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
+  const typing = typingOf(base.columns)
   if (lazy) {
     if (!def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
     base.lazy = true
@@ -369,7 +382,7 @@ async function loadTable(
       branch,
       keys.map((k) => `${table}:${k}`),
     )
-    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
+    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid, typing))
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
@@ -378,13 +391,13 @@ async function loadTable(
     const ids = new Set<string>()
     for (const v of byIndex.values) {
       const found = await s.engine.findIds(table, byIndex.field, v, {branch})
-      if (found === undefined) return {...base, rows: (await listAll(s, branch, table)).map((d) => toRow(d, table, idOid))}
+      if (found === undefined) return {...base, rows: (await listAll(s, branch, table)).map((d) => toRow(d, table, idOid, typing))}
       for (const id of found) ids.add(id)
     }
     // The transaction's own uncommitted writes are not in the index: its rows of this table are candidates too.
     for (const id of txOf(s, branch)?.written ?? []) if (id.startsWith(`${table}:`)) ids.add(id)
     const docs = await getDocs(s, branch, [...ids].sort())
-    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid))
+    for (const d of docs) if (d) base.rows.push(toRow(d, table, idOid, typing))
     if (base.rows.length === 0 && !def && (await s.engine.count({branch, table})) === 0 && !(await tableExists(s, branch, table))) throw noTable(table)
     return base
   }
@@ -394,7 +407,7 @@ async function loadTable(
     const r = await s.engine.search(q, {branch, limit: 10_000, table}).catch((error: unknown) => {
       throw fromEngine(error)
     })
-    base.rows = r.hits.map((h) => toRow(h.doc, table, idOid))
+    base.rows = r.hits.map((h) => toRow(h.doc, table, idOid, typing))
     base.ftsFromIndex = true
     return base
   }
@@ -404,7 +417,7 @@ async function loadTable(
     do {
       checkCancel(s)
       const page = await listPage(s, branch, {cursor, limit: 1000, prefix: `${table}:${prefix}`})
-      for (const d of page.docs) base.rows.push(toRow(d, table, idOid))
+      for (const d of page.docs) base.rows.push(toRow(d, table, idOid, typing))
       cursor = page.nextCursor
     } while (cursor && (!path.early || base.rows.filter(path.early.test).length < path.early.stop))
     if (base.rows.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
@@ -420,7 +433,7 @@ async function loadTable(
       const page = await listPage(s, branch, {cursor, limit: 500, table})
       seen += page.docs.length
       for (const d of page.docs) {
-        const row = toRow(d, table, idOid)
+        const row = toRow(d, table, idOid, typing)
         if (early.test(row)) base.rows.push(row)
       }
       cursor = page.nextCursor
@@ -430,7 +443,7 @@ async function loadTable(
   }
   const docs = await listAll(s, branch, table)
   if (docs.length === 0 && !def && !(await tableExists(s, branch, table))) throw noTable(table)
-  base.rows = docs.map((d) => toRow(d, table, idOid))
+  base.rows = docs.map((d) => toRow(d, table, idOid, typing))
   return base
 }
 
@@ -453,7 +466,7 @@ async function tableFunction(s: PgSession, f: From & {type: 'call'}, ctx: EvalCt
       const r = await s.engine.history(args[0], {branch, cursor, limit: Math.min(1000, limit - rows.length)}).catch((error: unknown) => {
         throw fromEngine(error)
       })
-      for (const v of r.versions) rows.push({commit: v.commit, doc: v.doc ? stripHidden(v.doc) : null, op: v.op, time: v.time})
+      for (const v of r.versions) rows.push({commit: v.commit, doc: v.doc ? stripHidden(v.doc) : null, op: v.op, time: safeCoerce(v.time, OID.timestamptz)})
       cursor = r.nextCursor
     } while (cursor && rows.length < limit)
     return {
@@ -513,7 +526,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
       throw unsupported('subqueries are not supported')
     }
     sources.push(src)
-    infos.push({alias: src.alias, columns: src.declared})
+    infos.push({alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined})
     if (i === 0) {
       rows = src.rows.map((r) => ({[src.alias]: r}))
       if (src.ftsFromIndex) ctx.ftsFromIndex = true
@@ -623,6 +636,7 @@ function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): EarlyS
 function compareSort(x: unknown, y: unknown): number {
   if (typeof x === 'number' && typeof y === 'number') return x - y
   if (typeof x === 'string' && typeof y === 'string') return x < y ? -1 : x > y ? 1 : 0
+  if (typeof x === 'object' || typeof y === 'object') return compareMixed(x, y)
   if (typeof x === 'number' || typeof y === 'number') {
     const a = Number(x)
     const b = Number(y)
@@ -708,12 +722,12 @@ async function joinRows(s: PgSession, left: Row[], right: Source, kind: string, 
     }
     if (ids) {
       const docs = await getDocs(s, branch, ids)
-      candidates = docs.filter((d): d is Doc => Boolean(d)).map((d) => toRow(d, table, right.columns?.find((c) => c.name === 'id')?.oid))
+      candidates = docs.filter((d): d is Doc => Boolean(d)).map((d) => toRow(d, table, right.columns?.find((c) => c.name === 'id')?.oid, typingOf(right.columns)))
     }
   }
   if (!candidates && right.lazy && right.table && right.branch) {
     const idOid = right.columns?.find((c) => c.name === 'id')?.oid
-    candidates = (await listAll(s, right.branch, right.table)).map((d) => toRow(d, right.table as string, idOid))
+    candidates = (await listAll(s, right.branch, right.table)).map((d) => toRow(d, right.table as string, idOid, typingOf(right.columns)))
   }
   const rightRows = candidates ?? right.rows
   const out: Row[] = []
@@ -760,8 +774,11 @@ function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
       fallbackOid = src?.columns?.find((x) => x.name === ref.name)?.oid
     }
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') fallbackOid = oidOfTypeName(c.expr.to.name)
-    let oid: number | undefined
+    fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid)
+    // A declared column's values were converted to its type on write: its type is the column's.
+    let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if ((c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'current_schema') || (c.expr.type === 'keyword' && c.expr.keyword === 'current_schema')) oid = OID.name
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
     out.push({expr: c.expr, fallbackOid, name, oid})
   }
@@ -803,7 +820,7 @@ function makeDoc(table: string, row: RowObj, def: TableDef | undefined): Doc {
     const col = def?.columns.find((c) => c.name === k)
     if (def && !col) throw new SqlError('42703', `column "${k}" of relation "${table}" does not exist`)
     if (col?.notNull && (v === null || v === undefined)) throw new SqlError('23502', `null value in column "${k}" of relation "${table}" violates not-null constraint`)
-    doc[k] = (col ? coerce(v, oidOfTypeName(col.type)) : v) as Json
+    doc[k] = (col ? coerce(v, oidOfTypeName(col.type)) : stored(v)) as Json
   }
   if (def) {
     for (const c of def.columns) {
@@ -873,7 +890,7 @@ async function insert(s: PgSession, st: InsertStatement, params: unknown[]): Pro
     const old = existing[i]
     if (!old) {
       ops.push({doc: d, op: 'put'})
-      written.push(toRow(d, table, idOidOf(def)))
+      written.push(toRow(d, table, idOidOf(def), typingOf(defColumns(def))))
       continue
     }
     if (!st.onConflict) throw duplicate(table, d.id)
@@ -889,7 +906,7 @@ async function insert(s: PgSession, st: InsertStatement, params: unknown[]): Pro
     }
     const nd = {...stripKeep(old), ...makeDoc(table, next, def)}
     ops.push({doc: nd, op: 'put'})
-    written.push(toRow(nd, table, idOidOf(def)))
+    written.push(toRow(nd, table, idOidOf(def), typingOf(defColumns(def))))
   }
   await write(s, branch, ops)
   const ret = await returning(s, st.returning, alias, written, def, params)
@@ -937,7 +954,7 @@ async function update(s: PgSession, st: UpdateStatement, params: unknown[]): Pro
     const old = olds[i]
     const d = {...(old ? stripKeep(old) : {}), ...makeDoc(table, next, def)}
     ops.push({doc: d, op: 'put'})
-    written.push(toRow(d, table, idOidOf(def)))
+    written.push(toRow(d, table, idOidOf(def), typingOf(defColumns(def))))
   }
   await write(s, branch, ops)
   const ret = await returning(s, st.returning, alias, written, def, params)

@@ -15,6 +15,7 @@ import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
 
 import {SqlError, unsupported} from './errors.js'
+import {Int8, Numeric} from './values.js'
 
 export interface ParseLimits {
   /** Longest SQL text accepted, in bytes (default 16 MiB): longer is 54000. */
@@ -334,8 +335,7 @@ export function normalize(sql: string): undefined | {text: string; values: unkno
         // Positions in ORDER BY/GROUP BY, parts of identifiers and type modifiers stay literal.
         out += lit
       } else {
-        const v = Number(lit)
-        values.push(/^\d+$/.test(lit) && !Number.isSafeInteger(v) ? lit : v)
+        values.push(literalValue(lit))
         out += `$${maxParam + values.length}`
         lifted = true
       }
@@ -373,6 +373,18 @@ export function normalize(sql: string): undefined | {text: string; values: unkno
   }
   if (!lifted) return undefined
   return {text: out, values}
+}
+
+/**
+ * A numeric literal's value with PostgreSQL's type: an integer is int4 or int8 by size (else
+ * numeric), a literal with a point or exponent is an exact numeric (`7.0` keeps scale 1).
+ */
+function literalValue(lit: string): unknown {
+  if (!/^\d+$/.test(lit)) return Numeric.parse(lit)
+  const v = Number(lit)
+  if (Number.isSafeInteger(v)) return v
+  const b = BigInt(lit)
+  return b <= 9_223_372_036_854_775_807n ? new Int8(b) : Numeric.parse(lit)
 }
 
 /** `(lit, lit, ...)` at `start` made only of number and plain string literals: their values and the end. */

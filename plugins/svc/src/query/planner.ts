@@ -8,6 +8,7 @@ import type {Expr} from 'pgsql-ast-parser'
 import type {Engine, Json} from '../engine/types.js'
 
 import {evaluate, type EvalCtx, flattenChain, listValues, type RowObj} from './eval.js'
+import {stored} from './types.js'
 
 /** A plain filtered LIMIT query without ORDER BY stops reading once `stop` rows passed `test`. */
 export interface EarlyStop {
@@ -155,6 +156,8 @@ async function indexedKeys(
       values = listValues(v)
     }
     if (!field || !values) continue
+    // Exact numerics and bigints are looked up as the JSON numbers documents hold.
+    values = values.map((v) => stored(v))
     indexes ??= await engine.indexes({branch, table}).catch(() => [])
     const idx = indexes.find((i) => i.field === field && !i.error)
     if (!idx) continue

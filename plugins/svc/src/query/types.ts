@@ -1,8 +1,10 @@
 /** PostgreSQL type OIDs svc reports, value <-> wire text conversion, and declared-type coercion. */
 import {SqlError} from './errors.js'
+import {BpChar, dateValue, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, timestampValue, toIntegerValue, toNumber} from './values.js'
 
 export const OID = {
   bool: 16,
+  bpchar: 1042,
   bytea: 17,
   char: 18,
   date: 1082,
@@ -16,6 +18,7 @@ export const OID = {
   name: 19,
   numeric: 1700,
   oid: 26,
+  regtype: 2206,
   text: 25,
   timestamp: 1114,
   timestamptz: 1184,
@@ -37,11 +40,13 @@ const NAMES: Record<number, string> = {
   114: 'json',
   700: 'real',
   701: 'double precision',
+  1042: 'character',
   1043: 'character varying',
   1082: 'date',
   1114: 'timestamp without time zone',
   1184: 'timestamp with time zone',
   1700: 'numeric',
+  2206: 'regtype',
   2950: 'uuid',
   3802: 'jsonb',
 }
@@ -100,6 +105,14 @@ export function oidOfTypeName(name: string): number {
     case 'character varying': {
       return OID.varchar
     }
+    case 'char':
+    case 'character':
+    case 'bpchar': {
+      return OID.bpchar
+    }
+    case 'regtype': {
+      return OID.regtype
+    }
     case 'uuid': {
       return OID.uuid
     }
@@ -118,7 +131,8 @@ export function oidOfTypeName(name: string): number {
       return OID.name
     }
     case 'oid':
-    case 'regclass': {
+    case 'regclass':
+    case 'regnamespace': {
       return OID.oid
     }
     default: {
@@ -134,16 +148,31 @@ const FLOAT_OIDS = new Set<number>([OID.float4, OID.float8, OID.numeric])
 export function coerce(v: unknown, oid: number): unknown {
   if (v === null || v === undefined) return null
   if (INT_OIDS.has(oid)) {
+    if (v instanceof Numeric || v instanceof Float8 || v instanceof Int8 || (typeof v === 'number' && !Number.isInteger(v))) {
+      // numeric rounds half away from zero, float8 half to even (3.7::int is 4), as PostgreSQL casts.
+      return checkRange(toIntegerValue(v, oid === OID.int2 ? 16 : oid === OID.int4 ? 32 : 64, typeName(oid)), oid)
+    }
     if (typeof v === 'number' && Number.isInteger(v)) return checkRange(v, oid)
     if (typeof v === 'bigint') return checkRange(v, oid)
     if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return checkRange(v.trim(), oid)
     if (typeof v === 'boolean' && oid === OID.int4) return v ? 1 : 0
     throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${display(v)}"`)
   }
+  if (oid === OID.numeric) {
+    // Stored as the exact decimal text, so the scale (1.50) and every digit survive.
+    if (v instanceof Numeric) return v.toString()
+    if (numKind(v)) return v instanceof Float8 ? Numeric.parse(String(v.v)).toString() : String(v)
+    if (typeof v === 'string') return Numeric.parse(v).toString()
+    throw new SqlError('22P02', `invalid input syntax for type numeric: "${display(v)}"`)
+  }
   if (FLOAT_OIDS.has(oid)) {
-    if (typeof v === 'number') return v
-    if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v)
-    throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${display(v)}"`)
+    // NaN and the infinities are stored as their text: JSON has no number for them.
+    const n = numKind(v) ? toNumber(v) : typeof v === 'string' ? parseFloat8(v) : Number.NaN
+    if ((v instanceof Numeric || v instanceof Int8) && !Number.isFinite(n) && !v.toString().includes('NaN')) {
+      throw new SqlError('22003', `"${v.toString()}" is out of range for type ${typeName(oid)}`)
+    }
+    if (!numKind(v) && typeof v !== 'string') throw new SqlError('22P02', `invalid input syntax for type ${typeName(oid)}: "${display(v)}"`)
+    return Number.isFinite(n) ? n : n > 0 ? 'Infinity' : n < 0 ? '-Infinity' : 'NaN'
   }
   if (oid === OID.bool) {
     if (typeof v === 'boolean') return v
@@ -153,6 +182,7 @@ export function coerce(v: unknown, oid: number): unknown {
     throw new SqlError('22P02', `invalid input syntax for type boolean: "${display(v)}"`)
   }
   if (oid === OID.json || oid === OID.jsonb) {
+    if (v instanceof Jsonb || v instanceof JsonText) return v.value
     if (typeof v === 'string') {
       try {
         return JSON.parse(v)
@@ -162,11 +192,99 @@ export function coerce(v: unknown, oid: number): unknown {
     }
     return v
   }
+  // Dates and timestamps are stored as PostgreSQL prints them, whatever the input form (a
+  // node-postgres Date parameter arrives as ISO text with a T and milliseconds).
+  if (oid === OID.date && typeof v === 'string') return dateValue(v)
+  if ((oid === OID.timestamptz || oid === OID.timestamp) && typeof v === 'string') return timestampValue(v, oid === OID.timestamptz)
   if (oid === OID.uuid && typeof v === 'string' && !/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(v)) {
     throw new SqlError('22P02', `invalid input syntax for type uuid: "${v}"`)
   }
-  if (typeof v === 'object') return JSON.stringify(v)
+  if (v instanceof BpChar) return v.text
+  if (typeof v === 'object') return v instanceof Numeric || v instanceof Int8 || v instanceof Float8 || v instanceof JsonText || v instanceof RegType || v instanceof PgArray || v instanceof Jsonb ? v.toString() : JSON.stringify(v)
   return String(v)
+}
+
+/**
+ * A stored value read as a value of its declared type: bigint as Int8, numeric as Numeric,
+ * float8 as Float8 (so an integral float8 still divides as a float).
+ */
+export function typed(v: unknown, oid: number): unknown {
+  if (v === null || v === undefined) return null
+  switch (oid) {
+    case OID.int8: {
+      if (v instanceof Int8) return v
+      if (typeof v === 'number' && Number.isInteger(v)) return new Int8(BigInt(v))
+      if (typeof v === 'string' && /^-?\d+$/.test(v)) return new Int8(BigInt(v))
+      return v
+    }
+    case OID.numeric: {
+      if (v instanceof Numeric) return v
+      if (typeof v === 'number') return Numeric.parse(String(v))
+      if (typeof v === 'string') {
+        try {
+          return Numeric.parse(v)
+        } catch {
+          return v
+        }
+      }
+      return v
+    }
+    case OID.float4:
+    case OID.float8: {
+      if (v instanceof Float8) return v
+      if (typeof v === 'number') return new Float8(v)
+      if (typeof v === 'string' && /^-?(nan|infinity)$/i.test(v)) return new Float8(parseFloat8(v))
+      return v
+    }
+    case OID.timestamptz:
+    case OID.timestamp: {
+      // Rows written before timestamps were normalised hold ISO text: print it as PostgreSQL would.
+      if (typeof v !== 'string' || !v.includes('T')) return v
+      try {
+        return timestampValue(v, oid === OID.timestamptz)
+      } catch {
+        return v
+      }
+    }
+    default: {
+      return v
+    }
+  }
+}
+
+/** Declared types whose stored form needs `typed` when read. */
+export function needsTyping(oid: number): boolean {
+  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || oid === OID.timestamptz || oid === OID.timestamp
+}
+
+/** The storable (JSON) form of a value computed by SQL. */
+export function stored(v: unknown): unknown {
+  if (v instanceof Int8 || v instanceof Numeric || v instanceof Float8 || v instanceof JsonText || v instanceof RegType || v instanceof PgArray || v instanceof Jsonb || v instanceof BpChar) return v.toJSON()
+  return v
+}
+
+/** The name PostgreSQL gives a cast's output column (`'1'::int` is `int4`). */
+export function castColumnName(name: string): string {
+  const n = name.toLowerCase().replace(/^pg_catalog\./, '')
+  const canonical: Record<string, string> = {
+    bigint: 'int8',
+    bool: 'bool',
+    boolean: 'bool',
+    char: 'bpchar',
+    character: 'bpchar',
+    'character varying': 'varchar',
+    decimal: 'numeric',
+    double: 'float8',
+    'double precision': 'float8',
+    float: 'float8',
+    int: 'int4',
+    integer: 'int4',
+    real: 'float4',
+    smallint: 'int2',
+    'timestamp with time zone': 'timestamptz',
+    'timestamp without time zone': 'timestamp',
+  }
+  return canonical[n] ?? n
 }
 
 const INT_MAX: Record<number, bigint> = {[OID.int2]: 32_767n, [OID.int4]: 2_147_483_647n, [OID.int8]: 9_223_372_036_854_775_807n}
@@ -203,16 +321,32 @@ export function inferOid(values: Iterable<unknown>, fallback: number = OID.text)
     if (v === null || v === undefined) continue
     let t: number
     if (typeof v === 'boolean') t = OID.bool
+    else if (v instanceof Int8) t = OID.int8
+    else if (v instanceof Numeric) t = OID.numeric
+    else if (v instanceof Float8) t = OID.float8
+    else if (v instanceof PgArray) t = arrayOid(v.elementOid)
+    else if (v instanceof JsonText) t = OID.json
+    else if (v instanceof RegType) t = OID.regtype
+    else if (v instanceof Jsonb) t = OID.jsonb
+    else if (v instanceof BpChar) t = OID.bpchar
     else if (typeof v === 'number') t = Number.isInteger(v) ? (Math.abs(v) <= 2_147_483_647 ? OID.int4 : OID.int8) : OID.float8
     else if (typeof v === 'string') t = OID.text
     else t = OID.jsonb
     if (oid === undefined) oid = t
     else if (oid !== t) {
-      if ((oid === OID.int4 || oid === OID.int8 || oid === OID.float8) && (t === OID.int4 || t === OID.int8 || t === OID.float8)) {
-        oid = oid === OID.float8 || t === OID.float8 ? OID.float8 : OID.int8
+      if (NUMERIC_RANK[oid] !== undefined && NUMERIC_RANK[t] !== undefined) {
+        oid = NUMERIC_RANK[oid] >= NUMERIC_RANK[t] ? oid : t
       } else return OID.text
     }
   }
   return oid ?? fallback
 }
 
+
+const NUMERIC_RANK: Record<number, number> = {[OID.int4]: 0, [OID.int8]: 1, [OID.numeric]: 2, [OID.float8]: 3}
+
+/** The array type of an element type (int4 -> int4[] 1007, text -> text[] 1009, ...). */
+export function arrayOid(element: number): number {
+  const map: Record<number, number> = {16: 1000, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 700: 1021, 701: 1022, 1043: 1015, 1082: 1182, 1114: 1115, 1184: 1185, 1700: 1231, 2950: 2951, 3802: 3807, 114: 199}
+  return map[element] ?? 1009
+}

@@ -14,12 +14,16 @@ export interface ServerConfig {
   /** The config file read, if any. */
   configFile?: string
   dataDir: string
+  /** `--follow REMOTE` / `:follow`: serve read-only, fetching every branch from this Git remote or URL (ops/follower.ts). */
+  follow?: string
   index: {batchSize: number; checkIntervalMinutes: number; dir?: string; enabled: boolean; saveIntervalMinutes: number}
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
   postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; port: number}
+  /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
+  remotes: Record<string, string>
   rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
 }
@@ -28,6 +32,7 @@ export interface ServerConfig {
 export function defaultConfig(): ServerConfig {
   return {
     backup: {},
+    remotes: {},
     cache: {maxBytes: 64 * 1024 * 1024},
     committerEmail: 'svc@localhost',
     committerName: 'svc',
@@ -44,6 +49,7 @@ export function defaultConfig(): ServerConfig {
 
 export interface ServerFlags {
   config?: string
+  follow?: string
   'data-dir'?: string
   'disable-redis'?: boolean
   'disable-rest'?: boolean
@@ -66,10 +72,12 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   backup: {dir: 'string'},
   cache: {'max-bytes': 'int'},
   'data-dir': 'string',
+  follow: 'string',
   git: {'committer-email': 'string', 'committer-name': 'string', 'default-branch': 'ignored', 'push-enabled': 'ignored', 'remote-url': 'ignored', 'sign-commits': 'ignored'},
   index: {'batch-size': 'int', 'check-interval-minutes': 'int', dir: 'string', enabled: 'bool', 'save-interval-minutes': 'int'},
   logging: {file: 'ignored', format: 'keyword', level: 'keyword', output: 'ignored'},
   'memory-limit-mb': 'int',
+  remotes: 'remotes',
   servers: 'servers',
   storage: {'data-dir': 'string'},
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
@@ -191,6 +199,8 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
     if (ix['batch-size'] !== undefined) cfg.index.batchSize = Math.max(1, ix['batch-size'] as number)
     if (ix['check-interval-minutes'] !== undefined) cfg.index.checkIntervalMinutes = ix['check-interval-minutes'] as number
     if (ix['save-interval-minutes'] !== undefined) cfg.index.saveIntervalMinutes = Math.max(1, ix['save-interval-minutes'] as number)
+    if (top.follow !== undefined) cfg.follow = top.follow as string
+    if (top.remotes !== undefined) cfg.remotes = remotesSection(top.remotes, file)
     const bk = sub('backup')
     if (bk.dir !== undefined) cfg.backup.dir = bk.dir as string
     const c = sub('cache')
@@ -208,6 +218,7 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
     throw new UsageError(`config file ${file} could not be found; pass --config <path> to an existing config.edn`, 'config_not_found')
   }
   if (flags['data-dir'] !== undefined) cfg.dataDir = flags['data-dir']
+  if (flags.follow !== undefined) cfg.follow = flags.follow
   if (flags['log-level'] !== undefined) cfg.logLevel = level(flags['log-level'])
   if (flags['log-format'] !== undefined) cfg.logFormat = flags['log-format']
   if (flags['memory-limit'] !== undefined) cfg.memoryLimitMb = flags['memory-limit']
@@ -224,6 +235,17 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
   if (cfg.index.dir !== undefined) cfg.index.dir = resolve(cwd, cfg.index.dir)
   if (cfg.backup.dir !== undefined) cfg.backup.dir = resolve(cwd, cfg.backup.dir)
   return {config: cfg, warnings}
+}
+
+/** `:remotes {:mirror "/srv/git/db.git" :offsite "ssh://host/db.git"}`: name -> Git URL. */
+function remotesSection(v: Edn, file: string): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InputError(':remotes must be a map of remote name to Git URL, e.g. {:mirror "/srv/git/db.git"}', {file})
+  const out: Record<string, string> = {}
+  for (const [name, url] of Object.entries(v as Obj)) {
+    if (typeof url !== 'string' || url.trim() === '') throw new InputError(`:remotes :${name} must be a Git URL string, got ${JSON.stringify(url)}`, {file})
+    out[name] = url
+  }
+  return out
 }
 
 function level(v: string, file?: string): LogLevel {

@@ -3,6 +3,7 @@ import {totalmem} from 'node:os'
 import {join} from 'node:path'
 
 import type {GitEngine} from '../engine/engine.js'
+import {followHealthChecks} from '../ops/follower.js'
 import {replicationHealthChecks} from '../ops/replicator.js'
 import {scheduleHealthChecks} from '../ops/scheduler.js'
 
@@ -117,7 +118,7 @@ export class Health {
     const idx = d.branches.map((b) => ({branch: b.name, documents: b.index.documents, expected: b.documents, pending: b.index.pending, state: b.index.state}))
     const indexBad = idx.some((b) => b.state === 'building' || (b.state === 'ready' && b.documents !== b.expected))
     checks.push({branches: idx, component: 'index', status: idx.every((b) => b.state === 'disabled') ? 'ok' : indexBad ? 'warning' : 'ok'})
-    checks.push(...scheduleHealthChecks(), ...replicationHealthChecks())
+    checks.push(...scheduleHealthChecks(), ...replicationHealthChecks(), ...followHealthChecks())
     return {checks, status: checks.some((c) => c.status === 'critical') ? 'unhealthy' : 'healthy'}
   }
 

@@ -4,6 +4,8 @@ import type {RunningServer, ServerContext} from '../engine/types.js'
 import type {ServerConfig} from './config.js'
 import {Health} from './health.js'
 import {createMetrics} from './metrics.js'
+import {checkFollowTarget, startFollower, stopFollower} from '../ops/follower.js'
+import {applyConfigRemotes} from '../ops/remotes.js'
 import {startReplicator, stopReplicator} from '../ops/replicator.js'
 import {startScheduler, stopScheduler} from '../ops/scheduler.js'
 import {publishServerLink, withdrawServerLink} from '../ops/server-link.js'
@@ -59,6 +61,17 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     logger,
     maxPendingEntries: cfg.wal.maxPendingEntries,
   })
+  try {
+    await applyConfigRemotes(cfg.dataDir, cfg.remotes)
+    // A follower is read-only before any protocol listens.
+    if (cfg.follow !== undefined) {
+      await checkFollowTarget(cfg.dataDir, cfg.follow)
+      startFollower(engine, cfg.follow, logger)
+    }
+  } catch (error) {
+    await engine.close()
+    throw error
+  }
   const metrics = createMetrics(engine)
   const health = new Health(engine, {memoryLimitMb: cfg.memoryLimitMb, startedAt, version: hooks.version})
   const ctx: ServerContext = {engine, logger, metrics: metrics.connections}
@@ -86,12 +99,13 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     }
   } catch (error) {
     await Promise.allSettled(servers.map((s) => s.server.close()))
+    await stopFollower()
     await engine.close()
     throw error
   }
   publishServerLink({backupDir: cfg.backup.dir, dataDir: cfg.dataDir, rest: info.rest === undefined ? undefined : {host: cfg.rest.host, port: info.rest}})
   startScheduler(engine, logger)
-  startReplicator(engine, logger)
+  if (cfg.follow === undefined) startReplicator(engine, logger)
   hooks.onReady(info)
   const sig = await stop
   logger.info('shutting down', {signal: sig})
@@ -110,6 +124,7 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     withdrawServerLink()
     await stopScheduler()
     await stopReplicator()
+    await stopFollower()
     await engine.close()
     logger.info('stopped; every acknowledged write is in git')
   } finally {

@@ -32,7 +32,10 @@ export function searchRows(ws: Workspace): Record<(typeof SEARCH_FILES)[number],
   const eu = ws.input.export.eu_political_ads ? 'Has EU political ads' : "Doesn't have EU political ads"
   const out = Object.fromEntries(SEARCH_FILES.map((f) => [f, [HEADERS[f]]])) as Record<(typeof SEARCH_FILES)[number], string[][]>
   for (const c of search) {
-    out['1-campaign.csv'].push(['Campaign', 'Add', status, c.name, 'Search', 'Google search', fromCents(c.daily_budget_cents), 'Daily', BID_LABELS[c.bid_strategy], language, ws.input.business.locations.join(';'), suffix(ws, c), eu])
+    out['1-campaign.csv'].push(['Campaign', 'Add', status, c.name, 'Search', 'Google search', fromCents(c.daily_budget_cents), 'Daily', BID_LABELS[c.bid_strategy], language, '', suffix(ws, c), eu])
+    // Google Ads reads one location per row ("Enter each location on its own row"): a cell
+    // joining several is read as one unknown place name. Blank cells mean "no change".
+    for (const loc of ws.input.business.locations) out['1-campaign.csv'].push(['Location', 'Add', '', c.name, '', '', '', '', '', '', loc, '', ''])
     for (const n of c.negatives) out['4-negative-keywords.csv'].push(['Negative keyword', 'Add', 'Enabled', 'Campaign', c.name, '', n.text, MATCH_LABELS[n.match]])
     for (const g of c.ad_groups) {
       out['2-ad-groups.csv'].push(['Ad group', 'Add', 'Enabled', c.name, g.name, 'Standard', fromCents(g.max_cpc_cents)])

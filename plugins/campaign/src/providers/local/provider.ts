@@ -352,30 +352,22 @@ function adFor(g: Planned, category: string, items: Product[], business: Busines
   const service = g.theme !== 'brand' && items.length === 0 && g.product_ids.length === 0 && business.pages.length > 0
   if (service || (g.theme === 'brand' && business.pages.length > 0 && noCatalog)) {
     const label = g.theme === 'brand' ? (business.pages[0]?.name ?? cat) : cat
-    const h = pick(w.serviceAd.headlines(titleCase(label), name), 30, 15)
+    const all = w.serviceAd.headlines(titleCase(label), name)
+    // The price ad group leads with the quote and price lines, the others with the service.
+    const h = pick(g.theme === 'prices' ? [all[0], ...all.slice(6), all[3]] : g.theme === 'brand' ? all : all.slice(0, 6), 30, 15)
     const d = pick([firstSentence(business.description), ...w.serviceAd.descriptions(label, name)], 90, 4)
     return {descriptions: d, final_url: g.final_url, headlines: h, path1: pathOf(label) || w.paths.shop, path2: g.theme === 'prices' ? w.paths.prices : ''}
   }
-  const headlines =
-    g.theme === 'brand'
-      ? a.brandHeadlines(name)
-      : [
-          ...(g.theme === 'prices' ? priceLines : []),
-          ...(g.theme === 'products' ? productTitles.slice(0, 6) : []),
-          cat,
-          a.shop(cat),
-          a.at(cat, name),
-          a.buyOnline(cat),
-          ...priceLines,
-          ...productTitles.slice(0, 4),
-          ...(items.length > 1 ? [a.toChoose(items.length, cat)] : []),
-          a.compareCategory(cat),
-          a.order,
-          a.secure,
-          a.officialStore(name),
-          a.fullRange,
-          a.discover(name),
-        ]
+  // Each ad group answers its own searches, so each ad leads with its own lines and shares only a
+  // few general ones: the engine warns (ad_repeated) when two ads repeat most of their headlines.
+  const choose = items.length > 1 ? [a.toChoose(items.length, cat)] : []
+  const byTheme: Record<string, string[]> = {
+    brand: a.brandHeadlines(name),
+    generic: [cat, a.shop(cat), a.at(cat, name), a.buyOnline(cat), ...choose, a.fullRange, a.officialStore(name), a.discover(name), a.order],
+    prices: [...priceLines, a.deals(cat), a.fairPrices, a.compareCategory(cat), a.secure],
+    products: [...productTitles.slice(0, 10), ...choose, a.shopNow, a.secure],
+  }
+  const headlines = byTheme[g.theme] ?? byTheme.generic
   const lower = category.toLowerCase()
   const descriptions = [
     firstSentence(business.description),

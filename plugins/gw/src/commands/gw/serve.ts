@@ -8,7 +8,9 @@ export default class GwServe extends ToolkitCommand<typeof GwServe> {
 
 Tools are named <server>__<tool>. With --http, one Streamable HTTP endpoint at /mcp, protected by
 serverAuth.providers (none, bearer, forwarded, oauth_as) and filtered by serverAuth.acl; without it,
-MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md and docs/gw-acl.md.`
+MCP over stdio for a local client. Runs until interrupted; SIGHUP (or, with --watch, a change of
+the file) reloads the configuration without dropping sessions of unchanged servers. See
+docs/gw-proxy.md and docs/gw-acl.md.`
   static examples = [
     '<%= config.bin %> <%= command.id %> --http',
     '<%= config.bin %> <%= command.id %> --http --host 0.0.0.0 --port 8443 --config /etc/gw/servers.json',
@@ -16,6 +18,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     '<%= config.bin %> <%= command.id %> --http --port 0 --format json',
     '<%= config.bin %> <%= command.id %> --http --audit-log /var/log/gw-audit.jsonl',
     '<%= config.bin %> <%= command.id %> --role dev   # stdio, for a local MCP client',
+    '<%= config.bin %> <%= command.id %> --http --watch   # reload when servers.json changes (or: kill -HUP <pid>)',
   ]
   static flags = {
     ...clientFlags,
@@ -31,6 +34,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     'session-idle': Flags.integer({default: 1800, description: 'seconds after which an idle session is closed (HTTP mode)', min: 1}),
     'max-body': Flags.integer({default: 4 * 1024 * 1024, description: 'largest accepted request body in bytes (HTTP mode)', min: 1024}),
     port: Flags.integer({default: 8080, description: 'port to listen on, 0 for any free port (HTTP mode)', max: 65_535, min: 0}),
+    watch: Flags.boolean({default: false, description: 'reload the configuration when its file changes (SIGHUP always reloads)'}),
     role: Flags.string({description: 'a role of the local user in stdio mode (repeatable); the ACL applies to it', multiple: true}),
   }
 
@@ -38,7 +42,12 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
     const {flags} = this
     if (!flags.http && (flags.port !== 8080 || flags.host !== '127.0.0.1')) throw new UsageError('--host and --port need --http')
     const ctx = await commandContext(this.config, this.out, flags)
-    const [{startServe}, {gwConfigDir}, {join}] = await Promise.all([import('../../proxy/serve.js'), import('../../client/config.js'), import('node:path')])
+    const [{startServe}, {gwConfigDir, loadServersConfig}, {reloadOnSignal}, {join}] = await Promise.all([
+      import('../../proxy/serve.js'),
+      import('../../client/config.js'),
+      import('../../proxy/reload.js'),
+      import('node:path'),
+    ])
     const proxy = await startServe({
       auditFile: flags['audit-log'],
       config: ctx.config,
@@ -64,6 +73,19 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
       stdioRoles: flags.role,
       store: ctx.store,
     })
+    // Listening for reloads before the listening record: whoever reads it may change the file at once.
+    const stopReload = reloadOnSignal({
+      load: () => loadServersConfig({env: ctx.env, file: flags.config ?? ctx.config.file}),
+      proxy,
+      report: (r) =>
+        r.ok
+          ? this.out.record(
+              {added: r.added, changed: r.changed, event: 'reloaded', removed: r.removed},
+              `configuration reloaded (added: ${r.added.join(', ') || 'none'}; changed: ${r.changed.join(', ') || 'none'}; removed: ${r.removed.join(', ') || 'none'})`,
+            )
+          : this.out.warn(`configuration reload refused, the previous configuration stays in force: ${r.error}`),
+      watchFile: flags.watch ? ctx.config.file : undefined,
+    })
     if (flags.http) {
       const up = proxy.upstreams.filter((u) => u.state === 'up').length
       this.out.record(
@@ -76,6 +98,7 @@ MCP over stdio for a local client. Runs until interrupted. See docs/gw-proxy.md 
       process.once('SIGTERM', resolve)
       if (!flags.http) process.stdin.once('end', resolve)
     })
+    stopReload()
     await proxy.close()
   }
 }

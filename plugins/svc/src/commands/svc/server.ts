@@ -14,6 +14,7 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
     '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --http-port 3000 --disable-sql',
     '<%= config.bin %> <%= command.id %> 3000 6379 --config /etc/svc/config.edn --log-level debug',
     '<%= config.bin %> <%= command.id %> --http-port 0 --disable-redis --disable-sql --format json',
+    '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc-replica --http-port 3001 --follow /srv/git/svc.git',
     '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --command compact',
     '<%= config.bin %> <%= command.id %> --data-dir /var/lib/svc --command remove-branch --name old-feature',
   ]
@@ -25,6 +26,7 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
     'disable-redis': Flags.boolean({description: 'Do not start the Redis-protocol server'}),
     'disable-rest': Flags.boolean({description: 'Do not start the REST server'}),
     'disable-sql': Flags.boolean({description: 'Do not start the PostgreSQL-protocol server'}),
+    follow: Flags.string({description: 'Serve read-only, following this Git remote (a remote name of the data directory or a URL): its branches are fetched every second and writes are refused'}),
     host: Flags.string({description: 'Address every server binds to (default 127.0.0.1; 0.0.0.0 for all interfaces)'}),
     'http-port': Flags.integer({description: 'REST port (default 3000; 0 picks a free port)', max: 65_535, min: 0}),
     'log-format': Flags.option({description: 'Log line format on stderr', options: ['json', 'text'] as const})(),

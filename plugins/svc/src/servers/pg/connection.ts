@@ -151,7 +151,11 @@ export class PgConnection {
       return
     }
     const params = startupParameters(body)
-    this.user = params.user ?? ''
+    if (!params.user) {
+      this.fatal('28000', 'no PostgreSQL user name specified in startup packet')
+      return
+    }
+    this.user = params.user
     this.session.user = this.user
     this.session.database = params.database || this.user
     if (params.application_name) this.session.settings.set('application_name', params.application_name)
@@ -213,7 +217,16 @@ export class PgConnection {
     if (this.skipToSync && t !== 'S') return
     switch (t) {
       case 'Q': {
-        await this.simpleQuery(new BodyReader(body).cstring())
+        let sql: string
+        try {
+          sql = new BodyReader(body).cstring()
+        } catch (error) {
+          if (!(error instanceof SqlError)) throw error
+          this.sendError(error)
+          this.out.readyForQuery(this.txStatus())
+          break
+        }
+        await this.simpleQuery(sql)
         break
       }
       case 'P': {
@@ -369,7 +382,8 @@ export class PgConnection {
     const r = new BodyReader(body)
     const name = r.cstring()
     const sql = r.cstring()
-    const n = r.int16()
+    // An unsigned count, as PostgreSQL reads it: 65,535 declared types must all be present.
+    const n = r.int16() & 0xff_ff
     const paramOids: number[] = []
     for (let i = 0; i < n; i++) paramOids.push(r.int32())
     if (name !== '' && this.statements.has(name)) throw new SqlError('42P05', `prepared statement "${name}" already exists`)
@@ -395,9 +409,10 @@ export class PgConnection {
     const params: unknown[] = []
     for (let i = 0; i < np; i++) {
       const len = r.int32()
-      const raw = len < 0 ? null : r.bytes(len)
+      if (len < -1) throw new SqlError('08P01', `invalid length ${len} of bind parameter ${i + 1}: -1 (NULL) or a byte count`)
+      const raw = len === -1 ? null : r.bytes(len)
       const fmt = pformats.length === 1 ? pformats[0] : (pformats[i] ?? 0)
-      params.push(decodeParam(raw, stmt.paramOids[i] ?? 0, fmt))
+      params.push(decodeBound(raw, stmt.paramOids[i] ?? 0, fmt, i))
     }
     const nr = r.int16()
     const formats: number[] = []
@@ -429,6 +444,7 @@ export class PgConnection {
     const r = new BodyReader(body)
     const kind = String.fromCharCode(r.bytes(1)[0])
     const name = r.cstring()
+    if (kind !== 'S' && kind !== 'P') throw new SqlError('08P01', `invalid DESCRIBE message subtype ${JSON.stringify(kind)}`)
     if (kind === 'S') {
       const stmt = this.statements.get(name)
       if (!stmt) throw new SqlError('26000', `prepared statement "${name}" does not exist`)
@@ -458,6 +474,16 @@ export class PgConnection {
       return
     }
     p.sent = this.sendResult(res, p.formats, false, maxRows, p.sent)
+  }
+}
+
+/** A bound parameter's value; binary data of the wrong size for its type is 22P03, as in PostgreSQL. */
+function decodeBound(raw: Buffer | null, oid: number, format: number, i: number): unknown {
+  try {
+    return decodeParam(raw, oid, format)
+  } catch (error) {
+    if (format === 1 && error instanceof RangeError) throw new SqlError('22P03', `incorrect binary data format in bind parameter ${i + 1}`)
+    throw error
   }
 }
 

@@ -1,5 +1,6 @@
 /** Result and parameter encoding of the PostgreSQL wire protocol (text and binary formats). */
 import {coerce, OID} from '../../query/types.js'
+import {floatText, Int8, textOf} from '../../query/values.js'
 
 /** Text-format rendering of a value for a column of type `oid`. */
 export function toText(v: unknown, oid: number): Buffer | null {
@@ -7,13 +8,12 @@ export function toText(v: unknown, oid: number): Buffer | null {
   if (typeof v === 'boolean') return Buffer.from(oid === OID.bool ? (v ? 't' : 'f') : String(v))
   if (typeof v === 'number') {
     if (oid === OID.bool) return Buffer.from(v ? 't' : 'f')
-    if (Number.isNaN(v)) return Buffer.from('NaN')
-    if (!Number.isFinite(v)) return Buffer.from(v > 0 ? 'Infinity' : '-Infinity')
-    return Buffer.from(String(v))
+    return Buffer.from(Number.isInteger(v) ? String(v) : floatText(v))
   }
   if (typeof v === 'string') return Buffer.from(v)
   if (Buffer.isBuffer(v)) return Buffer.from('\\x' + v.toString('hex'))
-  return Buffer.from(JSON.stringify(v))
+  // Arrays print as {1,2}, numerics with their scale, json as built, jsonb as PostgreSQL formats it.
+  return Buffer.from(textOf(v))
 }
 
 /** Binary-format rendering (only requested by drivers that ask for it explicitly). */
@@ -36,7 +36,7 @@ export function toBinary(v: unknown, oid: number): Buffer | null {
     }
     case OID.int8: {
       const b = Buffer.alloc(8)
-      b.writeBigInt64BE(typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : BigInt(Math.trunc(Number(v))))
+      b.writeBigInt64BE(v instanceof Int8 ? v.v : typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : BigInt(Math.trunc(Number(v))))
       return b
     }
     case OID.float4: {

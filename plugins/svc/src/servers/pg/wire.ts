@@ -4,6 +4,9 @@
  * support (Parse/Bind/Describe/Execute) and no cancel requests, which are the point of this server.
  */
 
+import {isUtf8} from 'node:buffer'
+
+import {SqlError} from '../../query/errors.js'
 import {ByteBuffer} from '../byte-buffer.js'
 
 export const SSL_REQUEST = 80_877_103
@@ -33,6 +36,8 @@ export class MessageReader extends ByteBuffer {
   next(): undefined | {body: Buffer; type: number} {
     if (this.buf.length - this.pos < 5) return undefined
     const type = this.buf[this.pos]
+    // Checked before the length, as PostgreSQL does: a second startup packet or stray bytes are refused at once, not awaited.
+    if (!FRONTEND_TYPES.has(type)) throw new WireError(`invalid frontend message type ${type}`)
     const len = this.buf.readInt32BE(this.pos + 1)
     if (len < 4) throw new WireError('invalid message length')
     if (len > this.maxMessage) throw new WireError(`message of ${len} bytes exceeds the limit of ${this.maxMessage}`)
@@ -45,6 +50,9 @@ export class MessageReader extends ByteBuffer {
     return {body, type}
   }
 }
+
+/** Message types a frontend may send after startup (COPY and function-call ones are answered 0A000). */
+const FRONTEND_TYPES = new Set([...'BCDEFHPQSXdcfp'].map((c) => c.charCodeAt(0)))
 
 /** Reads fields out of one message body. */
 export class BodyReader {
@@ -65,9 +73,10 @@ export class BodyReader {
   cstring(): string {
     const end = this.b.indexOf(0, this.pos)
     if (end < 0) throw new WireError('unterminated string in message')
-    const s = this.b.toString('utf8', this.pos, end)
+    const raw = this.b.subarray(this.pos, end)
+    if (!isUtf8(raw)) throw new SqlError('22021', 'invalid byte sequence for encoding "UTF8"')
     this.pos = end + 1
-    return s
+    return raw.toString('utf8')
   }
   bytes(n: number): Buffer {
     this.need(n)

@@ -1,6 +1,8 @@
 /** Documents: put, get, list, delete, history, as-of and diff, plus chrondb's alias paths. */
 import type {Doc} from '../../engine/types.js'
 
+import {isEngineError} from '../../engine/errors.js'
+
 import {HttpError, intParam, type RestContext, type RestReply, type RestRequest, type Route, stringParam} from './router.js'
 
 export function documentRoutes({engine}: RestContext): Route[] {
@@ -35,10 +37,13 @@ export function documentRoutes({engine}: RestContext): Route[] {
   const list = async (r: RestRequest): Promise<RestReply> => {
     const q = r.query
     const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
-    const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch})))
+    // One damaged document is left out and named (as engine.list and search do); the rest of the page still answers.
+    const skipped: Array<{id: string; object: string}> = []
+    const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch}).catch((error: unknown) => skipDamaged(error, skipped))))
     // Stored bytes pass through unparsed.
     const items = docs.filter((d) => d !== undefined).map((d) => d.toString('utf8'))
-    return {body: `{"documents":[${items.join(',')}]${page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`}}`}
+    const tail = (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) + (skipped.length === 0 ? '' : `,"skipped":${JSON.stringify(skipped)}`)
+    return {body: `{"documents":[${items.join(',')}]${tail}}`}
   }
 
   const history = async (r: RestRequest): Promise<RestReply> => ({
@@ -77,4 +82,12 @@ export function documentRoutes({engine}: RestContext): Route[] {
     {handler: remove, methods: ['DELETE'], path: '/api/v1/delete/:id'},
     {handler: history, methods: ['GET'], path: '/api/v1/history/:id'},
   ]
+}
+
+/** A read that failed because the document's Git object is missing is collected; any other failure still fails the request. */
+function skipDamaged(error: unknown, skipped: Array<{id: string; object: string}>): undefined {
+  const d = (error as {damage?: {id: string; object: string}}).damage
+  if (!isEngineError(error) || error.code !== 'damaged' || d === undefined) throw error
+  skipped.push({id: d.id, object: d.object})
+  return undefined
 }

@@ -45,6 +45,7 @@ const STATUS: Record<string, number> = {
   invalid_id: 400,
   locked: 503,
   not_found: 404,
+  read_only: 403,
   reserved: 400,
   too_large: 413,
   unavailable: 503,

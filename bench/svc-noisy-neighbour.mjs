@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// Noisy neighbour (issue 24): while one client sends the heaviest SQL statements svc's limits let
+// through and another floods large REST bodies, how long do other clients' Redis GET and
+// PostgreSQL point selects take? Same server, same run: a quiet phase first, then the noisy one;
+// the figures are the light clients' p50/p99/max in each phase and their ratio.
+// Usage: node bench/svc-noisy-neighbour.mjs [--seconds 10] [--rows 2000] [--in-values 100000] [--or-terms 3000] [--body-kb 900] [--heavy in,or,rest]
+// Needs the built CLI (npm run build) and the dev dependencies ioredis and pg.
+import {spawn} from 'node:child_process'
+import {join} from 'node:path'
+import {isMainThread, parentPort, Worker, workerData} from 'node:worker_threads'
+
+import {Redis} from 'ioredis'
+import pg from 'pg'
+
+import {arg, http, line, pct, RUN_JS, tempDir} from './svc-common.mjs'
+
+const SECONDS = arg('seconds', 10)
+const ROWS = arg('rows', 2000)
+const IN_VALUES = arg('in-values', 100_000)
+const OR_TERMS = arg('or-terms', 3000)
+const BODY_KB = arg('body-kb', 900)
+const HEAVY = (process.argv.includes('--heavy') ? process.argv[process.argv.indexOf('--heavy') + 1] : 'in,or,rest').split(',')
+
+function startAll(dataDir) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'warn'], {stdio: ['ignore', 'pipe', 'inherit']})
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl !== -1) resolve({child, ready: JSON.parse(out.slice(0, nl))})
+    })
+    child.once('exit', (code) => reject(new Error(`server exited ${code}`)))
+  })
+}
+
+/** Runs `op` back to back until `until()` is true; returns each call's latency in ms. */
+async function loop(op, until) {
+  const lat = []
+  let i = 0
+  while (!until()) {
+    const t = performance.now()
+    await op(i++)
+    lat.push(performance.now() - t)
+  }
+  return lat
+}
+
+function summary(lat) {
+  return {max: Math.max(...lat), n: lat.length, p50: pct(lat, 50), p99: pct(lat, 99)}
+}
+
+const fmt = (s) => `p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  max ${s.max.toFixed(1)} ms  (${s.n} ops)`
+
+
+async function noise({heavy: kinds, pg: pgConfig, rest, seconds}) {
+  let stop = false
+  setTimeout(() => (stop = true), seconds * 1000)
+  const until = () => stop
+  const stats = {bodies: 0, statements: 0, statementMs: [], statuses: {}}
+  const count = (k) => (stats.statuses[k] = (stats.statuses[k] ?? 0) + 1)
+  const jobs = []
+  for (const kind of ['in', 'or'].filter((k) => kinds.includes(k))) {
+    const client = new pg.Client(pgConfig)
+    await client.connect()
+    jobs.push(loop(async (i) => {
+      // The heaviest statements the limits let through: a long literal IN list, and an OR chain
+      // that needs the parse worker (its text is too long for the plan cache, so each is parsed).
+      const sql = kind === 'in'
+        ? `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: IN_VALUES}, (_, j) => j + i).join(',')})`
+        : `SELECT count(*) FROM accounts WHERE ${Array.from({length: OR_TERMS + (i % 7)}, (_, j) => `id = ${j}`).join(' OR ')}`
+      const t = performance.now()
+      await client.query(sql).then(() => count(`sql ${kind} ok`), (error) => count(`sql ${kind} ${error.code}`))
+      stats.statements++
+      stats.statementMs.push(performance.now() - t)
+    }, until).finally(() => client.end()))
+  }
+  if (kinds.includes('rest')) {
+    // Large REST bodies from four connections: documents just under the 1 MiB limit, every fourth over it.
+    const filler = 'x'.repeat(BODY_KB * 1024)
+    for (let c = 0; c < 4; c++) {
+      jobs.push(loop(async (i) => {
+        const body = i % 4 === 3 ? `{"blob":"${filler}${filler}"}` : `{"blob":"${filler}","n":${i}}`
+        const r = await http(rest, 'PUT', `/api/v1/documents/big:${c}`, body)
+        stats.bodies++
+        count(`rest ${r.status}`)
+      }, until))
+    }
+  }
+  await Promise.all(jobs)
+  return stats
+}
+
+if (!isMainThread) {
+  parentPort.postMessage(await noise(workerData))
+  process.exit(0)
+}
+
+const {child, ready} = await startAll(join(tempDir(), 'data'))
+const pgConfig = {database: 'svc', host: '127.0.0.1', password: 'svc', port: ready.pg, user: 'svc'}
+const setup = new pg.Client(pgConfig)
+await setup.connect()
+await setup.query('CREATE TABLE accounts (id int PRIMARY KEY, abalance int, filler text)')
+for (let start = 1; start <= ROWS; start += 500) {
+  const values = []
+  for (let i = start; i < Math.min(start + 500, ROWS + 1); i++) values.push(`(${i}, ${i % 1000}, 'filler ${i}')`)
+  await setup.query(`INSERT INTO accounts (id, abalance, filler) VALUES ${values.join(', ')}`)
+}
+await setup.end()
+const redis = new Redis({host: '127.0.0.1', port: ready.redis})
+for (let i = 0; i < 100; i++) await redis.set(`k:${i}`, `value ${i}`)
+
+const light = new pg.Client(pgConfig)
+await light.connect()
+const heavy = new pg.Client(pgConfig)
+await heavy.connect()
+
+/**
+ * The noisy clients run in a worker thread, so building a 100,000-value statement or a 1.8 MB body
+ * never delays the light clients' own event loop: any delay they see comes from the server.
+ */
+function startNoise(seconds) {
+  const worker = new Worker(new URL(import.meta.url), {argv: process.argv.slice(2), workerData: {heavy: HEAVY, pg: pgConfig, rest: ready.rest, seconds}})
+  return new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+}
+
+async function phase(noisy) {
+  let stop = false
+  const end = new Promise((r) => setTimeout(() => {
+    stop = true
+    r()
+  }, SECONDS * 1000))
+  const until = () => stop
+  const [get, select, , heavyStats] = await Promise.all([
+    loop((i) => redis.get(`k:${i % 100}`), until),
+    loop((i) => light.query('SELECT abalance FROM accounts WHERE id = $1', [1 + (i % ROWS)]), until),
+    end,
+    noisy ? startNoise(SECONDS) : undefined,
+  ])
+  return {get: summary(get), heavyStats, select: summary(select)}
+}
+
+const quiet = await phase(false)
+const noisy = await phase(true)
+line('Redis GET, quiet', fmt(quiet.get))
+line('Redis GET, noisy', fmt(noisy.get))
+line('PostgreSQL point select, quiet', fmt(quiet.select))
+line('PostgreSQL point select, noisy', fmt(noisy.select))
+line('p99 noisy / quiet (GET, select)', `${(noisy.get.p99 / quiet.get.p99).toFixed(2)}x, ${(noisy.select.p99 / quiet.select.p99).toFixed(2)}x`)
+const h = noisy.heavyStats
+line(`heavy SQL (${HEAVY.filter((k) => k !== 'rest').join(', ')}: IN ${IN_VALUES} / OR ${OR_TERMS})`, h.statements === 0 ? 'none' : `${h.statements} statements, p50 ${pct(h.statementMs, 50).toFixed(0)} ms, max ${Math.max(...h.statementMs).toFixed(0)} ms`)
+line(`REST bodies (${BODY_KB} KB and ${2 * BODY_KB} KB)`, `${h.bodies} requests`)
+line('answers to the noisy clients', JSON.stringify(h.statuses))
+line('server RSS after the noisy phase', `${Math.round(Number((await http(ready.rest, 'GET', '/metrics')).body.match(/^svc_process_process_resident_memory_bytes (\d+)/m)?.[1] ?? 0) / 1024 / 1024)} MB`)
+await Promise.all([light.end(), heavy.end()])
+redis.disconnect()
+await new Promise((r) => {
+  child.once('exit', r)
+  child.kill('SIGTERM')
+})
+process.exit(0)

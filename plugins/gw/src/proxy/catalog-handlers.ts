@@ -1,0 +1,124 @@
+import type {GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate} from '@modelcontextprotocol/sdk/types.js'
+
+import {evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
+import {ACCESS_DENIED, type AggregatorContext, RpcError} from './aggregator.js'
+import {INVALID_PARAMS} from './params.js'
+import {UpstreamUnavailableError} from './upstreams.js'
+
+const INTERNAL_ERROR = -32_603
+
+let uriTemplates: typeof import('@modelcontextprotocol/sdk/shared/uriTemplate.js') | undefined
+
+export interface CatalogHandlers {
+  getPrompt(user: User, params: {arguments?: Record<string, string>; name: string}, signal?: AbortSignal): Promise<GetPromptResult>
+  listPrompts(user: User): Promise<{prompts: Prompt[]}>
+  listResources(user: User): Promise<{resources: Resource[]}>
+  listResourceTemplates(user: User): Promise<{resourceTemplates: ResourceTemplate[]}>
+  readResource(user: User, uri: string, signal?: AbortSignal): Promise<ReadResourceResult>
+  /** Checks the ACL and subscribes the upstream; the session keeps the URI to pass updates on. */
+  subscribe(user: User, uri: string, signal?: AbortSignal): Promise<void>
+}
+
+const prefix = (server: string, uri: string) => `${server}${TOOL_SEPARATOR}${uri}`
+
+/** Contents of a read or an embedded resource carry the upstream's URI: give them the proxied one. */
+function rewriteUris<T>(server: string, items: T[]): T[] {
+  return items.map((c) => {
+    const item = c as {resource?: {uri?: unknown}; uri?: unknown}
+    if (typeof item.uri === 'string') return {...c, uri: prefix(server, item.uri)}
+    if (item.resource && typeof item.resource.uri === 'string') return {...c, resource: {...item.resource, uri: prefix(server, item.resource.uri)}}
+    return c
+  })
+}
+
+/**
+ * resources/list, resources/templates/list, resources/read, resources/subscribe, prompts/list
+ * and prompts/get for one user: everything named `<server>__<name>` (URIs `<server>__<uri>`),
+ * filtered by the same ACL as tools, each resource and prompt judged as a read of a tool named
+ * like it. The ACL decides before anything is said about the upstream.
+ */
+export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
+  const {pool} = ctx
+  const allowed = (user: User, ref: ToolRef) => evaluate(ctx.acl, user, ref).allowed
+  const deny = (user: User, what: string, ref: ToolRef) => {
+    const d = evaluate(ctx.acl, user, ref)
+    ctx.onDecision?.({allowed: d.allowed, rule: d.rule, subject: user.subject, tool: what})
+    if (!d.allowed) throw new RpcError(ACCESS_DENIED, `access denied: "${user.subject}" may not read ${what}, decided by ${d.rule}`, {rule: d.rule, subject: user.subject})
+  }
+  const outage = (error: unknown, server: string) => {
+    if (error instanceof UpstreamUnavailableError) return new RpcError(INTERNAL_ERROR, error.message, {server})
+    return error
+  }
+
+  /** The upstream and the ACL reference of a proxied URI: a listed resource, a template it fits, or the bare URI. */
+  const locate = async (uri: string): Promise<{ref: ToolRef; server: string; upstreamUri: string}> => {
+    const listed = pool.resource(uri)
+    if (listed) return {ref: listed.ref, server: listed.server, upstreamUri: listed.upstreamUri}
+    const server = pool.serverOf(uri)
+    if (server === undefined) throw new RpcError(INVALID_PARAMS, `unknown resource "${uri}": proxied URIs start with <server>${TOOL_SEPARATOR}`)
+    const upstreamUri = uri.slice(server.length + TOOL_SEPARATOR.length)
+    const {UriTemplate} = (uriTemplates ??= await import('@modelcontextprotocol/sdk/shared/uriTemplate.js'))
+    const template = pool.templates().find((t) => t.server === server && new UriTemplate(t.upstreamTemplate).match(upstreamUri) !== null)
+    return {ref: template?.ref ?? {access: 'read', server, tool: upstreamUri}, server, upstreamUri}
+  }
+
+  const warm = async () => {
+    if (pool.cold) await pool.warm()
+  }
+
+  return {
+    async getPrompt(user, params, signal) {
+      await warm()
+      const p = pool.prompt(params.name)
+      const server = p?.server ?? pool.serverOf(params.name)
+      if (!p) {
+        if (server !== undefined) {
+          deny(user, params.name, {access: 'read', server, tool: params.name.slice(server.length + TOOL_SEPARATOR.length)})
+          const down = pool.unavailable(server)
+          if (down) throw outage(down, server)
+        }
+        throw new RpcError(INVALID_PARAMS, `unknown prompt "${params.name}"`)
+      }
+      deny(user, params.name, p.ref)
+      try {
+        const r = await pool.getPrompt(p, params.arguments, signal)
+        return {...r, messages: r.messages.map((m) => ({...m, content: rewriteUris(p.server, [m.content])[0]}))}
+      } catch (error) {
+        throw outage(error, p.server)
+      }
+    },
+    async listPrompts(user) {
+      await warm()
+      return {prompts: [...pool.prompts()].filter((p) => allowed(user, p.ref)).map((p) => p.prompt)}
+    },
+    async listResources(user) {
+      await warm()
+      return {resources: [...pool.resources()].filter((r) => allowed(user, r.ref)).map((r) => r.resource)}
+    },
+    async listResourceTemplates(user) {
+      await warm()
+      return {resourceTemplates: pool.templates().filter((t) => allowed(user, t.ref)).map((t) => t.template)}
+    },
+    async readResource(user, uri, signal) {
+      await warm()
+      const at = await locate(uri)
+      deny(user, uri, at.ref)
+      try {
+        const r = await pool.readResource(at.server, at.upstreamUri, signal)
+        return {...r, contents: rewriteUris(at.server, r.contents)}
+      } catch (error) {
+        throw outage(error, at.server)
+      }
+    },
+    async subscribe(user, uri, signal) {
+      await warm()
+      const at = await locate(uri)
+      deny(user, uri, at.ref)
+      try {
+        await pool.subscribe(at.server, at.upstreamUri, signal)
+      } catch (error) {
+        throw outage(error, at.server)
+      }
+    },
+  }
+}

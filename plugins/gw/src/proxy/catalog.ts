@@ -1,0 +1,143 @@
+import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import type {Prompt, Resource, ResourceTemplate, Tool} from '@modelcontextprotocol/sdk/types.js'
+
+import {type Access, classify, TOOL_SEPARATOR, type ToolRef} from './acl.js'
+
+export interface ProxiedTool {
+  access: Access
+  /** `<server>__<tool>`, the name clients see. */
+  fullName: string
+  /** What the ACL evaluates. */
+  ref: ToolRef
+  server: string
+  /** The tool as clients see it (renamed). */
+  tool: Tool
+  /** The upstream's own tool name. */
+  upstreamName: string
+}
+
+/** A resource of an upstream, its URI prefixed `<server>__` so two servers' URIs cannot collide. */
+export interface ProxiedResource {
+  /** `<server>__<uri>`, the URI clients see. */
+  fullUri: string
+  /** What the ACL evaluates: a read of a tool named like the resource. */
+  ref: ToolRef
+  resource: Resource
+  server: string
+  upstreamUri: string
+}
+
+export interface ProxiedTemplate {
+  ref: ToolRef
+  server: string
+  template: ResourceTemplate
+  /** The upstream's own template, to match a URI a client built from it. */
+  upstreamTemplate: string
+}
+
+export interface ProxiedPrompt {
+  /** `<server>__<prompt>`. */
+  fullName: string
+  prompt: Prompt
+  ref: ToolRef
+  server: string
+  upstreamName: string
+}
+
+/** What an upstream offers as its listings arrived, before naming and classification. */
+export interface RawCatalog {
+  prompts: Prompt[]
+  resources: Resource[]
+  templates: ResourceTemplate[]
+  tools: Tool[]
+}
+
+export interface Catalog {
+  prompts: ProxiedPrompt[]
+  resources: ProxiedResource[]
+  templates: ProxiedTemplate[]
+  tools: ProxiedTool[]
+}
+
+export const EMPTY_RAW: RawCatalog = {prompts: [], resources: [], templates: [], tools: []}
+
+/** Every page of one listing; bounded, so a server that pages forever cannot hang the proxy. */
+async function pages<T>(list: (cursor?: string) => Promise<{items: T[]; nextCursor?: string}>): Promise<T[]> {
+  const all: T[] = []
+  let cursor: string | undefined
+  for (let page = 0; page < 100; page++) {
+    const r = await list(cursor)
+    all.push(...r.items)
+    cursor = r.nextCursor
+    if (!cursor) break
+  }
+  return all
+}
+
+const params = (cursor?: string) => (cursor ? {cursor} : undefined)
+
+/** Lists one kind of an upstream's catalog; resources and prompts only when it declares them. */
+export async function listKind(client: Client, kind: 'prompts' | 'resources' | 'tools', raw: RawCatalog): Promise<RawCatalog> {
+  const caps = client.getServerCapabilities()
+  if (kind === 'tools') {
+    const tools = await pages(async (c) => {
+      const r = await client.listTools(params(c))
+      return {items: r.tools, nextCursor: r.nextCursor}
+    })
+    return {...raw, tools}
+  }
+  if (kind === 'resources') {
+    if (!caps?.resources) return {...raw, resources: [], templates: []}
+    const [resources, templates] = await Promise.all([
+      pages(async (c) => {
+        const r = await client.listResources(params(c))
+        return {items: r.resources, nextCursor: r.nextCursor}
+      }),
+      pages(async (c) => {
+        const r = await client.listResourceTemplates(params(c))
+        return {items: r.resourceTemplates, nextCursor: r.nextCursor}
+      }),
+    ])
+    return {...raw, resources, templates}
+  }
+  if (!caps?.prompts) return {...raw, prompts: []}
+  return {
+    ...raw,
+    prompts: await pages(async (c) => {
+      const r = await client.listPrompts(params(c))
+      return {items: r.prompts, nextCursor: r.nextCursor}
+    }),
+  }
+}
+
+const prefixed = (server: string, name: string) => `${server}${TOOL_SEPARATOR}${name}`
+
+/**
+ * Names everything `<server>__<name>` (URIs `<server>__<uri>`) and classifies it for the ACL:
+ * tools by the operator's override or their annotations, resources and prompts as reads of a
+ * tool named like them.
+ */
+export function nameCatalog(server: string, raw: RawCatalog, override: ((tool: string) => Access | undefined) | undefined): Catalog {
+  const read = (name: string): ToolRef => ({access: 'read', server, tool: name})
+  return {
+    prompts: raw.prompts.map((p) => ({fullName: prefixed(server, p.name), prompt: {...p, name: prefixed(server, p.name)}, ref: read(p.name), server, upstreamName: p.name})),
+    resources: raw.resources.map((r) => ({
+      fullUri: prefixed(server, r.uri),
+      ref: read(r.name),
+      resource: {...r, name: prefixed(server, r.name), uri: prefixed(server, r.uri)},
+      server,
+      upstreamUri: r.uri,
+    })),
+    templates: raw.templates.map((t) => ({
+      ref: read(t.name),
+      server,
+      template: {...t, name: prefixed(server, t.name), uriTemplate: prefixed(server, t.uriTemplate)},
+      upstreamTemplate: t.uriTemplate,
+    })),
+    tools: raw.tools.map((t) => {
+      const access = classify(override, t.name, t.annotations)
+      const fullName = prefixed(server, t.name)
+      return {access, fullName, ref: {access, server, tool: t.name}, server, tool: {...t, name: fullName}, upstreamName: t.name}
+    }),
+  }
+}
