@@ -38,9 +38,8 @@ export interface MissionSession {
 
 export interface Provider {
   /**
-   * The endpoint this provider talks to when it is not the vendor's default (from the flag, the
-   * configuration or the vendor's variable), recorded in run.json so `--resume` reaches the same
-   * server; null for the default.
+   * The endpoint given by flag or configuration, recorded in run.json so `--resume` reaches the
+   * same server; null when none was (the vendor's default, or its variable, read again on resume).
    */
   readonly baseUrl?: null | string
   /** The model name for run.json; null when the provider has none. */

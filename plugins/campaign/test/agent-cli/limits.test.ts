@@ -138,7 +138,7 @@ describe('agent-cli: Ctrl-C (SIGINT) while claude works on a mission', function 
       // The mission's scratch folder (MCP config with its token, the CLI's home) is gone.
       expect(readdirSync(tmp).filter((d) => d.startsWith('toolkit-claude-'))).to.deep.equal([])
 
-      // The run recorded the slow endpoint; --base-url points the resume at a quick one.
+      // --base-url points the resume at a quick endpoint (and wins over any recorded one).
       const quick = await APIS.claude.start()
       try {
         const res = await runCli(['campaign', 'generate', '--resume', runDir, '--skip-url-check', '--base-url', quick.fake.url], {env: {...BASE_ENV, ...quick.env}, timeoutMs: 420_000})

@@ -89,7 +89,7 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
   checked.set(key, check)
   const {auth, cli} = check
   return {
-    baseUrl: options.baseUrl || process.env.ANTHROPIC_BASE_URL || null,
+    baseUrl: options.baseUrl || null,
     model: options.model,
     name: 'claude',
     runMission: (session) =>

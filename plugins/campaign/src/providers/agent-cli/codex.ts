@@ -105,7 +105,7 @@ export function createCodexProvider(options: ProviderOptions): Provider {
   checked.set(key, check)
   const {auth, cli} = check
   return {
-    baseUrl: options.baseUrl || process.env.OPENAI_BASE_URL || null,
+    baseUrl: options.baseUrl || null,
     model: options.model,
     name: 'codex',
     runMission(session) {
