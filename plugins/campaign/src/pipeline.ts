@@ -7,6 +7,7 @@ import {renderReport} from './run/report.js'
 import {createRunDir} from './run/run-dir.js'
 import {lockRunDir} from './run/lock.js'
 import {EXIT_CODES, type RunJson, totalsOf, writeRunJson} from './run/run-json.js'
+import {WorkspaceSaver} from './run/workspace-saver.js'
 import {loadWorkspace, saveWorkspace, WORKSPACE_FILE} from './run/workspace-store.js'
 import {crossNegatives} from './steps/cross-negatives.js'
 import {exportFiles} from './steps/export.js'
@@ -99,7 +100,10 @@ async function resumeLocked(runDir: string, opts: RunOptions, listeners: EventLi
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
   for (const m of Object.values(ws.missions)) if (m.status !== 'finished') m.status = 'pending'
-  return execute({entry: 'missions', model: opts.model ?? previous?.model ?? null, opts: {...opts, provider: opts.provider ?? previous?.provider}, providerName: opts.provider ?? previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+  const providerName = opts.provider ?? previous?.provider ?? DEFAULT_PROVIDER
+  // The endpoint the run talked to, unless --base-url says otherwise or the provider changes.
+  const baseUrl = opts.baseUrl ?? (providerName === previous?.provider ? previous?.base_url : null) ?? null
+  return execute({entry: 'missions', model: opts.model ?? previous?.model ?? null, opts: {...opts, baseUrl, provider: providerName}, providerName, runDir, runId: basename(resolve(runDir)), ws}, listeners)
 }
 
 /** `export <run-dir>`: the steps only, from workspace.json, without a model. */
@@ -110,7 +114,7 @@ export async function exportRun(runDir: string, opts: RunOptions, listeners: Eve
 async function exportLocked(runDir: string, opts: RunOptions, listeners: EventListener[]): Promise<RunOutcome> {
   const ws = loadWorkspace(runDir)
   const previous = readRunJson(runDir)
-  return execute({entry: 'steps', model: previous?.model ?? null, opts, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
+  return execute({entry: 'steps', model: previous?.model ?? null, opts: {...opts, baseUrl: previous?.base_url ?? null}, providerName: previous?.provider ?? DEFAULT_PROVIDER, runDir, runId: basename(resolve(runDir)), ws}, listeners)
 }
 
 function imageOptions(opts: RunOptions) {
@@ -127,6 +131,17 @@ async function locked<T>(runDir: string, command: string, work: () => Promise<T>
     return await work()
   } finally {
     release()
+  }
+}
+
+/** A base URL as run.json may keep it: never one that carries a user name or password. */
+function recordedUrl(url: null | string): null | string {
+  if (!url) return null
+  try {
+    const u = new URL(url)
+    return u.username === '' && u.password === '' ? url : null
+  } catch {
+    return null
   }
 }
 
@@ -156,15 +171,23 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
   let dirty = x.entry === 'missions'
   const signal = x.opts.signal ?? new AbortController().signal
   try {
+    // A provider that cannot run (no key, no CLI) stops a resume before anything is written.
+    const provider = x.entry === 'missions' ? (await import('./providers/index.js')).createProvider(x.providerName, {baseUrl: x.opts.baseUrl ?? null, maxTurns: x.opts.maxTurns ?? 200, model: x.model}) : null
+    const base_url = recordedUrl(provider ? (provider.baseUrl ?? null) : (x.opts.baseUrl ?? null))
     events.emit({model: x.model, provider: x.providerName, run_dir: runDir, run_id: x.runId, type: 'run_started'})
     // A run killed before its end still leaves a run.json that says it is not done.
-    writeRunJson(runDir, {exit_code: 1, model: x.model, provider: x.providerName, run_id: x.runId, status: 'incomplete', totals: totalsOf(ws), version: 1})
-    if (x.entry === 'missions') {
-      const {createProvider} = await import('./providers/index.js')
+    writeRunJson(runDir, {base_url, exit_code: 1, model: x.model, provider: x.providerName, run_id: x.runId, status: 'incomplete', totals: totalsOf(ws), version: 1})
+    if (provider) {
       const {runMissions} = await import('./missions/scheduler.js')
-      const provider = createProvider(x.providerName, {baseUrl: x.opts.baseUrl ?? null, maxTurns: x.opts.maxTurns ?? 200, model: x.model})
       save()
-      await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save, signal, ws})
+      // While missions run, saves go through the grouped, asynchronous saver; the steps after
+      // them save synchronously again, once it has nothing left to write.
+      const saver = new WorkspaceSaver(runDir, ws)
+      try {
+        await runMissions({events, maxAttempts: x.opts.maxAttempts ?? 2, maxCostUsd: x.opts.maxCostUsd ?? null, maxTurns: x.opts.maxTurns ?? 200, parallel: x.opts.parallel ?? 4, provider, runDir, save: () => saver.save(), signal, ws})
+      } finally {
+        await saver.idle()
+      }
     }
     const complete = Object.values(ws.missions).every((m) => m.status === 'finished')
 
@@ -215,7 +238,7 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     // loses nothing a crash before it could not rebuild.
     if (dirty) saveWorkspace(runDir, ws, true)
     const totals = totalsOf(ws)
-    writeRunJson(runDir, {exit_code: exitCode, model: x.model, provider: x.providerName, run_id: x.runId, status, totals, version: 1})
+    writeRunJson(runDir, {base_url, exit_code: exitCode, model: x.model, provider: x.providerName, run_id: x.runId, status, totals, version: 1})
     writeFileSync(join(runDir, 'report.md'), renderReport({exitCode, files, issues, model: x.model, provider: x.providerName, runId: x.runId, status, totals, urls, ws}))
     events.emit({path: 'report.md', type: 'artifact_written'})
     events.emit({exit_code: exitCode, ok: status === 'success', totals, type: 'run_finished'})

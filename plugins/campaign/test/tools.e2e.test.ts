@@ -34,10 +34,10 @@ describe('tools', function () {
   const slug = 'acme-coffee-coffee-beans'
   const mission = `campaign:${slug}`
 
-  it('a successful mutating call is on disk before tool_finished is reported', () => {
+  it('a successful mutating call is on disk before tool_finished is reported', async () => {
     const s = session(mission, slug)
     const before = s.onDisk()
-    const res = s.call('set_campaign_negatives', {negatives: [{match: 'exact', text: 'cheap beans'}]})
+    const res = await s.call('set_campaign_negatives', {negatives: [{match: 'exact', text: 'cheap beans'}]})
     expect(res.ok).to.equal(true)
     const saved = s.onDisk().account.campaigns.find((c) => c.slug === slug)
     expect(saved?.negatives.filter((n) => n.source === 'model')).to.deep.equal([{match: 'exact', source: 'model', text: 'cheap beans'}])
@@ -56,10 +56,10 @@ describe('tools', function () {
     ['an unknown tool', 'delete_account', {}, /unknown tool "delete_account"/],
   ]
   for (const [name, tool, input, message] of refusals) {
-    it(`refuses ${name} with ok: false, the reason for the model, and no change`, () => {
+    it(`refuses ${name} with ok: false, the reason for the model, and no change`, async () => {
       const s = session(mission, slug)
       const before = JSON.stringify(s.onDisk())
-      const res = s.call(tool, input)
+      const res = await s.call(tool, input)
       expect(res.ok).to.equal(false)
       expect(res.ok ? '' : res.error).to.match(message)
       expect(JSON.stringify(s.onDisk())).to.equal(before)
@@ -69,24 +69,24 @@ describe('tools', function () {
     })
   }
 
-  it('set_account_plan refuses a product id that is not in the catalog and leaves the plan as it was', () => {
+  it('set_account_plan refuses a product id that is not in the catalog and leaves the plan as it was', async () => {
     const s = session('plan', null)
-    const res = s.call('set_account_plan', {campaigns: [{ad_groups: [{final_url: 'https://acme-coffee.example', name: 'G', product_ids: ['NOPE']}], bid_strategy: 'manual_cpc', daily_budget_cents: 12_000, name: 'X', type: 'search'}]})
+    const res = await s.call('set_account_plan', {campaigns: [{ad_groups: [{final_url: 'https://acme-coffee.example', name: 'G', product_ids: ['NOPE']}], bid_strategy: 'manual_cpc', daily_budget_cents: 12_000, name: 'X', type: 'search'}]})
     expect(res).to.deep.equal({error: 'group "G" names product "NOPE", which is not in the catalog', ok: false})
     expect(s.ws.account.campaigns).to.have.length(base.account.campaigns.length)
   })
 
-  it('upsert_ad_group answers a model that writes English for a German shop with the texts to rewrite', () => {
+  it('upsert_ad_group answers a model that writes English for a German shop with the texts to rewrite', async () => {
     const s = session(mission, slug)
     s.ws.input.business.language = 'de-DE'
-    const res = s.call('upsert_ad_group', {
+    const res = (await s.call('upsert_ad_group', {
       ads: [{descriptions: ['Frisch geröstete Kaffeebohnen aus Köln.', 'Order now and get free shipping today.'], final_url: 'https://acme-coffee.example/coffee', headlines: ['Kaffeebohnen Kaufen', 'Shop Now Today', 'Frisch Geröstet'], path1: 'kaffee', path2: ''}],
       final_url: 'https://acme-coffee.example/coffee',
       keywords: [{match: 'phrase', text: 'kaffeebohnen kaufen'}, {match: 'phrase', text: 'buy coffee beans'}],
       language: 'de',
       max_cpc_cents: 100,
       name: 'Coffee Beans',
-    }) as {ok: true; result: {issues: {code: string; path: string}[]}}
+    })) as {ok: true; result: {issues: {code: string; path: string}[]}}
     expect(res.ok).to.equal(true)
     const i = s.ws.account.campaigns.findIndex((c) => c.slug === slug)
     expect(res.result.issues.filter((x) => x.code === 'copy_language').map((x) => x.path)).to.deep.equal([
@@ -96,20 +96,20 @@ describe('tools', function () {
     ])
   })
 
-  it('finish is refused while planned ad groups are missing', () => {
+  it('finish is refused while planned ad groups are missing', async () => {
     const s = session(mission, slug)
     s.ws.account.campaigns.find((c) => c.slug === slug)!.ad_groups.pop()
-    const res = s.call('finish', {})
+    const res = await s.call('finish', {})
     expect(res.ok).to.equal(false)
     expect(s.ctx.finished).to.equal(false)
   })
 
-  it('plan: finish needs a brand kit only when the plan has image campaigns', () => {
+  it('plan: finish needs a brand kit only when the plan has image campaigns', async () => {
     const s = session('plan', null)
     s.ws.account.brand_kit = null
-    expect(s.call('finish', {})).to.deep.equal({error: 'image campaigns need a brand kit: call set_brand_kit first', ok: false})
+    expect(await s.call('finish', {})).to.deep.equal({error: 'image campaigns need a brand kit: call set_brand_kit first', ok: false})
     s.ws.account.campaigns = s.ws.account.campaigns.filter((c) => c.type === 'search')
-    expect(s.call('finish', {}).ok).to.equal(true)
+    expect((await s.call('finish', {})).ok).to.equal(true)
     expect(s.ctx.finished).to.equal(true)
   })
 

@@ -20,7 +20,8 @@ export interface SchedulerOptions {
   parallel: number
   provider: Provider
   runDir: string
-  save: () => void
+  /** Saves workspace.json; tool calls and mission state changes wait for it. */
+  save: () => Promise<void> | void
   signal: AbortSignal
   ws: Workspace
 }
@@ -73,7 +74,7 @@ async function runMission(o: SchedulerOptions, mission: string, budget: {spent: 
     const state = o.ws.missions[mission]
     state.attempts++
     state.status = 'running'
-    o.save()
+    await o.save()
     o.events.emit({attempt: state.attempts, mission, type: 'mission_started'})
     const ctx: ToolContext = {finished: false, mission, slug, ws: o.ws}
     let turns = 0
@@ -120,7 +121,7 @@ async function runMission(o: SchedulerOptions, mission: string, budget: {spent: 
     }
     const current = o.ws.missions[mission]
     current.status = reason === null ? 'finished' : {failed: permanent ? {reason, retry: false} : {reason}}
-    o.save()
+    await o.save()
     o.events.emit({mission, ok: reason === null, reason, type: 'mission_finished'})
     if (reason === null || permanent) return
   }

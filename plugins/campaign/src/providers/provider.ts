@@ -37,6 +37,11 @@ export interface MissionSession {
 }
 
 export interface Provider {
+  /**
+   * The endpoint given by flag or configuration, recorded in run.json so `--resume` reaches the
+   * same server; null when none was (the vendor's default, or its variable, read again on resume).
+   */
+  readonly baseUrl?: null | string
   /** The model name for run.json; null when the provider has none. */
   readonly model: null | string
   readonly name: string

@@ -4,6 +4,8 @@ import {join} from 'node:path'
 import type {RunStatus, Totals, Workspace} from '../types.js'
 
 export interface RunJson {
+  /** The provider's endpoint when it is not the vendor's default; `--resume` reuses it. */
+  base_url?: null | string
   exit_code: number
   model: null | string
   provider: string

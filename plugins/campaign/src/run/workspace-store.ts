@@ -16,8 +16,13 @@ export const WORKSPACE_FILE = 'workspace.json'
 export function saveWorkspace(runDir: string, ws: Workspace, pretty = false): void {
   const file = join(runDir, WORKSPACE_FILE)
   const tmp = `${file}.tmp`
-  writeFileSync(tmp, `${pretty ? JSON.stringify(ws, null, 1) : JSON.stringify(ws)}\n`)
+  writeFileSync(tmp, workspaceText(ws, pretty))
   renameSync(tmp, file)
+}
+
+/** The text of workspace.json: compact, or indented for the final save of a run. */
+export function workspaceText(ws: Workspace, pretty = false): string {
+  return `${pretty ? JSON.stringify(ws, null, 1) : JSON.stringify(ws)}\n`
 }
 
 export function loadWorkspace(runDir: string): Workspace {

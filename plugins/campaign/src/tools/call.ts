@@ -9,7 +9,7 @@ export type ToolResult = {error: string; ok: false} | {ok: true; result: unknown
  * the workspace when a mutating call succeeds, and only then reports `tool_finished`, so every
  * mutation an event reports is already on disk. A refused call changes nothing.
  */
-export function callTool(tools: Tool[], ctx: ToolContext, events: EventLog, save: () => void, name: string, rawInput: unknown): ToolResult {
+export async function callTool(tools: Tool[], ctx: ToolContext, events: EventLog, save: () => Promise<void> | void, name: string, rawInput: unknown): Promise<ToolResult> {
   const tool = tools.find((t) => t.name === name)
   if (!tool) {
     events.emit({mission: ctx.mission, summary: name, tool: name, type: 'tool_called'})
@@ -36,7 +36,7 @@ export function callTool(tools: Tool[], ctx: ToolContext, events: EventLog, save
     const result = tool.run(local, parsed.data)
     if (tool.mutates) {
       Object.assign(ctx.ws, work)
-      save()
+      await save()
     }
     if (local.finished) ctx.finished = true
     events.emit({mission: ctx.mission, ok: true, summary: summarise(result), tool: name, type: 'tool_finished'})

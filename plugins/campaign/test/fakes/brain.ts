@@ -1,6 +1,9 @@
+import {createHash} from 'node:crypto'
+
 import {createLocalProvider} from '../../src/providers/local/provider.js'
 import type {MissionSession} from '../../src/providers/provider.js'
 import type {ToolResult} from '../../src/tools/call.js'
+import type {MissionKind} from '../../src/tools/registry.js'
 
 /**
  * A scripted "model" behind the loopback API fakes, vendor-neutral: each wire fake turns its
@@ -57,16 +60,6 @@ export interface BrainOptions {
   neverFinish?: boolean
 }
 
-class Pending extends Error {
-  constructor(
-    readonly tool: string,
-    readonly input: unknown,
-    readonly texts: string[],
-  ) {
-    super('pending')
-  }
-}
-
 const PLAN_TOOL = 'set_account_plan'
 /** Tools whose results the model reads to decide what to do next. */
 const READS = /^(get_|query_|validate$)/
@@ -80,6 +73,9 @@ export function bareName(name: string): string {
 
 export function createBrain(options: BrainOptions = {}): Brain {
   const mistakes = options.mistakes ?? true
+  // Replays suspended where they wait for a call's result, by the history they have read: the
+  // next request of a conversation continues its replay instead of replaying from the start.
+  const live = new Map<string, Replay>()
   return async (request) => {
     const full = new Map(request.tools.map((t) => [bareName(t), t]))
     const kind = full.has(PLAN_TOOL) ? 'plan' : full.has(CAMPAIGN_TOOL) ? 'campaign' : null
@@ -90,7 +86,7 @@ export function createBrain(options: BrainOptions = {}): Brain {
 
     const results = new Map<string, BrainResult>()
     for (const t of request.turns) for (const r of t.results) results.set(r.id, r)
-    const answered: Array<{input: string; name: string; result: unknown; used: boolean}> = []
+    const answered: Answer[] = []
     let refused = false
     for (const t of request.turns) {
       for (const c of t.calls) {
@@ -104,52 +100,153 @@ export function createBrain(options: BrainOptions = {}): Brain {
         // Trimmed from the context or not JSON: a read has to be made again; a write is
         // remembered as done (its result says nothing the model needs).
         if (result === UNREADABLE && READS.test(bareName(c.name))) continue
-        answered.push({input: JSON.stringify(c.input ?? {}), name: bareName(c.name), result: result === UNREADABLE ? null : result, used: false})
+        answered.push({content: r.content, input: JSON.stringify(c.input ?? {}), name: bareName(c.name), result: result === UNREADABLE ? null : result, used: false})
       }
     }
 
-    let texts: string[] = []
+    const keys = historyKeys(kind, request.system, answered)
+    let replay = live.get(keys[answered.length])
+    const previous = answered.length > 0 ? live.get(keys[answered.length - 1]) : undefined
+    if (!replay && previous?.pending && !previous.busy && previous.pending.name === answered.at(-1)?.name && previous.pending.input === answered.at(-1)?.input) {
+      // The usual case: the newest answer is the one the suspended replay waits for.
+      live.delete(keys[answered.length - 1])
+      replay = previous
+      await replay.answer(answered.at(-1) as Answer)
+    }
+    if (!replay) replay = await Replay.from(kind, request.system, answered)
+    if (replay.error) throw replay.error
+    if (!replay.pending) return {calls: [], text: 'The mission is finished.'}
+    if (replay.consumedInOrder(answered)) {
+      live.set(keys[answered.length], replay)
+      if (live.size > 2000) live.delete(live.keys().next().value as string)
+    }
+    const {name, texts, value: input} = replay.pending
+    const text = texts.join('\n') || `Next: ${name}.`
+    if (mistakes && !refused) {
+      if (name === PLAN_TOOL || name === 'set_assets') return {calls: [named('finish', {summary: 'done'})], text: 'I think the plan is complete.'}
+      if (name === 'upsert_ad_group') {
+        const wrong = {...(input as Record<string, unknown>)}
+        wrong.name = `${String(wrong.name)} Extra`
+        return {calls: [named(name, wrong)], text}
+      }
+    }
+    return {calls: [named(name, input)], text}
+  }
+}
+
+interface Answer {
+  /** The result as sent, for the history's key. */
+  content: string
+  /** JSON of the call's input. */
+  input: string
+  name: string
+  result: unknown
+  used: boolean
+}
+
+/** Key of the history after 0, 1, ... n answers: each one hashes the previous key and the next answer. */
+function historyKeys(kind: string, system: string, answered: Answer[]): string[] {
+  const keys = [createHash('sha1').update(`${kind}\0${system}`).digest('hex')]
+  for (const a of answered) keys.push(createHash('sha1').update(`${keys.at(-1)}\0${a.name}\0${a.input}\0${a.content}`).digest('hex'))
+  return keys
+}
+
+/**
+ * The offline planner run as a coroutine over a conversation: each call it makes is answered
+ * from the conversation's results, and the first call without one suspends it (`pending`) until
+ * `answer` brings that result in a later request.
+ */
+class Replay {
+  busy = false
+  error: unknown = null
+  pending: null | {input: string; name: string; texts: string[]; value: unknown} = null
+  private answers: Answer[] = []
+  private consumed: Answer[] = []
+  private resume: ((a: Answer) => void) | null = null
+  private texts: string[] = []
+  private wake: (() => void) | null = null
+
+  static async from(kind: MissionKind, system: string, answered: Answer[]): Promise<Replay> {
+    const r = new Replay()
+    r.answers = answered.map((a) => ({...a, used: false}))
+    const stopped = r.stopped()
     const session: MissionSession = {
-      async call(name: string, input: unknown): Promise<ToolResult> {
-        const key = JSON.stringify(input ?? {})
-        const hit = answered.find((a) => !a.used && a.name === name && a.input === key)
-        if (!hit) throw new Pending(name, input, texts)
-        hit.used = true
-        texts = []
-        return {ok: true, result: hit.result}
-      },
+      budgetLeft: () => true,
+      call: (name, input) => r.call(name, input),
       finished: () => false,
       kind,
       maxTurns: 1000,
       mission: kind,
-      prompt: request.system,
+      prompt: system,
       signal: new AbortController().signal,
       slug: null,
       text(text: string) {
-        texts.push(text)
+        r.texts.push(text)
       },
       tools: [],
       transcript() {},
       transcriptFile: () => '',
       usage() {},
-      budgetLeft: () => true,
     }
-    try {
-      await createLocalProvider({maxTurns: 1000, model: null}).runMission(session)
-    } catch (error) {
-      if (!(error instanceof Pending)) throw error
-      const text = error.texts.join('\n') || `Next: ${error.tool}.`
-      if (mistakes && !refused) {
-        if (error.tool === PLAN_TOOL || error.tool === 'set_assets') return {calls: [named('finish', {summary: 'done'})], text: 'I think the plan is complete.'}
-        if (error.tool === 'upsert_ad_group') {
-          const input = {...(error.input as Record<string, unknown>)}
-          input.name = `${String(input.name)} Extra`
-          return {calls: [named(error.tool, input)], text}
-        }
+    createLocalProvider({maxTurns: 1000, model: null})
+      .runMission(session)
+      .then(
+        () => {
+          r.pending = null
+          r.wake?.()
+        },
+        (error: unknown) => {
+          r.pending = null
+          r.error = error
+          r.wake?.()
+        },
+      )
+    await stopped
+    return r
+  }
+
+  /** Gives the suspended call its result and runs on to the next call without one (or the end). */
+  async answer(a: Answer): Promise<void> {
+    const resume = this.resume
+    if (!resume) return
+    this.busy = true
+    const stopped = this.stopped()
+    this.resume = null
+    this.pending = null
+    resume(a)
+    await stopped
+    this.busy = false
+  }
+
+  /** Whether this replay read exactly these answers, in this order (so a later request extends it). */
+  consumedInOrder(answered: Answer[]): boolean {
+    return this.consumed.length === answered.length && this.consumed.every((a, i) => a.name === answered[i].name && a.input === answered[i].input && a.content === answered[i].content)
+  }
+
+  private async call(name: string, input: unknown): Promise<ToolResult> {
+    const key = JSON.stringify(input ?? {})
+    let hit = this.answers.find((a) => !a.used && a.name === name && a.input === key)
+    if (!hit) {
+      this.pending = {input: key, name, texts: this.texts, value: input}
+      hit = await new Promise<Answer>((resolve) => {
+        this.resume = resolve
+        this.wake?.()
+      })
+    }
+    hit.used = true
+    this.consumed.push(hit)
+    this.texts = []
+    return {ok: true, result: hit.result}
+  }
+
+  /** Resolves when the planner next suspends on a call or ends. */
+  private stopped(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = () => {
+        this.wake = null
+        resolve()
       }
-      return {calls: [named(error.tool, error.input)], text}
-    }
-    return {calls: [], text: 'The mission is finished.'}
+    })
   }
 }
 
@@ -165,7 +262,9 @@ function readResult(r: BrainResult): typeof REFUSED | typeof UNREADABLE | unknow
   if (r.isError || /^\s*(error|refused)\b/i.test(r.content)) return REFUSED
   let value: unknown
   try {
-    value = JSON.parse(r.content)
+    // Claude Code appends notes of its own to a tool's result for some models
+    // (`<system-reminder><total_tokens>...`); a model reads past them.
+    value = JSON.parse(r.content.replaceAll(/<system-reminder>[\s\S]*?<\/system-reminder>/g, ''))
   } catch {
     return UNREADABLE
   }

@@ -52,8 +52,8 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
     const model = c.model === '' ? undefined : c.model
     await runCommand(this.out, async (pipeline, opts) =>
       f.resume
-        ? // A resumed run keeps the provider and model it started with unless a flag says otherwise.
-          pipeline.resume(f.resume, {...opts, model: f.model, provider: f.provider}, opts.listeners)
+        ? // A resumed run keeps the provider, model and base URL it started with unless a flag says otherwise.
+          pipeline.resume(f.resume, {...opts, baseUrl: f['base-url'] ?? null, model: f.model, provider: f.provider}, opts.listeners)
         : pipeline.generate({...opts, businessFile: business as string, model, out: c.out, provider: c.provider}, opts.listeners),
       {baseUrl: c.baseUrl || null, images: c.images, imagesModel: c.imagesModel || null, maxCostUsd: c.maxCost > 0 ? c.maxCost : null, maxTurns: c.maxTurns, parallel: c.parallel, skipUrlCheck: f['skip-url-check']},
     )

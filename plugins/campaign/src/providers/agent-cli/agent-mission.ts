@@ -42,13 +42,25 @@ export function agentTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 export async function runAgentMission(session: MissionSession, agent: AgentMission): Promise<void> {
   // A CLI runs a whole mission on its own; --max-cost can only keep the next one from starting.
   if (!session.budgetLeft()) throw new Error('the run reached --max-cost before this mission started')
-  const server = await startMissionMcpServer(session)
+  let failure: null | string = null
+  const stop = new AbortController()
+  // The engine refuses calls past --max-turns, but a CLI would go on asking until its own limit:
+  // the first call past it ends the mission.
+  let calls = 0
+  const server = await startMissionMcpServer({
+    ...session,
+    call(name, input) {
+      if (++calls > session.maxTurns && failure === null) {
+        failure = `the model did not call finish within ${session.maxTurns} tool calls (--max-turns)`
+        stop.abort()
+      }
+      return session.call(name, input)
+    },
+  })
   const base = agent.scratchBase ?? tmpdir()
   mkdirSync(base, {recursive: true})
   const scratch = mkdtempSync(join(base, `toolkit-${agent.cli}-`))
-  let failure: null | string = null
   let exit: CliExit
-  const stop = new AbortController()
   try {
     const launch = agent.launch(server, scratch)
     const work = join(scratch, 'work')

@@ -89,6 +89,7 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
   checked.set(key, check)
   const {auth, cli} = check
   return {
+    baseUrl: options.baseUrl || null,
     model: options.model,
     name: 'claude',
     runMission: (session) =>

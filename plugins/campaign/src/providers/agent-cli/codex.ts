@@ -4,6 +4,7 @@ import {join} from 'node:path'
 
 import {UsageError} from '@toolkit/kit'
 
+import {costOf} from '../api/prices.js'
 import type {Provider, ProviderOptions} from '../provider.js'
 import {type AgentLaunch, runAgentMission} from './agent-mission.js'
 import {type CliSpec, type FoundCli, requireCli, runQuickSync} from './cli-check.js'
@@ -104,6 +105,7 @@ export function createCodexProvider(options: ProviderOptions): Provider {
   checked.set(key, check)
   const {auth, cli} = check
   return {
+    baseUrl: options.baseUrl || null,
     model: options.model,
     name: 'codex',
     runMission(session) {
@@ -128,8 +130,12 @@ export function createCodexProvider(options: ProviderOptions): Provider {
             case 'turn.completed': {
               const u = (event.usage ?? {}) as Record<string, unknown>
               const n = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : 0)
-              // codex reports tokens, not money: cost_usd stays null.
-              session.usage({cost_usd: null, input_tokens: n('input_tokens'), output_tokens: n('output_tokens')})
+              // codex reports tokens, not money: the cost is ours, from the price table, as for the
+              // API providers (null for a model not in it, or codex's own default model, unnamed).
+              // Its input_tokens include the cached ones, as OpenAI's usage does.
+              const cached = Math.min(n('cached_input_tokens'), n('input_tokens'))
+              const cost = options.model === null ? null : costOf(options.model, {cache_read: cached, cache_write: 0, input: n('input_tokens') - cached, output: n('output_tokens')})
+              session.usage({cost_usd: cost, input_tokens: n('input_tokens'), output_tokens: n('output_tokens')})
               lastError = null
               return
             }

@@ -54,6 +54,8 @@ export function apiProvider(spec: ApiProviderSpec): ProviderFactory {
     if (!model) throw new UsageError(`the ${spec.name} provider needs a model name: give --model`, 'missing_model')
     let client: null | Promise<ModelClient> = null
     return {
+      // Only a flag's or the configuration's: a vendor variable is read again by a resumed run.
+      baseUrl: options.baseUrl || null,
       model,
       name: spec.name,
       async runMission(session) {

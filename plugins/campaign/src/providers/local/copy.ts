@@ -82,12 +82,26 @@ export function pathOf(text: string): string {
 export function price(cents: number, currency: string, language = 'en'): string {
   const whole = cents % 100 === 0
   try {
-    return new Intl.NumberFormat(language, {currency, maximumFractionDigits: whole ? 0 : undefined, minimumFractionDigits: whole ? 0 : undefined, style: 'currency'})
+    return formatter(language, currency, whole)
       .format(cents / 100)
       .replace(/\s/g, ' ')
   } catch {
     return `${whole ? cents / 100 : (cents / 100).toFixed(2)} ${currency}`
   }
+}
+
+// Making an Intl.NumberFormat costs far more than formatting with one, and a plan formats
+// prices for every ad group.
+const formatters = new Map<string, Intl.NumberFormat>()
+
+function formatter(language: string, currency: string, whole: boolean): Intl.NumberFormat {
+  const key = `${language}\0${currency}\0${whole}`
+  let f = formatters.get(key)
+  if (!f) {
+    f = new Intl.NumberFormat(language, {currency, maximumFractionDigits: whole ? 0 : undefined, minimumFractionDigits: whole ? 0 : undefined, style: 'currency'})
+    formatters.set(key, f)
+  }
+  return f
 }
 
 /** The first sentence of a description, for a description line. */
