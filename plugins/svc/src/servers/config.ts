@@ -24,7 +24,8 @@ export interface ServerConfig {
   redis: {enabled: boolean; host: string; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
-  rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
+  /** `ui`: the console at /ui (on unless `--disable-ui` or `:ui false`). */
+  rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number; ui: boolean}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
 }
 
@@ -42,7 +43,7 @@ export function defaultConfig(): ServerConfig {
     logLevel: 'info',
     postgresql: {enabled: true, host: '127.0.0.1', password: 'svc', port: 5432, username: 'svc'},
     redis: {enabled: true, host: '127.0.0.1', port: 6379},
-    rest: {enabled: true, host: '127.0.0.1', maxBodyBytes: 1024 * 1024, port: 3000},
+    rest: {enabled: true, host: '127.0.0.1', maxBodyBytes: 1024 * 1024, port: 3000, ui: true},
     wal: {checkpointMaxDelayMs: 1000, maxPendingEntries: 10_000},
   }
 }
@@ -54,6 +55,7 @@ export interface ServerFlags {
   'disable-redis'?: boolean
   'disable-rest'?: boolean
   'disable-sql'?: boolean
+  'disable-ui'?: boolean
   host?: string
   'http-port'?: number
   'log-format'?: 'json' | 'text'
@@ -85,7 +87,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
 const SERVERS: Record<string, Record<string, string>> = {
   postgresql: {enabled: 'bool', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', host: 'string', port: 'port'},
-  rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port'},
+  rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
 
 /** Checks brackets and strings, which edn-data tolerates silently (it returns null for `{:a 1`). */
@@ -229,6 +231,7 @@ export async function loadServerConfig(flags: ServerFlags, args: {redisPort?: nu
   if (redisPort !== undefined) cfg.redis.port = redisPort
   if (flags['pg-port'] !== undefined) cfg.postgresql.port = flags['pg-port']
   if (flags['disable-rest']) cfg.rest.enabled = false
+  if (flags['disable-ui']) cfg.rest.ui = false
   if (flags['disable-redis']) cfg.redis.enabled = false
   if (flags['disable-sql']) cfg.postgresql.enabled = false
   cfg.dataDir = resolve(cwd, cfg.dataDir)
