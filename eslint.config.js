@@ -18,6 +18,11 @@ export default tseslint.config(
     },
   },
   {
+    // The svc console's page script runs in the browser.
+    files: ['plugins/svc/ui/**'],
+    languageOptions: {globals: {Node: 'readonly', URLSearchParams: 'readonly', document: 'readonly', getComputedStyle: 'readonly', location: 'readonly', prompt: 'readonly'}},
+  },
+  {
     files: ['test/**', 'plugins/*/test/**', 'packages/*/test/**'],
     rules: {'@typescript-eslint/no-unused-expressions': 'off'},
   },

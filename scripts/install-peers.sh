@@ -16,6 +16,7 @@ packages=(
   postgresql-client
   ruby
   librust-serde-json-dev
+  chromium
 )
 
 command -v dpkg >/dev/null 2>&1 || {

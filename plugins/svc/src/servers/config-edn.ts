@@ -24,7 +24,8 @@ export interface ServerConfig {
   redis: {enabled: boolean; host: string; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
-  rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number}
+  /** `ui`: the console at /ui (on unless `--disable-ui` or `:servers {:rest {:ui false}}`). */
+  rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number; ui: boolean}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
 }
 
@@ -35,6 +36,7 @@ export interface ServerFlags {
   'disable-redis'?: boolean
   'disable-rest'?: boolean
   'disable-sql'?: boolean
+  'disable-ui'?: boolean
   host?: string
   'http-port'?: number
   'log-format'?: 'json' | 'text'
@@ -66,7 +68,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
 const SERVERS: Record<string, Record<string, string>> = {
   postgresql: {enabled: 'bool', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', host: 'string', port: 'port'},
-  rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port'},
+  rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
 
 /** Checks brackets and strings, which edn-data tolerates silently (it returns null for `{:a 1`). */
@@ -163,6 +165,7 @@ export const SVC_SETTINGS = {
   restHost: '127.0.0.1',
   restMaxBodyBytes: 1024 * 1024,
   restPort: 3000,
+  restUi: true,
   walCheckpointMaxDelayMs: 1000,
   walMaxPendingEntries: 10_000,
 }
@@ -197,6 +200,7 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   restHost: [['servers', 'rest', 'host']],
   restMaxBodyBytes: [['servers', 'rest', 'max-body-bytes']],
   restPort: [['servers', 'rest', 'port']],
+  restUi: [['servers', 'rest', 'ui']],
   walCheckpointMaxDelayMs: [['wal', 'checkpoint-max-delay-ms']],
   walMaxPendingEntries: [['wal', 'max-pending-entries']],
 }
@@ -294,6 +298,7 @@ function flagSettings(flags: ServerFlags, args: {redisPort?: number; restPort?: 
   if (flags['disable-rest']) out.restEnabled = false
   if (flags['disable-redis']) out.redisEnabled = false
   if (flags['disable-sql']) out.postgresqlEnabled = false
+  if (flags['disable-ui']) out.restUi = false
   return out
 }
 
@@ -387,7 +392,7 @@ export async function loadServerConfig(
     },
     redis: {enabled: v.redisEnabled, host: v.redisHost, port: v.redisPort},
     remotes: remotes ?? {},
-    rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, port: v.restPort},
+    rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, port: v.restPort, ui: v.restUi},
     wal: {checkpointMaxDelayMs: v.walCheckpointMaxDelayMs, maxPendingEntries: Math.max(1, v.walMaxPendingEntries)},
   }
   return {config, sources, warnings}

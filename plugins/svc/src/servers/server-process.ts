@@ -80,7 +80,8 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
   try {
     if (cfg.rest.enabled) {
       const {startRestServer} = await import('./rest/index.js')
-      const s = await startRestServer(ctx, {health, host: cfg.rest.host, maxBodyBytes: cfg.rest.maxBodyBytes, metrics, port: cfg.rest.port})
+      const ui = cfg.rest.ui ? {readOnly: cfg.follow !== undefined} : undefined
+      const s = await startRestServer(ctx, {health, host: cfg.rest.host, maxBodyBytes: cfg.rest.maxBodyBytes, metrics, port: cfg.rest.port, ui})
       servers.push({name: 'REST', server: s})
       info.rest = s.port
     }

@@ -26,6 +26,7 @@ Reads config.edn from the current directory when present (see docs/svc.md for it
     'disable-redis': Flags.boolean({description: 'Do not start the Redis-protocol server'}),
     'disable-rest': Flags.boolean({description: 'Do not start the REST server'}),
     'disable-sql': Flags.boolean({description: 'Do not start the PostgreSQL-protocol server'}),
+    'disable-ui': Flags.boolean({description: 'Do not serve the web console at /ui on the REST port'}),
     follow: Flags.string({description: 'Serve read-only, following this Git remote (a remote name of the data directory or a URL): its branches are fetched every second and writes are refused'}),
     host: Flags.string({description: 'Address every server binds to (default 127.0.0.1; 0.0.0.0 for all interfaces)'}),
     'http-port': Flags.integer({description: 'REST port (default 3000; 0 picks a free port)', max: 65_535, min: 0}),

@@ -17,6 +17,7 @@ import {HttpError, type RestContext, type RestReply, type RestRequest, type Rout
 import {queryRoutes} from './query.js'
 import {searchRoutes} from './search.js'
 import {systemRoutes} from './system.js'
+import {type UiOptions, uiRoutes} from '../ui/routes.js'
 
 export {HttpError, type RestContext, type RestReply, type RestRequest, type Route} from './router.js'
 
@@ -29,6 +30,8 @@ export interface RestServerOptions {
   maxJsonDepth?: number
   metrics: ServerMetrics
   port: number
+  /** Serve the console at /ui (servers/ui); undefined leaves it off. */
+  ui?: UiOptions
 }
 
 /** Every route set of the API; a new one is one entry here (see router.ts). */
@@ -66,7 +69,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   let draining = false
   let inFlight = 0
   const restCtx: RestContext = {engine: ctx.engine, health: options.health, log, metrics}
-  const router = new Router([...systemRoutes(restCtx, () => draining), ...ROUTE_SETS.flatMap((set) => set(restCtx))])
+  const router = new Router([...systemRoutes(restCtx, () => draining), ...ROUTE_SETS.flatMap((set) => set(restCtx)), ...(options.ui ? uiRoutes(options.ui) : [])])
 
   const send = (req: IncomingMessage, res: ServerResponse, started: bigint, label: string, reply: RestReply): void => {
     const body = 'json' in reply ? JSON.stringify(reply.json) : reply.body
