@@ -126,6 +126,11 @@ export async function connectRedis(o: SharedStoreOptions, log?: (m: string) => v
     if (!down) log?.(`shared store: ${error.message}; retrying`)
     down = true
   })
+  // A lost connection is reported when the retry is scheduled, before any reconnect attempt fails.
+  redis.on('reconnecting', () => {
+    if (!down) log?.('shared store: connection lost; retrying')
+    down = true
+  })
   redis.on('ready', () => {
     if (down) log?.('shared store: connected again')
     down = false

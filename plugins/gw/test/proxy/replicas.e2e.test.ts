@@ -229,7 +229,7 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     expect((await fetch(`${base(b)}/health`)).status).to.equal(200)
     redis = await startRedis(redisPort, dir)
     await until(async () => (await refresh(b, clientId, tokens.refresh_token)).status === 200, 20_000, 'a refresh after the store returned')
-    expect(a.stderr()).to.include('shared store')
+    await until(async () => a.stderr().includes('shared store'), 10_000, "A's log line about the shared store")
     expect(a.stderr()).not.to.include(SECRET)
   })
 })
