@@ -3,6 +3,8 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
+import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {expect} from 'chai'
 import getPort from 'get-port'
 
 const require = createRequire(import.meta.url)
@@ -117,4 +119,15 @@ export function serveCli(args: string[], env: NodeJS.ProcessEnv, started?: (chil
     })
     child.once('exit', (code) => reject(Object.assign(new Error(`gw serve exited ${code}: ${err}`), {code, stderr: err})))
   })
+}
+
+/** The JSON-RPC error a client call ends with (fails the test when it succeeds or fails otherwise). */
+export async function rpcError(p: Promise<unknown>): Promise<McpError> {
+  try {
+    await p
+  } catch (error) {
+    expect(error).to.be.instanceOf(McpError)
+    return error as McpError
+  }
+  throw new Error('expected a JSON-RPC error')
 }

@@ -1,21 +1,11 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {McpError, ResourceUpdatedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
+import {ResourceUpdatedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {EVERYTHING, type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
-
-async function rpcError(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p
-  } catch (error) {
-    expect(error).to.be.instanceOf(McpError)
-    return error as McpError
-  }
-  throw new Error('expected a JSON-RPC error')
-}
+import {EVERYTHING, type Everything, memoryTokenStore, rpcError, startEverything, until} from './helpers.js'
 
 describe('gw serve: resources and prompts of the upstreams (server-everything, SDK client)', function () {
   this.timeout(60_000)

@@ -1,6 +1,6 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {McpError, ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
+import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 import {mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -8,7 +8,7 @@ import {join} from 'node:path'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
 import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {EVERYTHING, type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
+import {EVERYTHING, type Everything, memoryTokenStore, rpcError, startEverything, until} from './helpers.js'
 
 const TOKENS = {
   'tok-admin': {roles: ['admin'], subject: 'alice'},
@@ -29,16 +29,6 @@ interface Json {
   upstreams: Array<{name: string; state: string}>
 }
 const json = async (r: Response): Promise<Json> => (await r.json()) as Json
-
-async function rpcError(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p
-  } catch (error) {
-    expect(error).to.be.instanceOf(McpError)
-    return error as McpError
-  }
-  throw new Error('expected a JSON-RPC error')
-}
 
 describe('gw serve --http (in process, server-everything upstreams)', function () {
   this.timeout(60_000)
