@@ -148,6 +148,17 @@ describe('svc REST API', function () {
     expect((await call('GET', '/api/v1/documents/users:1')).status).to.equal(200)
   })
 
+  it('lets a client that is still sending a refused body read its 413 (no reset), on a connection that stays usable', async () => {
+    const body = JSON.stringify({big: 'y'.repeat(3 * 1024 * 1024)})
+    for (let i = 0; i < 5; i++) {
+      const r = await fetch(`${base}/api/v1/documents/x:huge`, {body, headers: {'content-type': 'application/json'}, method: 'PUT'})
+      expect(r.status).to.equal(413)
+      expect(((await r.json()) as {error: {code: string}}).error.code).to.equal('too_large')
+    }
+    expect((await call('PUT', '/api/v1/documents/x:after', '{"ok":true}')).status).to.equal(200)
+    expect((await call('GET', '/api/v1/documents/x:after')).json).to.deep.equal({id: 'x:after', ok: true})
+  })
+
   it('refuses a streamed body without Content-Length once it passes the limit, and keeps serving', async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${base}/api/v1/documents/x:chunked`, {headers: {'content-type': 'application/json'}, method: 'PUT'}, (res) => {

@@ -127,8 +127,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
           return
         }
         for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
-        // An unread oversized body would be parsed as the next request: close instead.
-        if (status === 413) res.setHeader('connection', 'close')
+        if (status === 413) drainRefusedBody(req, res)
         send(req, res, started, status === 404 ? 'unmatched' : 'error', {json: {error: {code, message, ...fields}}, status})
       })
       .finally(() => {
@@ -149,6 +148,28 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     },
     port,
   }
+}
+
+/** Past this many bytes a refused body is not read to its end: the connection is closed instead. */
+const DRAIN_LIMIT = 64 * 1024 * 1024
+
+/**
+ * A client still sending a body that was refused (413) would see its connection reset before it
+ * reads the answer if the server closed at once; so the rest of the body is read and dropped (it is
+ * body bytes, never taken for a next request), up to DRAIN_LIMIT, past which the connection closes.
+ */
+function drainRefusedBody(req: IncomingMessage, res: ServerResponse): void {
+  const declared = Number(req.headers['content-length'])
+  if (declared > DRAIN_LIMIT) {
+    res.setHeader('connection', 'close')
+    return
+  }
+  let seen = 0
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length
+    if (seen > DRAIN_LIMIT) req.socket.destroy()
+  })
+  req.resume()
 }
 
 function errorReply(error: unknown): {code: string; fields: Record<string, unknown>; headers: Record<string, string>; message: string; status: number} {
