@@ -133,6 +133,18 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.assertTrue(all(f.result()["id"] for f in puts))
         self.assertEqual(got.result(), {"id": "p:499", "n": 499})
 
+    def test_pipelined_gets_with_a_bad_id_among_them(self):
+        self.db.put("g:1", {"n": 1})
+        with self.db.pipeline() as p:
+            good = [p.get("g:1") for _ in range(5)]
+            bad = p.get("bad/../x:1")
+            more = [p.get("g:1"), p.get("g:404")]
+        self.assertEqual([f.result() for f in good], [{"id": "g:1", "n": 1}] * 5)
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            bad.result()
+        self.assertEqual(e.exception.code, "invalid_id")
+        self.assertEqual([f.result() for f in more], [{"id": "g:1", "n": 1}, None])
+
     def test_embed_then_redis_cli_reads_it(self):
         self.db.put("kv:greeting", {"text": "hello from python"})
         self.db.close()

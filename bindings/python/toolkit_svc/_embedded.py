@@ -21,6 +21,8 @@ from ._errors import SvcError
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _decode = json.JSONDecoder().decode
 _SEND_AT = 256 * 1024
+# Consecutive pipelined gets travel as one get_many of at most this many ids.
+_BATCH = 512
 _PIPE_BYTES = 1024 * 1024
 
 
@@ -53,6 +55,17 @@ class _Answer:
         if not self._done:
             self._transport.wait(self, timeout)
         return self._error
+
+
+class _Batch:
+    """Pipelined gets sent together as one get_many; its answer is shared out to each get's answer."""
+
+    __slots__ = ("branch", "answers", "ids")
+
+    def __init__(self, branch: Optional[str]) -> None:
+        self.branch = branch
+        self.answers: List[_Answer] = []
+        self.ids: List[str] = []
 
 
 def _widen(fd: int) -> None:
@@ -100,9 +113,10 @@ class EmbeddedTransport(Transport):
             raise SvcError(err.get("code", "unavailable"), err.get("message") or stderr or "svc embed did not start")
         self.pid: int = ready["pid"]
         self._ids = itertools.count(1)
-        self._pending: Dict[int, _Answer] = {}
+        self._pending: Dict[int, Any] = {}  # an _Answer, or a _Batch for a get_many
         self._out: List[bytes] = []
         self._queued = 0
+        self._batch: Optional[_Batch] = None
         self._lock = threading.Lock()  # guards _pending, _out, _closed
         self._io = threading.Lock()  # one thread at a time pumps the pipes
         self._closed = False
@@ -132,22 +146,53 @@ class EmbeddedTransport(Transport):
             chunks.append(chunk)
 
     def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> _Answer:
-        # A pipeline passes flush=False: its requests leave together when an answer is first asked for.
+        # A pipeline passes flush=False: its requests leave together when an answer is first asked for,
+        # and a run of its gets leaves as one get_many (one line, one answer to decode).
         answer = _Answer(self)
         with self._lock:
             if self._closed or self._eof:
                 raise SvcError("closed" if self._closed else "unavailable", "this svc connection is closed" if self._closed else "the svc child process has exited")
-            rid = next(self._ids)
-            self._pending[rid] = answer
-            # Operation names are plain identifiers, so only the parameters need the encoder.
-            line = ('{"id":%d,"op":"%s","params":%s}\n' % (rid, op, _encode(params))).encode()
-            self._out.append(line)
-            self._queued += len(line)
-            full = self._queued >= _SEND_AT
+            if not flush and op == "get" and isinstance(params.get("id"), str) and len(params) <= 2:
+                branch = params.get("branch")
+                batch = self._batch
+                if batch is None or batch.branch != branch:
+                    self._send_batch()
+                    batch = self._batch = _Batch(branch)
+                batch.answers.append(answer)
+                batch.ids.append(params["id"])
+                full = len(batch.ids) >= _BATCH and self._send_batch()
+            else:
+                self._send_batch()
+                full = self._queue(op, params, answer)
         if full:
             # A long pipeline goes out in slices so the child works while later requests are encoded.
             self.flush()
         return answer
+
+    def _queue(self, op: str, params: Dict[str, Any], answer: Any) -> bool:
+        """Queues one request line (lock held); True when enough is queued to send a slice."""
+        rid = next(self._ids)
+        self._pending[rid] = answer
+        # Operation names are plain identifiers, so only the parameters need the encoder.
+        line = ('{"id":%d,"op":"%s","params":%s}\n' % (rid, op, _encode(params))).encode()
+        self._out.append(line)
+        self._queued += len(line)
+        return self._queued >= _SEND_AT
+
+    def _send_batch(self) -> bool:
+        """Queues the gets gathered so far (lock held)."""
+        batch, self._batch = self._batch, None
+        if batch is None:
+            return False
+        if len(batch.ids) == 1:
+            params: Dict[str, Any] = {"id": batch.ids[0]}
+            if batch.branch is not None:
+                params["branch"] = batch.branch
+            return self._queue("get", params, batch.answers[0])
+        params = {"ids": batch.ids}
+        if batch.branch is not None:
+            params["branch"] = batch.branch
+        return self._queue("get_many", params, batch)
 
     def flush(self) -> None:
         self.wait(None, None)
@@ -161,15 +206,15 @@ class EmbeddedTransport(Transport):
         if self._rest:
             rest, self._rest = self._rest, b""
             self._take(rest)
-        with self._lock:
-            outgoing = b"".join(self._out)
-            self._out = []
-            self._queued = 0
+        outgoing = self._take_queued()
         poller = select.poll()
         poller.register(self._rout, select.POLLIN)
         writing = False
         wait_ms = None if timeout is None else int(timeout * 1000)
         while outgoing or (answer is not None and not answer._done):
+            if not outgoing:
+                # Requests queued while answers were read (a batch answered with an error is resent get by get).
+                outgoing = self._take_queued()
             if self._eof:
                 self._fail_pending()
                 return
@@ -202,6 +247,14 @@ class EmbeddedTransport(Transport):
                     else:
                         self._eof = True
 
+    def _take_queued(self) -> bytes:
+        with self._lock:
+            self._send_batch()
+            outgoing = b"".join(self._out)
+            self._out = []
+            self._queued = 0
+        return outgoing
+
     def _take(self, data: bytes) -> None:
         if self._partial:
             data = self._partial + data
@@ -220,20 +273,38 @@ class EmbeddedTransport(Transport):
             if answer is None:
                 continue
             err = reply.get("error")
-            if err:
+            if isinstance(answer, _Batch):
+                self._settle_batch(answer, reply.get("result"), err)
+            elif err:
                 answer._error = SvcError(err.get("code", "internal"), err.get("message", ""))
+                answer._done = True
             else:
                 answer._value = reply.get("result")
-            answer._done = True
+                answer._done = True
+
+    def _settle_batch(self, batch: _Batch, result: Any, err: Any) -> None:
+        if not err and isinstance(result, list) and len(result) == len(batch.answers):
+            for answer, value in zip(batch.answers, result):
+                answer._value = value
+                answer._done = True
+            return
+        # One bad id fails a get_many whole; sent one by one, each get gets its own answer or error.
+        with self._lock:
+            for answer, id in zip(batch.answers, batch.ids):
+                params: Dict[str, Any] = {"id": id}
+                if batch.branch is not None:
+                    params["branch"] = batch.branch
+                self._queue("get", params, answer)
 
     _partial = b""
 
     def _fail_pending(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
-        for answer in pending.values():
-            answer._error = SvcError("unavailable", "the svc child process has exited")
-            answer._done = True
+        for item in pending.values():
+            for answer in item.answers if isinstance(item, _Batch) else [item]:
+                answer._error = SvcError("unavailable", "the svc child process has exited")
+                answer._done = True
 
     def close(self) -> None:
         with self._lock:
@@ -241,14 +312,16 @@ class EmbeddedTransport(Transport):
                 return
         # Answers still owed are read first, so nothing queued is lost.
         with self._io:
-            with self._lock:
-                last = max(self._pending) if self._pending else None
-                answer = self._pending.get(last) if last is not None else None
-            if answer is not None or self._out:
+            while not self._eof:
+                with self._lock:
+                    self._send_batch()
+                    last = self._pending[max(self._pending)] if self._pending else None
+                if last is None:
+                    break
                 try:
-                    self._pump(answer, None)
+                    self._pump(last.answers[-1] if isinstance(last, _Batch) else last, None)
                 except SvcError:
-                    pass
+                    break
             with self._lock:
                 self._closed = True
             try:

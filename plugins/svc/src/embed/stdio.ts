@@ -20,23 +20,39 @@ export interface EmbedStreams {
  * RequestOrder keeps pipelined requests' effects in the order they were sent. Resolves once every
  * answer is written; the caller then closes the engine.
  */
+/** Stored documents are indented JSON; only the line breaks and indentation between tokens go (a JSON string cannot hold a raw line break). */
+const oneLine = (raw: Buffer): string => raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
+
 /**
- * A `get` answered from memory without a turn of the event loop, sending the stored bytes as they
- * are (stored documents are indented JSON; only the line breaks and indentation between tokens go,
- * since a JSON string cannot hold a raw line break). Undefined when the request needs the general path
- * (a read from Git, or a parameter that earns an error reply).
+ * A `get` or `get_many` answered from memory without a turn of the event loop, sending the stored
+ * bytes as they are. Undefined when the request needs the general path (a read from Git, or a
+ * parameter that earns an error reply).
  */
-function cachedGet(engine: Engine, r: Request): string | undefined {
-  const {branch, id} = r.params
-  if (typeof id !== 'string' || (branch !== undefined && branch !== null && typeof branch !== 'string')) return undefined
-  let raw: Buffer | false | undefined
+function cachedRead(engine: Engine, r: Request): string | undefined {
+  const {branch, id, ids} = r.params
+  if (branch !== undefined && branch !== null && typeof branch !== 'string') return undefined
+  const options = {branch: branch ?? undefined}
+  let result: string
   try {
-    raw = engine.getRawIfCached(id, {branch: branch ?? undefined})
+    if (r.op === 'get') {
+      if (typeof id !== 'string') return undefined
+      const raw = engine.getRawIfCached(id, options)
+      if (raw === false) return undefined
+      result = raw === undefined ? 'null' : oneLine(raw)
+    } else {
+      if (!Array.isArray(ids)) return undefined
+      const parts: string[] = []
+      for (const one of ids) {
+        if (typeof one !== 'string') return undefined
+        const raw = engine.getRawIfCached(one, options)
+        if (raw === false) return undefined
+        parts.push(raw === undefined ? 'null' : oneLine(raw))
+      }
+      result = `[${parts.join(',')}]`
+    }
   } catch {
     return undefined
   }
-  if (raw === false) return undefined
-  const result = raw === undefined ? 'null' : raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
   return `{"id":${JSON.stringify(r.id, jsonValue)},"result":${result}}\n`
 }
 
@@ -78,8 +94,8 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
       return
     }
     const r = request
-    if (r.op === 'get' && order.readMayRunNow()) {
-      const line = cachedGet(engine, r)
+    if ((r.op === 'get' || r.op === 'get_many') && order.readMayRunNow()) {
+      const line = cachedRead(engine, r)
       if (line !== undefined) {
         sendLine(line)
         return
