@@ -333,7 +333,10 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         unauthorized(res, r, req.headers.authorization !== undefined)
         return
       }
-      const subjectWait = bySubject.take(r.user.subject) || (o.sharedRate?.hit(r.user.subject) ?? 0)
+      // Ending a session (DELETE) is never refused for rate: refusing it would only keep the session,
+      // and the user's session count, up longer.
+      const ending = req.method === 'DELETE'
+      const subjectWait = ending ? 0 : bySubject.take(r.user.subject) || (o.sharedRate?.hit(r.user.subject) ?? 0)
       if (subjectWait > 0) {
         tooMany(res, subjectWait, `too many requests for "${r.user.subject}"`)
         return

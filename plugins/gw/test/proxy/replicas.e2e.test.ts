@@ -144,13 +144,17 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     // Each replica alone allows a burst of 10 (--rate-limit 5); together 9 + 9 exceed the shared 10.
     // A fresh user per attempt, in case an attempt straddles two one-second windows.
     let refused: Response | undefined
+    let ended: Response | undefined
     for (const token of ['tok-u1', 'tok-u2', 'tok-u3']) {
       await Promise.all([...Array.from({length: 9}, () => post(a, token)), ...Array.from({length: 9}, () => post(b, token))])
       await new Promise((r) => setTimeout(r, 250))
       const next = await Promise.all([post(a, token), post(b, token)])
       refused = next.find((r) => r.status === 429)
+      // Ending a session is never refused for rate (it would only keep the session open longer).
+      ended = await fetch(a.url, {headers: {authorization: `Bearer ${token}`, 'mcp-session-id': 'no-such-session'}, method: 'DELETE'})
       if (refused) break
     }
+    expect(ended!.status).to.not.equal(429)
     expect(refused, 'a 429 once the shared window is full').to.not.equal(undefined)
     expect(refused!.headers.get('retry-after')).to.equal('1')
     expect(((await refused!.json()) as {error: {message: string}}).error.message).to.match(/too many requests for "u\d"/)
