@@ -44,6 +44,8 @@ export interface Tx {
   branches: Map<string, {tx: Transaction; written: Set<string>}>
   /** A multi-statement simple Query outside BEGIN runs as one implicit transaction. */
   implicit?: boolean
+  /** When the transaction began (microseconds): now() answers this for all its statements. */
+  startedAt?: bigint
 }
 
 export interface PgSession {
@@ -51,6 +53,8 @@ export interface PgSession {
   database: string
   engine: Engine
   settings: Map<string, string>
+  /** When the current statement began (microseconds), for now() outside a transaction. */
+  statementAt?: bigint
   tx?: Tx
   txFailed: boolean
   user: string
@@ -84,7 +88,7 @@ export function branchOf(s: PgSession, schema?: string): string {
 }
 
 function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
-  return {params, session: {database: s.database, schema: currentSchema(s), user: s.user, version: s.version}, sources}
+  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, schema: currentSchema(s), user: s.user, version: s.version}, sources}
 }
 
 function checkCancel(s: PgSession): void {
