@@ -156,6 +156,31 @@ describe('svc SQL answers as PostgreSQL 15 does (differential suite)', function 
     expect(failures, failures.join('\n')).to.deep.equal([])
   })
 
+  it('keeps now() fixed within a transaction and moving between transactions, as PostgreSQL does', async () => {
+    const behaviour = async (c: pg.Client) => {
+      const at = async (sql: string) => String((await c.query({rowMode: 'array', text: sql, types: raw})).rows[0][0])
+      await c.query('BEGIN')
+      const first = await at('SELECT now()')
+      await new Promise((r) => setTimeout(r, 20))
+      const second = await at('SELECT current_timestamp')
+      const clock = await at('SELECT clock_timestamp()')
+      await c.query('COMMIT')
+      await new Promise((r) => setTimeout(r, 20))
+      const after = await at('SELECT now()')
+      const multi = (await c.query({rowMode: 'array', text: 'SELECT now(); SELECT pg_sleep(0.02); SELECT now()', types: raw})) as unknown as pg.QueryResult[]
+      return {
+        clockMoves: clock > first,
+        multiSame: String(multi[0].rows[0][0]) === String(multi[2].rows[0][0]),
+        nextTxMoves: after > first,
+        sameInTx: first === second,
+      }
+    }
+    const a = await behaviour(theirs)
+    const b = await behaviour(ours)
+    expect(a).to.deep.equal({clockMoves: true, multiSame: true, nextTxMoves: true, sameInTx: true})
+    expect(b).to.deep.equal(a)
+  })
+
   it('documents every allow-list reason in docs/svc-sql.md, and every entry names a known reason', () => {
     const doc = readFileSync(join(here, '../../../../docs/svc-sql.md'), 'utf8')
     for (const key of Object.keys(REASONS)) expect(doc, `docs/svc-sql.md must explain \`${key}\``).to.include(`\`${key}\``)
