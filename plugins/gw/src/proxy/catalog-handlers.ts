@@ -2,13 +2,11 @@ import type {CompleteRequest, CompleteResult, GetPromptResult, Prompt, ReadResou
 
 import {evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
 import {ACCESS_DENIED, type AggregatorContext, RpcError} from './aggregator.js'
-import type {ProxiedPrompt} from './catalog.js'
+import {type ProxiedPrompt, readRef, resourceTarget} from './catalog.js'
 import {INVALID_PARAMS} from './params.js'
 import {UpstreamUnavailableError} from './upstreams.js'
 
 const INTERNAL_ERROR = -32_603
-
-let uriTemplates: typeof import('@modelcontextprotocol/sdk/shared/uriTemplate.js') | undefined
 
 export interface CatalogHandlers {
   /**
@@ -62,10 +60,7 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
     if (listed) return {ref: listed.ref, server: listed.server, upstreamUri: listed.upstreamUri}
     const server = pool.serverOf(uri)
     if (server === undefined) throw new RpcError(INVALID_PARAMS, `unknown resource "${uri}": proxied URIs start with <server>${TOOL_SEPARATOR}`)
-    const upstreamUri = uri.slice(server.length + TOOL_SEPARATOR.length)
-    const {UriTemplate} = (uriTemplates ??= await import('@modelcontextprotocol/sdk/shared/uriTemplate.js'))
-    const template = pool.templates().find((t) => t.server === server && new UriTemplate(t.upstreamTemplate).match(upstreamUri) !== null)
-    return {ref: template?.ref ?? {access: 'read', server, tool: upstreamUri}, server, upstreamUri}
+    return resourceTarget(server, uri.slice(server.length + TOOL_SEPARATOR.length), () => undefined, pool.templates())
   }
 
   /** A listed prompt the user may read; the ACL speaks before an unknown or unavailable one is reported. */
@@ -77,7 +72,7 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
     }
     const server = pool.serverOf(name)
     if (server !== undefined) {
-      deny(user, name, {access: 'read', server, tool: name.slice(server.length + TOOL_SEPARATOR.length)})
+      deny(user, name, readRef(server, name.slice(server.length + TOOL_SEPARATOR.length)))
       const down = pool.unavailable(server)
       if (down) throw outage(down, server)
     }
