@@ -4,6 +4,7 @@ import type {Expr, ExprCall} from 'pgsql-ast-parser'
 import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
+import {parseJsonbExact} from './jsonb-input.js'
 import {DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA} from './parse.js'
 import {castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
@@ -272,7 +273,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       if (out === undefined) return null
       if (e.op === '->>') return out === null ? null : text(out)
       // `->` gives jsonb: a scalar keeps its JSON form ("x" with quotes, null as null).
-      return out !== null && typeof out === 'object' ? out : new V.Jsonb(out)
+      return out !== null && typeof out === 'object' && !(out instanceof V.Numeric) ? out : new V.Jsonb(out)
     }
     case 'keyword': {
       switch (e.keyword) {
@@ -550,7 +551,9 @@ export function castTo(v: unknown, name: string, config?: number[] | null): unkn
   }
   if (oid === OID.jsonb) {
     const j = coerce(v, OID.jsonb)
-    return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
+    // Text read as jsonb keeps its numbers' digits and scale ('1.50'::jsonb is 1.50).
+    const exact = typeof v === 'string' || v instanceof V.JsonText ? parseJsonbExact(text(v)) : j
+    return exact !== null && typeof exact === 'object' && !(exact instanceof V.Numeric) ? exact : new V.Jsonb(exact)
   }
   if (oid === OID.bpchar) {
     const t = text(v).replace(/ +$/, '')
@@ -731,7 +734,7 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       const v = args()[0]
       if (v === null) return null
       const j = jsonValue(v)
-      return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
+      return j !== null && typeof j === 'object' && !(j instanceof V.Numeric) ? j : new V.Jsonb(j)
     }
     case 'gen_random_uuid': {
       return globalThis.crypto.randomUUID()
@@ -905,7 +908,9 @@ export function compareMixed(a: unknown, b: unknown): number {
 function jsonValue(v: unknown): unknown {
   if (v instanceof V.JsonText || v instanceof V.Jsonb) return v.value
   if (v instanceof V.BpChar) return v.padded
-  if (v instanceof V.Int8 || v instanceof V.Numeric || v instanceof V.Float8) return V.toNumber(v)
+  // A numeric keeps its digits and scale inside json (to_jsonb(1.50) is 1.50), as in PostgreSQL.
+  if (v instanceof V.Numeric) return v
+  if (v instanceof V.Int8 || v instanceof V.Float8) return V.toNumber(v)
   if (v instanceof V.PgArray) return v.items.map(jsonValue)
   return v
 }
@@ -931,8 +936,22 @@ const TEXT_FUNCS = new Set(['lower', 'upper', 'trim', 'btrim', 'replace', 'subst
  * The type of an expression known without evaluating it, for a result column whose values are
  * all NULL (PostgreSQL still reports `boolean` for `NULL = 1`, `bigint` for an empty `sum(int)`).
  */
-export function staticOid(e: Expr, columnOid: (table: string | undefined, name: string) => number | undefined): number | undefined {
+export function staticOid(e: Expr, columnOid: (table: string | undefined, name: string) => number | undefined, params?: unknown[]): number | undefined {
   switch (e.type) {
+    case 'integer': {
+      return Math.abs(e.value) <= 2_147_483_647 ? OID.int4 : OID.int8
+    }
+    case 'numeric': {
+      return OID.numeric
+    }
+    case 'string': {
+      return OID.text
+    }
+    case 'parameter': {
+      // Literals are lifted into parameters (parse.ts): their values tell their types.
+      const v = params?.[Number(e.name.slice(1)) - 1]
+      return v === null || v === undefined ? undefined : inferOid([v])
+    }
     case 'ref': {
       return columnOid(e.table?.name, e.name)
     }
@@ -944,7 +963,7 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       return e.op === '||' ? OID.text : undefined
     }
     case 'unary': {
-      return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid) : OID.bool
+      return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid, params) : OID.bool
     }
     case 'ternary':
     case 'boolean': {
@@ -961,7 +980,7 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
     }
     case 'call': {
       const name = e.function.name.toLowerCase()
-      const arg = e.args[0] ? staticOid(e.args[0], columnOid) : undefined
+      const arg = e.args[0] ? staticOid(e.args[0], columnOid, params) : undefined
       if (TEXT_FUNCS.has(name)) return OID.text
       switch (name) {
         case 'count': {
@@ -1026,7 +1045,7 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
           return OID.timestamp
         }
         case 'date_trunc': {
-          const a1 = e.args[1] ? staticOid(e.args[1], columnOid) : undefined
+          const a1 = e.args[1] ? staticOid(e.args[1], columnOid, params) : undefined
           return a1 === OID.interval || a1 === OID.timestamp ? a1 : OID.timestamptz
         }
         default: {

@@ -630,7 +630,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
     outs = outs.slice(off, lim === null ? undefined : off + Number(lim))
   }
   const resultRows = outs.map((o) => o.outputs)
-  const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
+  const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid ?? staticOid(c.expr, () => undefined, ctx.params))}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
 }
 

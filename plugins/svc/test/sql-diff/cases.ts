@@ -671,6 +671,15 @@ function datetimeCases(): string[] {
   return out
 }
 
+const JSONB_NUMBERS = [
+  "SELECT '1.50'::jsonb, '[1.0, 2.50, -0.0]'::jsonb, '{\"a\": 12345678901234567890, \"b\": 1e2, \"c\": 1.5E-3}'::jsonb",
+  "SELECT '{\"a\": 1.50}'::jsonb -> 'a', '{\"a\": 1.50}'::jsonb ->> 'a', pg_typeof('{\"a\": 1.50}'::jsonb -> 'a')",
+  "SELECT '{\"a\": 1.50, \"b\": [0.10]}'::json, '1.50'::json",
+  "SELECT jsonb_build_object('x', '2.50'::jsonb), to_jsonb(1.50)",
+  "SELECT nullif(1, 1), nullif(2.5, 2.5), nullif('a', 'a'), nullif(9000000000, 9000000000)",
+  'SELECT coalesce(NULL, NULL), nullif(true, true)',
+]
+
 const CATALOG = [
   "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'people' ORDER BY ordinal_position",
   "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
@@ -702,6 +711,7 @@ export const CASES: string[] = [
   ...UNICODE,
   ...JSON_CASES,
   ...TIME,
+  ...JSONB_NUMBERS,
   ...CATALOG,
 ]
 
