@@ -696,6 +696,13 @@ const ARRAYS = [
   "SELECT '{1,2,3}'::int[]",
   "SELECT pg_typeof(ARRAY[1, 2])",
   'SELECT array_to_string(ARRAY[1, 2, 3], \',\')',
+  'SELECT ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]',
+  'SELECT 3 = ANY(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9]), 30 <> ALL(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9])',
+  'SELECT id FROM people WHERE id = ANY(ARRAY[1, 3, 5]) ORDER BY id',
+  "SELECT name FROM people WHERE city = ANY('{Paris,Rome}') ORDER BY id",
+  'SELECT 1 = ANY(ARRAY[NULL, 2]), 2 = ANY(ARRAY[NULL, 2]), 1 = ALL(ARRAY[1, NULL])',
+  "SELECT '{a,\"b,c\",NULL,\"NULL\"}'::text[]",
+  "SELECT '{1,2'::int[]",
 ]
 
 const CATALOG = [
