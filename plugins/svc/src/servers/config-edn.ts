@@ -20,7 +20,7 @@ export interface ServerConfig {
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
-  postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
+  postgresql: {enabled: boolean; host: string; maxInValues?: number; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
@@ -66,7 +66,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
 }
 const SERVERS: Record<string, Record<string, string>> = {
-  postgresql: {enabled: 'bool', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
+  postgresql: {enabled: 'bool', host: 'string', 'max-in-values': 'int', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', host: 'string', port: 'port'},
   rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
@@ -154,6 +154,7 @@ export const SVC_SETTINGS = {
   memoryLimitMb: 0,
   postgresqlEnabled: true,
   postgresqlHost: '127.0.0.1',
+  postgresqlMaxInValues: 0,
   postgresqlMaxStatementBytes: 0,
   postgresqlParseTimeoutMs: 0,
   postgresqlPort: 5432,
@@ -189,6 +190,7 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   memoryLimitMb: [['memory-limit-mb']],
   postgresqlEnabled: [['servers', 'postgresql', 'enabled']],
   postgresqlHost: [['servers', 'postgresql', 'host']],
+  postgresqlMaxInValues: [['servers', 'postgresql', 'max-in-values']],
   postgresqlMaxStatementBytes: [['servers', 'postgresql', 'max-statement-bytes']],
   postgresqlParseTimeoutMs: [['servers', 'postgresql', 'parse-timeout-ms']],
   postgresqlPort: [['servers', 'postgresql', 'port']],
@@ -384,6 +386,7 @@ export async function loadServerConfig(
     postgresql: {
       enabled: v.postgresqlEnabled,
       host: v.postgresqlHost,
+      maxInValues: opt(v.postgresqlMaxInValues),
       maxStatementBytes: opt(v.postgresqlMaxStatementBytes),
       parseTimeoutMs: opt(v.postgresqlParseTimeoutMs),
       password: password ?? 'svc',

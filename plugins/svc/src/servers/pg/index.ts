@@ -18,6 +18,8 @@ export interface PgServerOptions {
   host: string
   /** Largest frontend message accepted, in bytes (default 64 MB). */
   maxMessage?: number
+  /** Most values one IN list may hold (default 100,000): more is SQLSTATE 54001. */
+  maxInValues?: number
   /** Longest SQL text accepted (default 16 MiB): longer is SQLSTATE 54000. */
   maxStatementBytes?: number
   /** Time budget for parsing one statement (default 30 s): longer is SQLSTATE 54001. */
@@ -38,7 +40,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     logger: log,
     maxMessage: options.maxMessage ?? 64 * 1024 * 1024,
     password: options.password,
-    query: createQueryEngine(ctx.engine, {maxStatementBytes: options.maxStatementBytes, parseTimeoutMs: options.parseTimeoutMs, version: VERSION}),
+    query: createQueryEngine(ctx.engine, {maxInValues: options.maxInValues, maxStatementBytes: options.maxStatementBytes, parseTimeoutMs: options.parseTimeoutMs, version: VERSION}),
     registry: new Map(),
     username: options.username,
     verifier: scramVerifier(options.password),
