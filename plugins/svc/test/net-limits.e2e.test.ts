@@ -1,13 +1,12 @@
 import {expect} from 'chai'
 import {execFile} from 'node:child_process'
 import {writeFileSync} from 'node:fs'
-import {request} from 'node:http'
-import {connect, type Socket} from 'node:net'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
 
 import pg from 'pg'
 
+import {getOwn as get, open, type Raw, trickle, until} from '../../../packages/kit/test/helpers/raw-socket.js'
 import {startServer, type Started} from './helpers/cli.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 import {stopServer} from './fuzz/server.js'
@@ -15,68 +14,6 @@ import {stopServer} from './fuzz/server.js'
 const run = promisify(execFile)
 const MAX = 2
 const HEADER_MS = 1500
-
-/** A raw client connection: what it received, and when it was closed. */
-interface Raw {
-  closed: Promise<number>
-  received: () => string
-  socket: Socket
-}
-
-async function open(port: number): Promise<Raw> {
-  const socket = connect(port, '127.0.0.1')
-  let received = ''
-  socket.on('data', (d: Buffer) => (received += d.toString('latin1')))
-  socket.on('error', () => {})
-  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())))
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve)
-    socket.once('error', reject)
-  })
-  return {closed, received: () => received, socket}
-}
-
-async function until(what: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
-/** Sends `text` one byte every `everyMs` until the socket closes; resolves with the bytes sent. */
-function trickle(raw: Raw, text: Buffer | string, everyMs: number): Promise<number> {
-  const bytes = Buffer.from(text)
-  let i = 0
-  return new Promise((resolve) => {
-    const t = setInterval(() => {
-      if (raw.socket.destroyed || raw.socket.writableEnded || i >= bytes.length) {
-        clearInterval(t)
-        resolve(i)
-        return
-      }
-      raw.socket.write(bytes.subarray(i, i + 1))
-      i++
-    }, everyMs)
-    void raw.closed.then(() => {
-      clearInterval(t)
-      resolve(i)
-    })
-  })
-}
-
-/** GET on a connection of its own (no keep-alive pool), so the test knows which slots are held. */
-function get(port: number, path: string): Promise<{body: string; status: number}> {
-  return new Promise((resolve, reject) => {
-    const req = request({agent: false, host: '127.0.0.1', path, port}, (res) => {
-      let body = ''
-      res.on('data', (d: Buffer) => (body += d.toString()))
-      res.on('end', () => resolve({body, status: res.statusCode ?? 0}))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
 
 // Issue 20: each server serves at most :max-connections clients (one more gets the protocol's
 // refusal at once), and a client that trickles a request byte by byte is dropped after
@@ -118,9 +55,9 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
   it('Redis: the client past :max-connections gets "-ERR max number of clients reached"; a freed slot serves again', async () => {
     for (let i = 0; i < MAX; i++) {
       const r = await open(ports.redis)
+      held.push(r)
       r.socket.write('PING\r\n')
       await until(() => r.received() === '+PONG\r\n')
-      held.push(r)
     }
     const extra = await open(ports.redis)
     await extra.closed
@@ -128,13 +65,13 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
     const cli = await run('redis-cli', ['-p', String(ports.redis), 'PING']).catch((error: {stdout: string}) => error)
     expect(cli.stdout).to.include('max number of clients reached')
     held.pop()!.socket.destroy()
-    await until(() => true, 0)
     await new Promise((r) => setTimeout(r, 100))
     expect((await run('redis-cli', ['-p', String(ports.redis), 'PING'])).stdout.trim()).to.equal('PONG')
   })
 
   it('Redis: a command trickled one byte every 300 ms is dropped after the header timeout while another client keeps getting PONG', async () => {
     const slow = await open(ports.redis)
+    held.push(slow)
     const started = Date.now()
     const sent = trickle(slow, '*2\r\n$4\r\nECHO\r\n$40\r\n' + 'x'.repeat(40) + '\r\n', 300)
     let answers = 0
@@ -180,6 +117,7 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
     startup.writeInt32BE(196_608, 4)
     user.copy(startup, 8)
     const slow = await open(ports.pg)
+    held.push(slow)
     const started = Date.now()
     const sent = trickle(slow, startup, 300)
     const c = await pgClient()
@@ -197,6 +135,7 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
 
   it('PostgreSQL: a connection that never logs in is dropped after the header timeout', async () => {
     const silent = await open(ports.pg)
+    held.push(silent)
     const started = Date.now()
     expect((await silent.closed) - started).to.be.within(HEADER_MS - 100, HEADER_MS + 3000)
   })
@@ -204,9 +143,9 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
   it('REST: the connection past :max-connections gets 503 too_many_connections; a freed slot serves again', async () => {
     for (let i = 0; i < MAX; i++) {
       const r = await open(ports.rest)
+      held.push(r)
       r.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n')
       await until(() => r.received().includes('\r\n\r\n'))
-      held.push(r)
     }
     const refused = await get(ports.rest, '/healthz')
     expect(refused.status).to.equal(503)
@@ -218,6 +157,7 @@ describe('svc connection limits and slow clients on REST, Redis and PostgreSQL (
 
   it('REST: headers trickled one line every 300 ms are answered 408 and closed after the header timeout while another client gets answers', async () => {
     const slow = await open(ports.rest)
+    held.push(slow)
     const started = Date.now()
     slow.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n')
     const sent = trickle(slow, 'x-slow: 1\r\n'.repeat(40), 300)
