@@ -6,6 +6,7 @@ import {dirname, join} from 'node:path'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 import getPort from 'get-port'
+import {Redis} from 'ioredis'
 
 const require = createRequire(import.meta.url)
 export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js')
@@ -131,3 +132,14 @@ export async function rpcError(p: Promise<unknown>): Promise<McpError> {
   }
   throw new Error('expected a JSON-RPC error')
 }
+
+/** A real redis-server on loopback, its data in `dir` (append-only, fsync always) so a restart keeps it. */
+export async function startRedis(port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {stdio: 'ignore'})
+  const probe = new Redis({lazyConnect: true, port, retryStrategy: () => 100})
+  probe.on('error', () => {})
+  await until(async () => probe.ping().then(() => true, () => false), 15_000, 'redis-server')
+  probe.disconnect()
+  return child
+}
+
