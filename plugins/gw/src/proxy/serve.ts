@@ -24,6 +24,8 @@ export interface ServeRequest {
   insecure?: boolean
   log: (message: string) => void
   pingIntervalMs?: number
+  /** Longest wait for one upstream connection, and for a down upstream within a call (`--connect-timeout`). */
+  connectTimeoutMs?: number
   /** Where `oauth_as` keeps clients and refresh tokens across restarts (unless `oauthAs.stateFile` says otherwise); memory only when omitted. */
   oauthStateFile?: string
   /** Roles of the stdio user (ACL still applies to a local client). */
@@ -134,7 +136,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
     // Give the last writes (session counts, the heartbeat's removal) a moment to leave.
     await redis?.quit().catch(() => redis?.disconnect())
   }
-  const pool = new UpstreamPool(names, {connect, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
+  const pool = new UpstreamPool(names, {connect, connectTimeoutMs: r.connectTimeoutMs, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
   let apply: (next: ProxyAuth) => void = () => {}
   const oauthAsOf = (c: ServersConfig) => {

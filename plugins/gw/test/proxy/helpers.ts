@@ -14,6 +14,9 @@ export const RUN_JS = new URL('../../../../bin/run.js', import.meta.url).pathnam
 
 export interface Everything {
   kill(): Promise<void>
+  /** SIGSTOP / SIGCONT: a process that is there but answers nothing, as on a machine under heavy load. */
+  pause(): void
+  resume(): void
   port: number
   /** Starts it again on the same port. */
   restart(): Promise<void>
@@ -44,14 +47,14 @@ export async function startEverything(): Promise<Everything> {
     })
   const kill = async () => {
     const c = child
-    if (!c || c.exitCode !== null || c.signalCode !== null) return
+    if (!c || c.exitCode !== null || (c.signalCode !== null && c.signalCode !== 'SIGSTOP' && c.signalCode !== 'SIGCONT')) return
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve())
       c.kill('SIGKILL')
     })
   }
   await launch()
-  return {kill, port, restart: launch, url: `http://127.0.0.1:${port}/mcp`}
+  return {kill, pause: () => child?.kill('SIGSTOP'), port, restart: launch, resume: () => child?.kill('SIGCONT'), url: `http://127.0.0.1:${port}/mcp`}
 }
 
 /** An in-memory store with the shape of the host's token store, for in-process proxy tests. */
