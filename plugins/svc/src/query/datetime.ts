@@ -244,6 +244,7 @@ export function unitOf(name: string): string | undefined {
   return UNIT_ALIASES[n] ?? (['dow', 'isodow', 'doy', 'quarter', 'epoch', 'isoyear', 'julian', 'timezone', 'timezone_hour', 'timezone_minute'].includes(n) ? n : undefined)
 }
 
+const MASK: Record<string, number> = {century: 1 << 10, day: 1 << 3, decade: 1 << 9, hour: 1 << 4, microsecond: 1 << 8, millennium: 1 << 11, millisecond: 1 << 7, minute: 1 << 5, month: 1 << 1, second: 1 << 6, week: 1 << 2, year: 1}
 const US_OF: Record<string, number> = {hour: 3_600_000_000, microsecond: 1, millisecond: 1000, minute: 60_000_000, second: 1_000_000}
 const MONTHS_OF: Record<string, number> = {century: 1200, decade: 120, millennium: 12_000, month: 1, year: 12}
 
@@ -259,25 +260,40 @@ export function parseInterval(input: string): PgInterval {
     s = s.slice(0, -3).trim()
   }
   if (s === '') throw bad()
-  let months = 0
-  let days = 0
-  let us = 0
-  let any = false
+  // Fields are read first, then applied right to left with PostgreSQL's field masks: a unit given
+  // twice is an error, and a time field (hh:mm:ss) sets the time part, so a fraction spilled into
+  // time by a unit to its right is lost ('5:42:02 1.5 days' is 1 day 05:42:02), as in DecodeInterval.
+  type Field = {sign: number; time: number} | {unit: string; val: number}
+  const fields: Field[] = []
   const re = /\s*(?:([+-]?)(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d*)?))?|([+-]?(?:\d+\.?\d*|\.\d+))\s*([a-z]+)?)\s*/y
   while (re.lastIndex < s.length) {
     const m = re.exec(s)
     if (!m) throw bad()
-    any = true
-    if (m[2] !== undefined) {
-      const sign = m[1] === '-' ? -1 : 1
-      us += sign * (Number(m[2]) * 3_600_000_000 + Number(m[3]) * 60_000_000 + Math.round(Number(m[4] ?? 0) * 1e6))
+    if (m[2] === undefined) {
+      const unit = m[6] === undefined ? 'second' : UNIT_ALIASES[m[6]]
+      if (!unit) throw bad()
+      fields.push({unit, val: Number(m[5])})
+    } else fields.push({sign: m[1] === '-' ? -1 : 1, time: Number(m[2]) * 3_600_000_000 + Number(m[3]) * 60_000_000 + Math.round(Number(m[4] ?? 0) * 1e6)})
+  }
+  let months = 0
+  let days = 0
+  let us = 0
+  const any = fields.length > 0
+  let mask = 0
+  const claim = (bits: number): void => {
+    if (mask & bits) throw bad()
+    mask |= bits
+  }
+  for (let k = fields.length - 1; k >= 0; k--) {
+    const f = fields[k]
+    if ('time' in f) {
+      claim(MASK.hour | MASK.minute | MASK.second | MASK.millisecond | MASK.microsecond)
+      us = f.sign * f.time
       continue
     }
-    const val = Number(m[5])
-    const unit = m[6] === undefined ? 'second' : UNIT_ALIASES[m[6]]
-    if (!unit) throw bad()
-    const whole = Math.trunc(val)
-    const frac = val - whole
+    const {unit, val} = f
+    const frac = val - Math.trunc(val)
+    claim(unit === 'second' && frac !== 0 ? MASK.second | MASK.millisecond | MASK.microsecond : MASK[unit])
     if (MONTHS_OF[unit]) {
       const mo = val * MONTHS_OF[unit]
       months += Math.trunc(mo)
@@ -289,7 +305,7 @@ export function parseInterval(input: string): PgInterval {
       const d = val * (unit === 'week' ? 7 : 1)
       days += Math.trunc(d)
       us += Math.round((d - Math.trunc(d)) * 86_400_000_000)
-    } else if (US_OF[unit]) us += Math.round(whole * US_OF[unit] + frac * US_OF[unit])
+    } else if (US_OF[unit]) us += Math.round(Math.trunc(val) * US_OF[unit] + frac * US_OF[unit])
     else throw bad()
   }
   if (!any) throw bad()
@@ -411,14 +427,20 @@ export function intervalMul(a: PgInterval, factor: number): PgInterval {
   let days = Math.trunc(dayF)
   const monthRemDays = (monthF - months) * 30
   let secRem = dayF - days + (monthRemDays - Math.trunc(monthRemDays))
-  secRem = Math.round(secRem * 86_400 * 1e6) / 1e6
+  secRem = rint(secRem * 86_400 * 1e6) / 1e6
   if (Math.abs(secRem) >= 86_400) {
     days += Math.trunc(secRem / 86_400)
     secRem -= Math.trunc(secRem / 86_400) * 86_400
   }
   days += Math.trunc(monthRemDays)
-  const us = Math.round(Number(a.us) * factor + secRem * 86_400_000_000 / 86_400)
+  const us = rint(Number(a.us) * factor + secRem * 1e6)
   return new PgInterval(months || 0, days || 0, BigInt(us))
+}
+
+/** C's rint: to the nearest integer, halves to even, as PostgreSQL rounds interval arithmetic. */
+function rint(n: number): number {
+  const r = Math.round(n)
+  return Math.abs(n % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r
 }
 
 export function intervalDiv(a: PgInterval, divisor: number): PgInterval {

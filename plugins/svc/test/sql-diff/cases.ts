@@ -576,7 +576,7 @@ const TIME = [
 
 /** date, timestamp, timestamptz and interval: input forms, output, arithmetic, functions, columns. */
 function datetimeCases(): string[] {
-  const intervals = ['1 day', '1 year 2 months 3 days 04:05:06.5', '-1 day 2 hours', '1 day -02:00', '0', '25 hours', '1.5 days', '1.5 years', '-1 year -2 mons', '-1 year 2 mons', '@ 1 day ago', '3 weeks', '90 minutes', '1 decade', '10', '02:03', '-02:03:04', 'P1Y2M3DT4H5M6S', 'PT1.5S', '1 mon 30 days', '100 days', '0.5 mons', '1 millisecond', '7 microseconds', '1 century', 'abc', '']
+  const intervals = ['1 day', '1 year 2 months 3 days 04:05:06.5', '-1 day 2 hours', '1 day -02:00', '0', '25 hours', '1.5 days', '1.5 years', '-1 year -2 mons', '-1 year 2 mons', '@ 1 day ago', '3 weeks', '90 minutes', '1 decade', '10', '02:03', '-02:03:04', 'P1Y2M3DT4H5M6S', 'PT1.5S', '1 mon 30 days', '100 days', '0.5 mons', '1 millisecond', '7 microseconds', '1 century', 'abc', '', '1 day 2 days', '10:00 1 hour', '1 hour 10:00', '5:42:02 1.5 days', '-14 days 19:32:20 1.5 weeks', '1 day 0.5 weeks', '1 mon 0.5 mons', '1 week 1 day']
   const out = intervals.map((i) => `SELECT interval '${i}'`)
   const stamps = ["timestamp '2024-01-31 10:20:30'", "timestamptz '2024-02-29 23:59:59.5+00'", "date '2024-01-31'", "date '2023-03-31'"]
   const ivs = ["interval '1 mon'", "interval '1 day 01:00'", "interval '-1 year 3 days'", "interval '36 hours'"]

@@ -19,7 +19,7 @@ import {type Harness, startHarness} from '../redis/harness.js'
 import {KNOWN, REASONS} from './allow-list.js'
 import {CASES, PARAM_CASES, PSQL_CASES, SETUP} from './cases.js'
 import {type PeerPostgres, startPostgres} from './postgres.js'
-import {randomQueries} from './random.js'
+import {randomDatetimeQueries, randomQueries} from './random.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const RANDOM_SEED = 18
@@ -126,6 +126,15 @@ describe('svc SQL answers as PostgreSQL 15 does (differential suite)', function 
     const queries = randomQueries(RANDOM_SEED, RANDOM_COUNT)
     for (const sql of queries) compare(sql, await run(theirs, sql), await run(ours, sql), failures, equal)
     console.log(`      random: ${queries.length} statements, ${equal.n} equal`)
+    expect(failures, failures.join('\n')).to.deep.equal([])
+  })
+
+  it(`answers ${RANDOM_COUNT} seeded random date, timestamp and interval expressions (seed ${RANDOM_SEED}) as PostgreSQL does`, async () => {
+    const failures: string[] = []
+    const equal = {n: 0}
+    const queries = randomDatetimeQueries(RANDOM_SEED, RANDOM_COUNT)
+    for (const sql of queries) compare(sql, await run(theirs, sql), await run(ours, sql), failures, equal)
+    console.log(`      random datetime: ${queries.length} statements, ${equal.n} equal`)
     expect(failures, failures.join('\n')).to.deep.equal([])
   })
 

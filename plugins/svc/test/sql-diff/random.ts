@@ -76,3 +76,68 @@ export function randomQueries(seed: number, count: number): string[] {
   }
   return out
 }
+
+/**
+ * Seeded random date, timestamp and interval expressions over the `times` table: random interval
+ * literals (signed years, months, days, time and fractions) added to and subtracted from every
+ * column type, scaled, compared, and taken apart with extract, date_part, date_trunc and age.
+ */
+export function randomDatetimeQueries(seed: number, count: number): string[] {
+  const r = rng(seed)
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
+  const int = (lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1))
+  const interval = (): string => {
+    const parts: string[] = []
+    if (r() < 0.4) parts.push(`${int(-3, 3)} years`)
+    if (r() < 0.5) parts.push(`${int(-14, 14)} mons`)
+    if (r() < 0.5) parts.push(`${int(-40, 40)} days`)
+    if (r() < 0.5) parts.push(`${pick(['', '-'])}${int(0, 30)}:${String(int(0, 59)).padStart(2, '0')}:${String(int(0, 59)).padStart(2, '0')}${r() < 0.3 ? `.${int(1, 999_999)}` : ''}`)
+    if (r() < 0.2) parts.push(`${pick(['1.5', '0.25', '-2.75'])} ${pick(['days', 'hours', 'mons', 'years', 'weeks'])}`)
+    return `interval '${parts.length > 0 ? parts.join(' ') : '0'}'`
+  }
+  const stamp = (): string => pick(['ts', 'tz', 'd', `timestamp '${int(1990, 2030)}-${int(1, 12)}-${int(1, 28)} ${int(0, 23)}:${int(10, 59)}'`])
+  const field = (): string => pick(['year', 'month', 'day', 'hour', 'minute', 'second', 'epoch', 'dow', 'doy', 'quarter', 'week', 'isoyear', 'microseconds'])
+  const expr = (): string => {
+    switch (int(0, 11)) {
+      case 0: {
+        return `${pick(['ts', 'tz'])} + ${interval()}`
+      }
+      case 1: {
+        return `${pick(['ts', 'tz', 'd'])} - ${interval()}`
+      }
+      case 2: {
+        return `d ${pick(['+', '-'])} ${int(-400, 400)}`
+      }
+      case 3: {
+        return `${stamp()} - ${stamp()}`
+      }
+      case 4: {
+        return `iv ${pick(['+', '-'])} ${interval()}`
+      }
+      case 5: {
+        return `iv ${pick(['*', '/'])} ${pick(['2', '3', '0.5', '1.5', '-1', '7'])}`
+      }
+      case 6: {
+        return `extract(${field()} from ${pick(['ts', 'tz', 'iv'])})`
+      }
+      case 7: {
+        return `date_part('${field()}', ${pick(['ts', 'tz'])})`
+      }
+      case 8: {
+        return `date_trunc('${pick(['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year', 'decade'])}', ${pick(['ts', 'tz', 'iv'])})`
+      }
+      case 9: {
+        return `age(ts, ${stamp() === 'd' ? 'd' : `timestamp '${int(1990, 2030)}-${int(1, 12)}-${int(1, 28)}'`})`
+      }
+      case 10: {
+        return `${pick(['ts', 'tz', 'd'])} ${pick(['<', '>=', '='])} ${pick(['ts', 'tz', 'd'])} ${pick(['+', '-'])} ${interval()}`
+      }
+      default: {
+        return `${interval()} ${pick(['<', '=', '>'])} iv`
+      }
+    }
+  }
+  const out: string[] = []
+  for (let i = 0; i < count; i++) out.push(`SELECT id, ${expr()} AS x, ${expr()} AS y FROM times ORDER BY id`)
+  return out
+}
