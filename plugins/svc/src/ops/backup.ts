@@ -127,11 +127,9 @@ function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): 
     },
   })
   const stages = gzip ? pipeline(child.stdout, createGzip({level: 1}), hashing, createWriteStream(file)) : pipeline(child.stdout, hashing, createWriteStream(file))
-  // The program's own failure says more than the broken pipe it causes.
-  return Promise.all([done, stages.catch(async (error: unknown) => {
-    await done
-    throw error
-  })]).then(
+  // Whichever fails first names the cause: a full disk fails the file before the program
+  // sees its broken pipe; a program's own error (an empty bundle) ends a complete pipe.
+  return Promise.all([done, stages]).then(
     () => hash.digest('hex'),
     (error: unknown) => {
       child.kill()

@@ -1,4 +1,4 @@
-import {mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {git} from '../engine/git.js'
@@ -9,7 +9,7 @@ interface CountCache {
   documents: number
 }
 
-const cacheFile = (dataDir: string): string => join(dataDir, LAYOUT_NAMES.opsTemp, 'document-count.json')
+const cacheFile = (dataDir: string): string => join(dataDir, LAYOUT_NAMES.documentCount)
 
 function readCache(dataDir: string): CountCache | undefined {
   try {
@@ -22,7 +22,6 @@ function readCache(dataDir: string): CountCache | undefined {
 
 function writeCache(dataDir: string, value: CountCache): void {
   try {
-    mkdirSync(join(dataDir, LAYOUT_NAMES.opsTemp), {recursive: true})
     const tmp = `${cacheFile(dataDir)}.${process.pid}.tmp`
     writeFileSync(tmp, JSON.stringify(value))
     renameSync(tmp, cacheFile(dataDir))
