@@ -6,7 +6,7 @@ import {BlobCache} from './cache.js'
 import {CheckpointSchedule} from './checkpoint-schedule.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
-import {EngineError, withDiskFullRemedy} from './errors.js'
+import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './errors.js'
 import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
@@ -17,7 +17,7 @@ import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './loc
 import {loadBranches, prepareRepository, refHeads} from './open.js'
 import {restartWithBackoff} from './writer-recovery.js'
 import {nullLogger} from './logger.js'
-import {BlobReader} from './reader.js'
+import {BlobReader, CORRUPT_OBJECT} from './reader.js'
 import {beginTransaction} from './transaction.js'
 import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
@@ -35,6 +35,7 @@ import type {
   Engine,
   EngineDetails,
   EngineStats,
+  GetManyOptions,
   HistoryOptions,
   HistoryResult,
   IndexInfo,
@@ -69,7 +70,7 @@ export interface EngineOptions {
   indexDir?: string
   /** Interval of the index consistency check (default one hour); 0 disables it. */
   indexCheckIntervalMs?: number
-  /** Interval of index saves while it changes (default 5 minutes). */
+  /** Unused since the full-text index lives on disk and saves as it goes; kept so existing callers still compile. */
   indexSaveIntervalMs?: number
   logger?: Logger
   /** The clock of expiries and commit times (epoch ms); tests inject one. */
@@ -398,8 +399,8 @@ export class GitEngine implements Engine {
     return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as Doc)
   }
 
-  async getMany(ids: string[], options: BranchOption = {}): Promise<Array<Doc | undefined>> {
-    return Promise.all(ids.map((id) => this.get(id, options)))
+  async getMany(ids: string[], options: GetManyOptions = {}): Promise<Array<Doc | undefined>> {
+    return Promise.all(ids.map((id) => this.get(id, options).catch((error: unknown) => skipDamaged(error, options.skipped))))
   }
 
   /** The stored JSON bytes of the current version (what REST sends without re-encoding). */
@@ -496,7 +497,7 @@ export class GitEngine implements Engine {
     for (const [k, d] of this.damaged) {
       if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
     }
-    return [...this.damaged.values()].map(({branch, id, object}) => ({branch, id, object}))
+    return [...this.damaged.values()].map(({branch, id, object, reason}) => ({branch, id, object, reason}))
   }
 
   /** Ids in order for a listing page, without reading the documents. */
@@ -661,11 +662,11 @@ export class GitEngine implements Engine {
     if (typeof query !== 'string' || query.trim() === '') throw new EngineError('invalid_argument', 'search needs a non-empty query')
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
-    const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
+    const {ids, incomplete, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
     const skipped: Damage[] = []
     const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
+    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {}), ...(incomplete ? {index: incomplete} : {})}
   }
 
   stats(): EngineStats {
@@ -828,14 +829,25 @@ export class GitEngine implements Engine {
     if (entry.body) return entry.body
     const cached = this.cache.get(entry.sha)
     if (cached) return cached
-    const body = entry.body ?? (await this.reader.read(entry.sha))
+    let body: Buffer | undefined
+    let reason = 'is missing from the repository'
+    try {
+      body = await this.reader.read(entry.sha)
+    } catch (error) {
+      if ((error as {reason?: string}).reason !== CORRUPT_OBJECT) throw error
+      reason = `is corrupt (${(error as Error).message})`
+    }
+    // What Git hands back is checked once, before it is cached: bytes that are not JSON (a foreign
+    // or damaged blob) are reported as damage instead of reaching a client as a document.
+    const notJson = body === undefined ? undefined : jsonProblem(body)
+    if (notJson !== undefined) reason = `is not valid JSON (${notJson})`
     const key = `${branch}\0${id}`
-    if (body === undefined) {
-      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha}
-      if (!this.damaged.has(key)) this.log.error('a document\'s git object is missing', {...d})
+    if (body === undefined || notJson !== undefined) {
+      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha, reason}
+      if (!this.damaged.has(key)) this.log.error('a document is damaged: its git object cannot be read', {...d})
       this.damaged.set(key, {...d, entry})
       throw Object.assign(
-        new EngineError('damaged', `document ${d.id} is damaged: its git object ${entry.sha} is missing from the repository; run toolkit svc diagnose, then restore from the last backup or put the document again`),
+        new EngineError('damaged', damageMessage(d)),
         {damage: d},
       )
     }
@@ -1122,11 +1134,8 @@ export class GitEngine implements Engine {
             const e = this.branchesState.get(branch)?.docs.get(id)
             return e ? this.blob(e, branch, id).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
           },
-          saveIntervalMs: this.options.indexSaveIntervalMs ?? 300_000,
-          versions: (branch) => {
-            const b = this.branchesState.get(branch)
-            return b ? new Map([...b.docs].map(([id, e]) => [id, e.sha])) : new Map()
-          },
+          currentCount: (branch) => this.branchesState.get(branch)?.docs.size ?? 0,
+          currentIds: (branch) => this.branchesState.get(branch)?.docs.keys() ?? [],
           currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
         })
         await this.index.open([...this.branchesState.keys()])
@@ -1200,13 +1209,6 @@ function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-/** A read that failed because the document is damaged is left out and reported; others still fail. */
-function skipDamaged(error: unknown, skipped: Damage[]): undefined {
-  const d = (error as {damage?: Damage}).damage
-  if ((error as EngineError)?.code !== 'damaged' || !d) throw error
-  skipped.push(d)
-  return undefined
-}
 
 function checkExpiry(at: unknown): null | number {
   if (at === null) return null
@@ -1226,4 +1228,14 @@ function clampLimit(v: unknown, def: number, max: number): number {
 
 export function removeIndexDir(dir: string): void {
   rmSync(dir, {force: true, recursive: true})
+}
+
+/** Why bytes read from Git are not a stored document (not JSON, or not an object), or undefined when they are one. */
+function jsonProblem(body: Buffer): string | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'))
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'not a JSON object'
+  } catch (error) {
+    return (error as Error).message.slice(0, 200)
+  }
 }

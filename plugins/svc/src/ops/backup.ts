@@ -139,7 +139,7 @@ function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): 
 }
 
 function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
-  const members = [...['indexes.json', 'index'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
+  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
   return writeHashed('tar', ['-cf', '-', '-C', stage.dir, ...members], file, true)
 }
 
