@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
-import {BodyTooLargeError, readBody} from '@toolkit/kit'
+import {BodyTooLargeError, ConnectionGuard, httpServerLimits, type NetLimits, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
 import type {AsStore} from './as-store.js'
@@ -34,6 +34,8 @@ export interface HttpProxyOptions {
   sharedRegistrations?: import('./shared-registrations.js').SharedRegistrationLimits
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
+  /** Connection count and header timeout (kit's net-limits; DEFAULT_NET_LIMITS when absent). */
+  net?: Partial<NetLimits>
   /** Sessions, load and their limits; see `SessionLimits`. */
   limits?: Partial<SessionLimits>
   pool: UpstreamPool
@@ -360,13 +362,16 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     else notFound()
   }
 
-  const http: Server = createServer((req, res) => {
+  const guard = new ConnectionGuard(o.net)
+  const http: Server = createServer(httpServerLimits(guard.limits), (req, res) => {
+    if (guard.refuseRequest(req, res)) return
     handle(req, res).catch((error) => {
       log(`request failed: ${(error as Error).message}`)
       rpcError(res, 500, -32603, 'Internal error')
     })
   })
   http.keepAliveTimeout = 65_000
+  guard.watchHttp(http)
   const sweep = setInterval(() => {
     sessions.sweep()
     byAddress.sweep()

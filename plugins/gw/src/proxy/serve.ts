@@ -19,7 +19,7 @@ export interface ServeRequest {
   connector?: Connector
   env?: Record<string, string | undefined>
   /** Serve over HTTP on this address; stdio when omitted. */
-  http?: {host: string; limits?: Partial<import('./http-server.js').SessionLimits>; maxBodyBytes?: number; port: number}
+  http?: {host: string; limits?: Partial<import('./http-server.js').SessionLimits>; maxBodyBytes?: number; net?: Partial<import('@toolkit/kit').NetLimits>; port: number}
   /** Allow binding beyond loopback with requests accepted anonymously (`--insecure`). */
   insecure?: boolean
   log: (message: string) => void
@@ -164,7 +164,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({asStore, audit, sharedAddressRate, sharedRate, sharedRegistrations, sharedSessions, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({asStore, audit, sharedAddressRate, sharedRate, sharedRegistrations, sharedSessions, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, net: r.http.net, pool, port: r.http.port})
       apply = (next) => proxy.update(next)
       return {
         async close() {
