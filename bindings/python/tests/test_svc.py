@@ -110,6 +110,32 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.assertIn(f"pid {self.db._transport.pid}", e.exception.message)
         self.assertIn("connect(url)", e.exception.message)
 
+    def test_pipelined_gets_with_a_damaged_document_among_them(self):
+        for i in range(3):
+            self.db.put(f"dmg:{i}", {"n": i})
+        self.db.close()
+        # Lose the stored object of dmg:1 (as a disk error or a bad copy would): unpack, then delete it.
+        repo = os.path.join(self.dir, "data", "repo")
+        tree = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "main"], capture_output=True, text=True, check=True).stdout
+        blob = next(line.split()[2] for line in tree.splitlines() if line.endswith("/1.json") and "\tdmg/" in line)
+        packs = os.path.join(repo, "objects", "pack")
+        for name in [n for n in os.listdir(packs) if n.endswith(".pack")]:
+            with open(os.path.join(packs, name), "rb") as f:
+                data = f.read()
+            for n in os.listdir(packs):
+                os.remove(os.path.join(packs, n))
+            subprocess.run(["git", "-C", repo, "unpack-objects", "-q"], input=data, check=True)
+        os.remove(os.path.join(repo, "objects", blob[:2], blob[2:]))
+        self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
+        with self.db.pipeline() as p:
+            got = [p.get(f"dmg:{i}") for i in range(3)]
+        self.assertEqual(got[0].result(), {"id": "dmg:0", "n": 0})
+        self.assertEqual(got[2].result(), {"id": "dmg:2", "n": 2})
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            got[1].result()
+        self.assertEqual(e.exception.code, "damaged")
+        self.assertIn(blob, e.exception.message)
+
     def test_backup_restore_and_snapshot(self):
         db = self.db
         for i in range(20):

@@ -274,7 +274,7 @@ class EmbeddedTransport(Transport):
                 continue
             err = reply.get("error")
             if isinstance(answer, _Batch):
-                self._settle_batch(answer, reply.get("result"), err)
+                self._settle_batch(answer, reply.get("result"), err, reply.get("errors"))
             elif err:
                 answer._error = SvcError(err.get("code", "internal"), err.get("message", ""))
                 answer._done = True
@@ -282,11 +282,16 @@ class EmbeddedTransport(Transport):
                 answer._value = reply.get("result")
                 answer._done = True
 
-    def _settle_batch(self, batch: _Batch, result: Any, err: Any) -> None:
+    def _settle_batch(self, batch: _Batch, result: Any, err: Any, errors: Any = None) -> None:
         if not err and isinstance(result, list) and len(result) == len(batch.answers):
             for answer, value in zip(batch.answers, result):
                 answer._value = value
                 answer._done = True
+            # A damaged document fails its own get only (docs/svc-embed-protocol.md, get_many).
+            for item in errors if isinstance(errors, list) else []:
+                index = item.get("index") if isinstance(item, dict) else None
+                if isinstance(index, int) and 0 <= index < len(batch.answers):
+                    batch.answers[index]._error = SvcError(item.get("code", "internal"), item.get("message", ""))
             return
         # One bad id fails a get_many whole; sent one by one, each get gets its own answer or error.
         with self._lock:

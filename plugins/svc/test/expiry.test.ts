@@ -212,7 +212,7 @@ describe('svc engine: expiry, reserved tables, transactions and damage', () => {
     expect(list.docs.map((d) => d.id)).to.deep.equal(['d:2'])
     expect(list.skipped).to.deep.equal([{id: 'd:1', object: blob}])
     expect(await db.count({table: 'd'})).to.equal(2)
-    expect(db.damage()).to.deep.equal([{branch: 'main', id: 'd:1', object: blob}])
+    expect(db.damage()).to.deep.equal([{branch: 'main', id: 'd:1', object: blob, reason: 'is missing from the repository'}])
     await db.delete('d:1')
     expect(db.damage()).to.deep.equal([])
   })

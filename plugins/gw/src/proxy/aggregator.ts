@@ -184,7 +184,7 @@ export async function createAggregatingServer(
 ): Promise<Server> {
   const [{Server}, t] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')])
   const server = new Server(PROXY_INFO, {
-    capabilities: {prompts: {listChanged: true}, resources: {listChanged: true, subscribe: true}, tools: {listChanged: true}},
+    capabilities: {completions: {}, prompts: {listChanged: true}, resources: {listChanged: true, subscribe: true}, tools: {listChanged: true}},
     instructions: 'Tools, resources and prompts of several MCP servers, named <server>__<name> (resource URIs <server>__<uri>).',
   })
   const user = (extra: {authInfo?: {extra?: Record<string, unknown>}}) => userOf(extra, fixedUser)
@@ -195,6 +195,7 @@ export async function createAggregatingServer(
   server.setRequestHandler(t.ReadResourceRequestSchema, (req, extra) => catalog.readResource(user(extra), req.params.uri, extra.signal))
   server.setRequestHandler(t.ListPromptsRequestSchema, (_req, extra) => catalog.listPrompts(user(extra)))
   server.setRequestHandler(t.GetPromptRequestSchema, (req, extra) => catalog.getPrompt(user(extra), req.params, extra.signal))
+  server.setRequestHandler(t.CompleteRequestSchema, (req, extra) => catalog.complete(user(extra), req.params, extra.signal))
   const subscribed = new Set<string>()
   subscriptions.set(server, subscribed)
   server.setRequestHandler(t.SubscribeRequestSchema, async (req, extra) => {

@@ -1,15 +1,19 @@
-import type {GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate} from '@modelcontextprotocol/sdk/types.js'
+import type {CompleteRequest, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate} from '@modelcontextprotocol/sdk/types.js'
 
 import {evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
 import {ACCESS_DENIED, type AggregatorContext, RpcError} from './aggregator.js'
+import {type ProxiedPrompt, readRef, resourceTarget} from './catalog.js'
 import {INVALID_PARAMS} from './params.js'
 import {UpstreamUnavailableError} from './upstreams.js'
 
 const INTERNAL_ERROR = -32_603
 
-let uriTemplates: typeof import('@modelcontextprotocol/sdk/shared/uriTemplate.js') | undefined
-
 export interface CatalogHandlers {
+  /**
+   * completion/complete: judged as a read of the prompt or resource template it completes (the
+   * same rule that decides prompts/get or resources/read), then asked of that upstream.
+   */
+  complete(user: User, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult>
   getPrompt(user: User, params: {arguments?: Record<string, string>; name: string}, signal?: AbortSignal): Promise<GetPromptResult>
   listPrompts(user: User): Promise<{prompts: Prompt[]}>
   listResources(user: User): Promise<{resources: Resource[]}>
@@ -56,10 +60,31 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
     if (listed) return {ref: listed.ref, server: listed.server, upstreamUri: listed.upstreamUri}
     const server = pool.serverOf(uri)
     if (server === undefined) throw new RpcError(INVALID_PARAMS, `unknown resource "${uri}": proxied URIs start with <server>${TOOL_SEPARATOR}`)
-    const upstreamUri = uri.slice(server.length + TOOL_SEPARATOR.length)
-    const {UriTemplate} = (uriTemplates ??= await import('@modelcontextprotocol/sdk/shared/uriTemplate.js'))
-    const template = pool.templates().find((t) => t.server === server && new UriTemplate(t.upstreamTemplate).match(upstreamUri) !== null)
-    return {ref: template?.ref ?? {access: 'read', server, tool: upstreamUri}, server, upstreamUri}
+    return resourceTarget(server, uri.slice(server.length + TOOL_SEPARATOR.length), () => undefined, pool.templates())
+  }
+
+  /** A listed prompt the user may read; the ACL speaks before an unknown or unavailable one is reported. */
+  const promptFor = (user: User, name: string): ProxiedPrompt => {
+    const p = pool.prompt(name)
+    if (p) {
+      deny(user, name, p.ref)
+      return p
+    }
+    const server = pool.serverOf(name)
+    if (server !== undefined) {
+      deny(user, name, readRef(server, name.slice(server.length + TOOL_SEPARATOR.length)))
+      const down = pool.unavailable(server)
+      if (down) throw outage(down, server)
+    }
+    throw new RpcError(INVALID_PARAMS, `unknown prompt "${name}"`)
+  }
+
+  const completeAt = async (server: string, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> => {
+    try {
+      return await pool.complete(server, params, signal)
+    } catch (error) {
+      throw outage(error, server)
+    }
   }
 
   const warm = async () => {
@@ -67,19 +92,26 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
   }
 
   return {
+    async complete(user, params, signal) {
+      await warm()
+      const {ref} = params
+      if (ref.type === 'ref/prompt') {
+        const p = promptFor(user, String(ref.name))
+        return completeAt(p.server, {...params, ref: {...ref, name: p.upstreamName}}, signal)
+      }
+      const uri = String((ref as {uri?: unknown}).uri)
+      const template = pool.templates().find((t) => t.template.uriTemplate === uri)
+      if (template) {
+        deny(user, uri, template.ref)
+        return completeAt(template.server, {...params, ref: {...ref, uri: template.upstreamTemplate}}, signal)
+      }
+      const at = await locate(uri)
+      deny(user, uri, at.ref)
+      return completeAt(at.server, {...params, ref: {...ref, uri: at.upstreamUri}}, signal)
+    },
     async getPrompt(user, params, signal) {
       await warm()
-      const p = pool.prompt(params.name)
-      const server = p?.server ?? pool.serverOf(params.name)
-      if (!p) {
-        if (server !== undefined) {
-          deny(user, params.name, {access: 'read', server, tool: params.name.slice(server.length + TOOL_SEPARATOR.length)})
-          const down = pool.unavailable(server)
-          if (down) throw outage(down, server)
-        }
-        throw new RpcError(INVALID_PARAMS, `unknown prompt "${params.name}"`)
-      }
-      deny(user, params.name, p.ref)
+      const p = promptFor(user, params.name)
       try {
         const r = await pool.getPrompt(p, params.arguments, signal)
         return {...r, messages: r.messages.map((m) => ({...m, content: rewriteUris(p.server, [m.content])[0]}))}

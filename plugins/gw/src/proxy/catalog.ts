@@ -112,13 +112,47 @@ export async function listKind(client: Client, kind: 'prompts' | 'resources' | '
 
 const prefixed = (server: string, name: string) => `${server}${TOOL_SEPARATOR}${name}`
 
+/** What the ACL evaluates for a prompt, a resource or a template: a read of a tool named like it. */
+export const readRef = (server: string, name: string): ToolRef => ({access: 'read', server, tool: name})
+
+/** The ACL's view of one resource URI of `server`, and what gave it its name. */
+export interface ResourceTarget {
+  /** `resource`: a listed resource (judged by its name); `template`: the template it fits (by the template's name); `uri`: neither (by the URI itself). */
+  by: 'resource' | 'template' | 'uri'
+  ref: ToolRef
+  server: string
+  upstreamUri: string
+}
+
+let uriTemplates: typeof import('@modelcontextprotocol/sdk/shared/uriTemplate.js') | undefined
+
+/**
+ * How a read of `upstreamUri` at `server` is judged, by the proxy and by `gw acl check` alike:
+ * as the listed resource of that URI, else as the first of the server's templates it fits, else
+ * as a read of a tool named like the URI.
+ */
+export async function resourceTarget(
+  server: string,
+  upstreamUri: string,
+  listed: (fullUri: string) => ProxiedResource | undefined,
+  templates: Iterable<ProxiedTemplate>,
+): Promise<ResourceTarget> {
+  const r = listed(prefixed(server, upstreamUri))
+  if (r) return {by: 'resource', ref: r.ref, server, upstreamUri}
+  const {UriTemplate} = (uriTemplates ??= await import('@modelcontextprotocol/sdk/shared/uriTemplate.js'))
+  for (const t of templates) {
+    if (t.server === server && new UriTemplate(t.upstreamTemplate).match(upstreamUri) !== null) return {by: 'template', ref: t.ref, server, upstreamUri}
+  }
+  return {by: 'uri', ref: readRef(server, upstreamUri), server, upstreamUri}
+}
+
 /**
  * Names everything `<server>__<name>` (URIs `<server>__<uri>`) and classifies it for the ACL:
  * tools by the operator's override or their annotations, resources and prompts as reads of a
  * tool named like them.
  */
 export function nameCatalog(server: string, raw: RawCatalog, override: ((tool: string) => Access | undefined) | undefined): Catalog {
-  const read = (name: string): ToolRef => ({access: 'read', server, tool: name})
+  const read = (name: string): ToolRef => readRef(server, name)
   return {
     prompts: raw.prompts.map((p) => ({fullName: prefixed(server, p.name), prompt: {...p, name: prefixed(server, p.name)}, ref: read(p.name), server, upstreamName: p.name})),
     resources: raw.resources.map((r) => ({

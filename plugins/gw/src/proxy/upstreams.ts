@@ -1,5 +1,5 @@
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import type {CallToolResult, GetPromptResult, ReadResourceResult} from '@modelcontextprotocol/sdk/types.js'
+import type {CallToolResult, CompleteRequest, CompleteResult, GetPromptResult, ReadResourceResult} from '@modelcontextprotocol/sdk/types.js'
 import {EventEmitter} from 'node:events'
 
 import type {HttpSession} from '../client/connect.js'
@@ -557,6 +557,18 @@ export class UpstreamPool extends EventEmitter {
   async readResource(server: string, upstreamUri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
     const u = this.upstream(server)
     return u.forward((c) => c.client.readResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs}), signal)
+  }
+
+  /**
+   * completion/complete at one upstream (params already in its own names). An upstream that does
+   * not offer completions has none to give: an empty list, as the spec lets a server answer.
+   */
+  async complete(server: string, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+    const u = this.upstream(server)
+    return u.forward(async (c) => {
+      if (!c.client.getServerCapabilities()?.completions) return {completion: {hasMore: false, values: []}}
+      return c.client.complete(params, {signal, timeout: this.callTimeoutMs})
+    }, signal)
   }
 
   /** Subscribes the upstream to a resource once, for every session that asks (updates fan out as `resourceUpdated`). */

@@ -34,11 +34,12 @@ describe('gw acl check | classify (built CLI, server-everything, compared with g
             default: 'deny',
             roles: {
               dev: [{access: '*', server: '*'}, {deny: true, server: 'everything', tools: ['get-env']}],
+              docs: [{access: 'read', server: 'everything', tools: ['simple-prompt', 'architecture.md', 'Dynamic Text Resource']}],
               viewer: [{access: 'read', server: 'everything'}],
             },
             rules: [{policy: 'deny', roles: ['*'], tools: ['*__toggle-*']}],
           },
-          bearer: {tokens: {'${DEV_TOKEN}': {roles: ['dev'], subject: 'dana'}, '${VIEWER_TOKEN}': {roles: ['viewer'], subject: 'vic'}}},
+          bearer: {tokens: {'${DEV_TOKEN}': {roles: ['dev'], subject: 'dana'}, '${DOCS_TOKEN}': {roles: ['docs'], subject: 'doc'}, '${VIEWER_TOKEN}': {roles: ['viewer'], subject: 'vic'}}},
           providers: ['bearer'],
         },
       }),
@@ -71,7 +72,7 @@ describe('gw acl check | classify (built CLI, server-everything, compared with g
       {roles: 'dev', token: 'dev-secret', tool: 'get-env', user: 'dana'},
       {roles: 'dev', token: 'dev-secret', tool: 'toggle-simulated-logging', user: 'dana'},
     ]
-    const env = {...process.env, DEV_TOKEN: 'dev-secret', GW_AUTH_FILE: join(dir, 'auth.json'), HOME: dir, VIEWER_TOKEN: 'viewer-secret', XDG_CONFIG_HOME: join(dir, 'xdg')}
+    const env = {...process.env, DEV_TOKEN: 'dev-secret', DOCS_TOKEN: 'docs-secret', GW_AUTH_FILE: join(dir, 'auth.json'), HOME: dir, VIEWER_TOKEN: 'viewer-secret', XDG_CONFIG_HOME: join(dir, 'xdg')}
     const serve = await serveCli(['--port', '0', '--config', config], env, (c) => children.push(c))
     for (const c of cases) {
       const check = await run(['gw', 'acl', 'check', '--user', c.user, '--roles', c.roles, '--tool', `everything__${c.tool}`, '--format', 'json'])
@@ -93,6 +94,54 @@ describe('gw acl check | classify (built CLI, server-everything, compared with g
     serve.child.kill('SIGTERM')
     const text = await run(['gw', 'acl', 'check', '--user', 'dana', '--roles', 'dev', '--tool', 'everything__get-env'])
     expect(text.stdout).to.include('denied: dana (roles: dev) may not call everything__get-env (read tool: override (gwServers.everything.toolAccess)), decided by acl.roles.dev[1]')
+  })
+
+  it('check --prompt / --resource: the decision and rule gw serve applies to prompts/get and resources/read', async () => {
+    const env = {...process.env, DEV_TOKEN: 'dev-secret', DOCS_TOKEN: 'docs-secret', GW_AUTH_FILE: join(dir, 'auth.json'), HOME: dir, VIEWER_TOKEN: 'viewer-secret', XDG_CONFIG_HOME: join(dir, 'xdg')}
+    const serve = await serveCli(['--port', '0', '--config', config], env, (c) => children.push(c))
+    const client = new Client({name: 'acl-compare', version: '1'})
+    await client.connect(new StreamableHTTPClientTransport(new URL(serve.url), {requestInit: {headers: {authorization: 'Bearer docs-secret'}}}))
+    const denied = (p: Promise<unknown>) =>
+      p.then(
+        () => ({denied: false, message: ''}),
+        (error: {code: number; message: string}) => ({denied: error.code === -32_003, message: error.message}),
+      )
+    const cases = [
+      {by: 'resource "architecture.md"', resource: 'everything__demo://resource/static/document/architecture.md'},
+      {by: 'template "Dynamic Text Resource"', resource: 'everything__demo://resource/dynamic/text/7'},
+      {by: 'template "Dynamic Blob Resource"', resource: 'everything__demo://resource/dynamic/blob/7'},
+      {prompt: 'everything__simple-prompt'},
+      {prompt: 'everything__args-prompt'},
+    ]
+    const seen: boolean[] = []
+    try {
+      for (const c of cases) {
+        const flag = c.prompt === undefined ? ['--resource', c.resource!] : ['--prompt', c.prompt]
+        const check = await run(['gw', 'acl', 'check', '--user', 'doc', '--roles', 'docs', ...flag, '--format', 'json'])
+        expect(check.code, check.stderr).to.equal(0)
+        const d = records(check.stdout)[0] as {access: string; access_reason: string; allowed: boolean; kind: string; rule: string; target: string}
+        const what = c.prompt ?? c.resource!
+        expect(d, what).to.deep.include({access: 'read', kind: c.prompt === undefined ? 'resource' : 'prompt', target: what})
+        if (c.by) expect(d.access_reason, what).to.include(c.by)
+        const got = await denied(c.prompt === undefined ? client.readResource({uri: c.resource!}) : client.getPrompt({arguments: {city: 'x'}, name: c.prompt}))
+        expect(d.allowed, what).to.equal(!got.denied)
+        if (got.denied) expect(got.message, what).to.include(`decided by ${d.rule}`)
+        seen.push(d.allowed)
+      }
+    } finally {
+      await client.close()
+      serve.child.kill('SIGTERM')
+    }
+    expect(seen).to.deep.equal([true, true, false, true, false])
+    const text = await run(['gw', 'acl', 'check', '--user', 'doc', '--roles', 'docs', '--prompt', 'everything__args-prompt'])
+    expect(text.stdout).to.include('denied: doc (roles: docs) may not get prompt everything__args-prompt (prompts are reads), decided by acl.default')
+    const unknown = await run(['gw', 'acl', 'check', '--prompt', 'everything__simple-promt'])
+    expect(unknown.code).to.equal(2)
+    expect(unknown.stderr).to.include('did you mean "everything__simple-prompt"?')
+    const offline = await run(['gw', 'acl', 'check', '--resource', 'everything__demo://x', '--offline'])
+    expect(offline.code).to.equal(2)
+    const none = await run(['gw', 'acl', 'check', '--user', 'x'])
+    expect(none.code).to.equal(2)
   })
 
   it('works offline: --access, an override or the cached tool list, without connecting; errors are usage errors', async () => {

@@ -126,6 +126,42 @@ describe('gw serve: resources and prompts of the upstreams (server-everything, S
     expect((await rpcError(c.getPrompt({name: 'everything__no-such-prompt'}))).code).to.be.oneOf([-32602, -32603])
   })
 
+  it('proxies completion/complete for prompt arguments and resource templates, with the upstream answers', async () => {
+    const c = await open('tok-reader')
+    expect(c.getServerCapabilities()?.completions).to.deep.equal({})
+    const department = await c.complete({argument: {name: 'department', value: 'E'}, ref: {name: 'everything__completable-prompt', type: 'ref/prompt'}})
+    expect(department.completion.values).to.deep.equal(['Engineering'])
+    // The context (earlier arguments) travels to the upstream: it narrows the second argument.
+    const name = await c.complete({argument: {name: 'name', value: ''}, context: {arguments: {department: 'Sales'}}, ref: {name: 'local__completable-prompt', type: 'ref/prompt'}})
+    expect(name.completion.values).to.deep.equal(['David', 'Eve', 'Frank'])
+    const expected = await direct.complete({argument: {name: 'resourceId', value: '42'}, ref: {type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}'}})
+    const id = await c.complete({argument: {name: 'resourceId', value: '42'}, ref: {type: 'ref/resource', uri: 'everything__demo://resource/dynamic/text/{resourceId}'}})
+    expect(id.completion.values).to.deep.equal(expected.completion.values).and.to.deep.equal(['42'])
+  })
+
+  it('judges completion/complete by the ACL rule of the prompt or template it completes', async () => {
+    const w = await open('tok-writer')
+    const prompt = await rpcError(w.complete({argument: {name: 'department', value: 'E'}, ref: {name: 'everything__completable-prompt', type: 'ref/prompt'}}))
+    expect(prompt.code).to.equal(ACCESS_DENIED)
+    expect(prompt.message).to.include('"will" may not read everything__completable-prompt')
+    const template = await rpcError(w.complete({argument: {name: 'resourceId', value: '1'}, ref: {type: 'ref/resource', uri: 'everything__demo://resource/dynamic/text/{resourceId}'}}))
+    expect(template.code).to.equal(ACCESS_DENIED)
+    // A grant naming one prompt lets its user complete that prompt's arguments only.
+    const d = await open('tok-docs')
+    expect((await rpcError(d.complete({argument: {name: 'department', value: ''}, ref: {name: 'everything__completable-prompt', type: 'ref/prompt'}}))).code).to.equal(ACCESS_DENIED)
+    const allowed = await d.complete({argument: {name: 'x', value: ''}, ref: {name: 'everything__simple-prompt', type: 'ref/prompt'}})
+    expect(allowed.completion.values).to.deep.equal([])
+  })
+
+  it('answers completion for an unknown prompt or server with -32602', async () => {
+    const c = await open('tok-reader')
+    const unknown = await rpcError(c.complete({argument: {name: 'a', value: ''}, ref: {name: 'nowhere__prompt', type: 'ref/prompt'}}))
+    expect(unknown.code).to.equal(-32602)
+    expect(unknown.message).to.include('unknown prompt "nowhere__prompt"')
+    const uri = await rpcError(c.complete({argument: {name: 'a', value: ''}, ref: {type: 'ref/resource', uri: 'nowhere__x://{a}'}}))
+    expect(uri.code).to.equal(-32602)
+  })
+
   it('passes on resources/updated for a subscribed URI, to the subscribed session only', async () => {
     const sub = await open('tok-reader')
     const other = await open('tok-reader')

@@ -1,6 +1,7 @@
-import {EngineError, isEngineError} from '../engine/errors.js'
+import {damageMessage, EngineError, isEngineError} from '../engine/errors.js'
 import {checkExactJson} from '../engine/exact-json.js'
-import type {Doc, Engine, Json} from '../engine/types.js'
+import {canonicalId} from '../engine/ids.js'
+import type {Damage, Doc, Engine, Json} from '../engine/types.js'
 
 /**
  * The embedded protocol's operations: one table from an operation name to an engine call. The
@@ -66,7 +67,17 @@ const OPERATIONS: Record<string, Handler> = {
   async get_many(e, p) {
     const ids = p.ids
     if (!Array.isArray(ids) || ids.some((i) => typeof i !== 'string')) throw new EngineError('invalid_argument', '"ids" must be an array of strings')
-    return (await e.getMany(ids as string[], branchOf(p))).map((d) => d ?? null)
+    // A damaged document fails alone: null in its place, and an error naming it in `errors`.
+    const skipped: Damage[] = []
+    const docs = (await e.getMany(ids as string[], {...branchOf(p), skipped})).map((d) => d ?? null)
+    if (skipped.length === 0) return docs
+    const bad = new Map(skipped.map((d) => [d.id, d]))
+    const errors: ItemError[] = []
+    for (const [index, id] of (ids as string[]).entries()) {
+      const d = docs[index] === null ? bad.get(canonicalId(id)) : undefined
+      if (d) errors.push({code: 'damaged', id, index, message: damageMessage(d)})
+    }
+    return new PartialResult(docs, errors)
   },
   async history(e, p) {
     return e.history(str(p, 'id'), {...branchOf(p), cursor: str(p, 'cursor', true), limit: int(p, 'limit')})
@@ -94,8 +105,25 @@ const OPERATIONS: Record<string, Handler> = {
   },
 }
 
+/** A result some of whose items failed alone: the reply carries `errors` (one per failed item) beside `result`. */
+class PartialResult {
+  constructor(
+    readonly result: unknown,
+    readonly errors: ItemError[],
+  ) {}
+}
+
+export interface ItemError {
+  code: string
+  id: string
+  index: number
+  message: string
+}
+
 export interface Reply {
   error?: {code: string; message: string}
+  /** Items of the result that failed alone (get_many: a damaged document), the rest answered. */
+  errors?: ItemError[]
   id: Json
   result?: unknown
 }
@@ -154,7 +182,10 @@ export async function answer(engine: Engine, request: Request, extra: ExtraOpera
   const {id, op, params} = request
   try {
     const own = Object.hasOwn(OPERATIONS, op) ? OPERATIONS[op] : undefined
-    if (own) return {id, result: await own(engine, params)}
+    if (own) {
+      const result = await own(engine, params)
+      return result instanceof PartialResult ? {errors: result.errors, id, result: result.result} : {id, result}
+    }
     const added = Object.hasOwn(extra, op) ? extra[op] : undefined
     if (added) return {id, result: await added(params)}
     throw new EngineError('invalid_argument', `unknown operation "${op}"; operations: ${operationNames(extra).join(', ')}`)

@@ -6,7 +6,7 @@ import {BlobCache} from './cache.js'
 import {CheckpointSchedule} from './checkpoint-schedule.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
-import {EngineError, withDiskFullRemedy} from './errors.js'
+import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './errors.js'
 import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
@@ -17,7 +17,7 @@ import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './loc
 import {loadBranches, prepareRepository, refHeads} from './open.js'
 import {restartWithBackoff} from './writer-recovery.js'
 import {nullLogger} from './logger.js'
-import {BlobReader} from './reader.js'
+import {BlobReader, CORRUPT_OBJECT} from './reader.js'
 import {beginTransaction} from './transaction.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
 import {lowerBound} from './sorted.js'
@@ -34,6 +34,7 @@ import type {
   Engine,
   EngineDetails,
   EngineStats,
+  GetManyOptions,
   HistoryOptions,
   HistoryResult,
   IndexInfo,
@@ -397,8 +398,8 @@ export class GitEngine implements Engine {
     return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as Doc)
   }
 
-  async getMany(ids: string[], options: BranchOption = {}): Promise<Array<Doc | undefined>> {
-    return Promise.all(ids.map((id) => this.get(id, options)))
+  async getMany(ids: string[], options: GetManyOptions = {}): Promise<Array<Doc | undefined>> {
+    return Promise.all(ids.map((id) => this.get(id, options).catch((error: unknown) => skipDamaged(error, options.skipped))))
   }
 
   /** The stored JSON bytes of the current version (what REST sends without re-encoding). */
@@ -495,7 +496,7 @@ export class GitEngine implements Engine {
     for (const [k, d] of this.damaged) {
       if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
     }
-    return [...this.damaged.values()].map(({branch, id, object}) => ({branch, id, object}))
+    return [...this.damaged.values()].map(({branch, id, object, reason}) => ({branch, id, object, reason}))
   }
 
   /** Ids in order for a listing page, without reading the documents. */
@@ -821,14 +822,25 @@ export class GitEngine implements Engine {
     if (entry.body) return entry.body
     const cached = this.cache.get(entry.sha)
     if (cached) return cached
-    const body = entry.body ?? (await this.reader.read(entry.sha))
+    let body: Buffer | undefined
+    let reason = 'is missing from the repository'
+    try {
+      body = await this.reader.read(entry.sha)
+    } catch (error) {
+      if ((error as {reason?: string}).reason !== CORRUPT_OBJECT) throw error
+      reason = `is corrupt (${(error as Error).message})`
+    }
+    // What Git hands back is checked once, before it is cached: bytes that are not JSON (a foreign
+    // or damaged blob) are reported as damage instead of reaching a client as a document.
+    const notJson = body === undefined ? undefined : jsonProblem(body)
+    if (notJson !== undefined) reason = `is not valid JSON (${notJson})`
     const key = `${branch}\0${id}`
-    if (body === undefined) {
-      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha}
-      if (!this.damaged.has(key)) this.log.error('a document\'s git object is missing', {...d})
+    if (body === undefined || notJson !== undefined) {
+      const d: Damage = {branch, id: id.includes(':') ? id : parseId(id).id, object: entry.sha, reason}
+      if (!this.damaged.has(key)) this.log.error('a document is damaged: its git object cannot be read', {...d})
       this.damaged.set(key, {...d, entry})
       throw Object.assign(
-        new EngineError('damaged', `document ${d.id} is damaged: its git object ${entry.sha} is missing from the repository; run toolkit svc diagnose, then restore from the last backup or put the document again`),
+        new EngineError('damaged', damageMessage(d)),
         {damage: d},
       )
     }
@@ -1193,13 +1205,6 @@ function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-/** A read that failed because the document is damaged is left out and reported; others still fail. */
-function skipDamaged(error: unknown, skipped: Damage[]): undefined {
-  const d = (error as {damage?: Damage}).damage
-  if ((error as EngineError)?.code !== 'damaged' || !d) throw error
-  skipped.push(d)
-  return undefined
-}
 
 function checkExpiry(at: unknown): null | number {
   if (at === null) return null
@@ -1219,4 +1224,14 @@ function clampLimit(v: unknown, def: number, max: number): number {
 
 export function removeIndexDir(dir: string): void {
   rmSync(dir, {force: true, recursive: true})
+}
+
+/** Why bytes read from Git are not a stored document (not JSON, or not an object), or undefined when they are one. */
+function jsonProblem(body: Buffer): string | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'))
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'not a JSON object'
+  } catch (error) {
+    return (error as Error).message.slice(0, 200)
+  }
 }

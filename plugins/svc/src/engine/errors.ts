@@ -2,6 +2,8 @@
  * Errors the engine raises. Every adapter maps `code` to its own protocol (REST status, Redis
  * error reply, PostgreSQL SQLSTATE), so the codes are part of the engine API.
  */
+import type {Damage} from './types.js'
+
 export type EngineErrorCode =
   | 'branch_exists'
   | 'branch_not_found'
@@ -35,6 +37,25 @@ export class EngineError extends Error {
     this.code = code
     this.exitCode = code === 'invalid_argument' || code === 'invalid_id' || code === 'invalid_document' || code === 'reserved' || code === 'inexact_number' || code === 'too_deep' ? 2 : 1
   }
+}
+
+/** The error text of a damaged document: what is wrong, and what to do. */
+export function damageMessage(d: Damage): string {
+  return `document ${d.id} is damaged: its git object ${d.object} ${d.reason ?? 'is missing from the repository'}; run toolkit svc diagnose, then restore from the last backup or put the document again`
+}
+
+/** A read that failed because the document is damaged (engine `blob`); carries what is damaged. */
+export function damageOf(err: unknown): Damage | undefined {
+  if (!isEngineError(err) || err.code !== 'damaged') return undefined
+  return (err as {damage?: Damage}).damage
+}
+
+/** For multi-document reads: a damaged document is appended to `skipped` and reads as undefined; any other failure is rethrown. */
+export function skipDamaged(error: unknown, skipped: Damage[] | undefined): undefined {
+  const d = damageOf(error)
+  if (d === undefined) throw error
+  skipped?.push(d)
+  return undefined
 }
 
 export function isEngineError(err: unknown): err is EngineError {

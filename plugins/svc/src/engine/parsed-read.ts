@@ -6,7 +6,9 @@
  * disappear with the cache's buffers. Returned documents are frozen: callers copy before they
  * change anything.
  */
-import type {BranchOption, Doc, Engine} from './types.js'
+import type {BranchOption, Doc, Engine, GetManyOptions} from './types.js'
+
+import {skipDamaged} from './errors.js'
 
 const parsed = new WeakMap<Buffer, Doc>()
 
@@ -37,18 +39,26 @@ export function getParsedIfCached(engine: RawReader, id: string, options?: Branc
  * Reads many documents; those in memory (and ids that do not exist) are answered without a promise
  * each, and the loop yields to the event loop every few thousand ids, so a statement naming a
  * million ids neither floods the heap with promises nor stalls other clients while it runs.
+ * A damaged document reads as undefined and is named in `options.skipped`, as engine getMany does.
  */
-export async function getManyParsed(engine: RawReader, ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>> {
+export async function getManyParsed(engine: RawReader, ids: string[], options: GetManyOptions = {}): Promise<Array<Doc | undefined>> {
+  const branch: BranchOption = {branch: options.branch}
   const out: Array<Doc | undefined> = Array.from({length: ids.length})
   const reads: Array<Promise<void>> = []
   // A failed read is kept, not left rejected while the loop yields (an unhandled rejection ends the process).
   let failure: {error: unknown} | undefined
   for (const [i, id] of ids.entries()) {
-    const hit = getParsedIfCached(engine, id, options)
+    const hit = getParsedIfCached(engine, id, branch)
     if (hit === false) {
-      reads.push(getParsed(engine, id, options).then(
+      reads.push(getParsed(engine, id, branch).then(
         (d) => void (out[i] = d),
-        (error: unknown) => void (failure ??= {error}),
+        (error: unknown) => {
+          try {
+            skipDamaged(error, options.skipped)
+          } catch {
+            failure ??= {error}
+          }
+        },
       ))
     } else out[i] = hit
     if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve))

@@ -6,7 +6,13 @@ import {gitEnv} from './git.js'
 interface Pending {
   reject(err: Error): void
   resolve(value: Buffer | undefined): void
+  spec: string
+  /** Times git exited while this read was the one it was answering. */
+  crashes: number
 }
+
+/** The code of the error a read gets when git cannot read the object (a corrupt object); engine `blob` reports it as damage. */
+export const CORRUPT_OBJECT = 'corrupt_object'
 
 /**
  * One long-lived `git cat-file --batch`: object reads are pipelined through it, so a read costs
@@ -17,6 +23,8 @@ export class BlobReader {
   private child: ChildProcessWithoutNullStreams
   private closed = false
   private queue: Pending[] = []
+  /** The last line git wrote to stderr: names what it could not read when it dies. */
+  private lastStderr = ''
 
   constructor(private readonly repo: string) {
     this.child = this.spawn()
@@ -34,7 +42,7 @@ export class BlobReader {
   read(spec: string): Promise<Buffer | undefined> {
     if (this.closed) return Promise.reject(new EngineError('closed', 'engine is closed'))
     return new Promise((resolve, reject) => {
-      this.queue.push({reject, resolve})
+      this.queue.push({crashes: 0, reject, resolve, spec})
       this.child.stdin.write(`${spec}\n`)
     })
   }
@@ -67,20 +75,42 @@ export class BlobReader {
     }
   }
 
+  /**
+   * git died. The read it was answering (the head of the queue) is tried once more in a new git,
+   * and if that one dies on it too the object is corrupt: that read alone fails. Every other read
+   * in flight is sent again, so one corrupt object costs no other client its answer.
+   */
+  private restart(): void {
+    const pending = this.queue.splice(0)
+    this.buf = Buffer.alloc(0)
+    if (this.closed) {
+      for (const p of pending) p.reject(new EngineError('closed', 'engine is closed'))
+      return
+    }
+    const why = this.lastStderr
+    this.lastStderr = ''
+    this.child = this.spawn()
+    const head = pending[0]
+    if (head && ++head.crashes >= 2) {
+      pending.shift()
+      head.reject(Object.assign(new EngineError('internal', `git cannot read object ${head.spec}${why ? `: ${why}` : ''}`), {reason: CORRUPT_OBJECT}))
+    }
+    for (const p of pending) {
+      this.queue.push(p)
+      this.child.stdin.write(`${p.spec}\n`)
+    }
+  }
+
   private spawn(): ChildProcessWithoutNullStreams {
     // Own process group: a Ctrl-C in the terminal reaches svc, which then shuts git down in order.
     const child = spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {detached: true, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe']})
     child.stdout.on('data', (c: Buffer) => this.onData(c))
-    child.stderr.resume()
-    child.stdin.on('error', () => {})
-    child.on('close', () => {
-      this.fail(new EngineError('internal', 'git cat-file exited'))
-      if (!this.closed) {
-        // Restart so one crashed reader does not take every later read down with it.
-        this.buf = Buffer.alloc(0)
-        this.child = this.spawn()
-      }
+    child.stderr.on('data', (c: Buffer) => {
+      const lines = c.toString('utf8').trim().split('\n')
+      this.lastStderr = lines.at(-1)?.slice(0, 300) ?? this.lastStderr
     })
+    child.stdin.on('error', () => {})
+    child.on('close', () => this.restart())
     return child
   }
 }

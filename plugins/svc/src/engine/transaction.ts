@@ -8,7 +8,7 @@
  * Redis MULTI/EXEC, REST batches and the bindings. Isolation is read committed: reads of ids the
  * transaction has not written see the engine's current version.
  */
-import type {BatchOp, Doc, Engine, ListOptions, ListResult, Transaction, WriteOptions, WriteResult} from './types.js'
+import type {BatchOp, Doc, Engine, GetManyOptions, ListOptions, ListResult, Transaction, WriteOptions, WriteResult} from './types.js'
 
 import {EngineError} from './errors.js'
 import {canonicalId, parseId} from './ids.js'
@@ -51,7 +51,7 @@ export class EngineTransaction implements Transaction {
     return this.engine.get(id, {branch: this.branch})
   }
 
-  async getMany(ids: string[]): Promise<Array<Doc | undefined>> {
+  async getMany(ids: string[], options: Pick<GetManyOptions, 'skipped'> = {}): Promise<Array<Doc | undefined>> {
     this.checkOpen()
     const out: Array<Doc | undefined> = Array.from({length: ids.length})
     const need: number[] = []
@@ -66,7 +66,7 @@ export class EngineTransaction implements Transaction {
     if (need.length > 0) {
       const got = await this.engine.getMany(
         need.map((i) => ids[i]),
-        {branch: this.branch},
+        {branch: this.branch, skipped: options.skipped},
       )
       for (const [j, i] of need.entries()) out[i] = got[j]
     }

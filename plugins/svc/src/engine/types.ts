@@ -160,11 +160,21 @@ export interface EngineDetails extends EngineStats {
   writerRestarts: number
 }
 
-/** A document whose Git object is missing. */
+/** A document whose Git object is missing or unreadable. */
 export interface Damage {
   branch: string
   id: string
   object: string
+  /** What is wrong with the object: `missing from the repository`, `corrupt (...)`, `not valid JSON (...)`. */
+  reason?: string
+}
+
+/**
+ * Options of a multi-document read. A damaged document reads as undefined instead of failing the
+ * whole read; it is appended to `skipped` when given (and always logged and shown in /health).
+ */
+export interface GetManyOptions extends BranchOption {
+  skipped?: Damage[]
 }
 
 export interface Engine {
@@ -212,7 +222,8 @@ export interface Engine {
   flush(): Promise<void>
   /** Current version; cost independent of the number of documents and commits. */
   get(id: string, options?: BranchOption): Promise<Doc | undefined>
-  getMany(ids: string[], options?: BranchOption): Promise<Array<Doc | undefined>>
+  /** Current versions in the order asked; a damaged document is undefined and named in `options.skipped`. */
+  getMany(ids: string[], options?: GetManyOptions): Promise<Array<Doc | undefined>>
   /** The stored JSON bytes of the current version, for adapters that pass documents through unparsed. */
   getRaw(id: string, options?: BranchOption): Promise<Buffer | undefined>
   /** `getRaw`'s answer when it needs no read from Git; `false` when it does. */
@@ -244,7 +255,7 @@ export interface Engine {
 export interface Transaction {
   readonly branch: string
   get(id: string): Promise<Doc | undefined>
-  getMany(ids: string[]): Promise<Array<Doc | undefined>>
+  getMany(ids: string[], options?: Pick<GetManyOptions, 'skipped'>): Promise<Array<Doc | undefined>>
   /** The engine's list merged with this transaction's writes. */
   list(options?: Omit<ListOptions, 'branch'>): Promise<ListResult>
   put(doc: Doc, options?: {keepExpiry?: boolean}): void

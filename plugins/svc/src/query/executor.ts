@@ -18,8 +18,9 @@ import type {
 
 import {randomUUID} from 'node:crypto'
 
-import type {BatchOp, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../engine/types.js'
+import type {BatchOp, Damage, Doc, Engine, Json, ListOptions, ListResult, Transaction} from '../engine/types.js'
 
+import {damageMessage} from '../engine/errors.js'
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
@@ -50,6 +51,8 @@ export interface PgSession {
   cancelRequested: boolean
   database: string
   engine: Engine
+  /** NOTICE messages of the running statement (damaged documents a read skipped); set by execute. */
+  notices?: string[]
   settings: Map<string, string>
   tx?: Tx
   txFailed: boolean
@@ -154,9 +157,11 @@ function txFor(s: PgSession, branch: string): {tx: Transaction; written: Set<str
 }
 
 /** A listing page of the engine, through the session's transaction when there is one. */
-function listPage(s: PgSession, branch: string, options: Omit<ListOptions, 'branch'>): Promise<ListResult> {
+async function listPage(s: PgSession, branch: string, options: Omit<ListOptions, 'branch'>): Promise<ListResult> {
   const t = txOf(s, branch)
-  return t ? t.tx.list(options) : s.engine.list({...options, branch})
+  const page = await (t ? t.tx.list(options) : s.engine.list({...options, branch}))
+  for (const d of page.skipped ?? []) s.notices?.push(`skipped damaged document ${d.id}: its git object ${d.object} cannot be read; run toolkit svc diagnose`)
+  return page
 }
 
 function forgetDef(s: PgSession, branch: string, table: string): void {
@@ -229,15 +234,18 @@ async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Arr
     if (tx?.written.has(id)) out[i] = await tx.tx.get(id)
     else need.push(i)
   }
-  if (need.length === 1) {
+  if (need.length === 1 && ids.length === 1) {
     out[need[0]] = await getParsed(s.engine, ids[need[0]], {branch})
-  } else if (need.length > 1) {
+  } else if (need.length > 0) {
+    // Of several ids, a damaged document is left out and named in a NOTICE; the others answer.
+    const skipped: Damage[] = []
     const got = await getManyParsed(
       s.engine,
       need.map((i) => ids[i]),
-      {branch},
+      {branch, skipped},
     )
     for (const [j, i] of need.entries()) out[i] = got[j]
+    for (const d of skipped) s.notices?.push(damageMessage(d).replace(/^document /, 'skipped document '))
   }
   return out
 }

@@ -222,6 +222,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       const text = typeof sql === 'string' ? sql : sql.sql
       const results: QueryResult[] = []
       const notices: string[] = []
+      s.notices = notices
       try {
         await run(s, text, params, prepared, results, notices)
         return {notices, results}

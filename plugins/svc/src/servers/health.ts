@@ -111,7 +111,7 @@ export class Health {
       ...(damage.length > 0
         ? {
             damaged: damage.slice(0, 20),
-            error: `${damage.length} document(s) unreadable: git object missing (${damage.slice(0, 3).map((x) => `${x.id} on ${x.branch}: ${x.object}`).join(', ')}); run toolkit svc diagnose, then restore from the last backup or put them again`,
+            error: `${damage.length} document(s) unreadable (${damage.slice(0, 3).map((x) => `${x.id} on ${x.branch}: git object ${x.object} ${x.reason ?? 'is missing'}`).join(', ')}); run toolkit svc diagnose, then restore from the last backup or put them again`,
           }
         : {}),
     })

@@ -1,7 +1,7 @@
 /** Documents: put, get, list, delete, history, as-of and diff, plus chrondb's alias paths. */
-import type {Doc} from '../../engine/types.js'
+import type {Damage, Doc} from '../../engine/types.js'
 
-import {isEngineError} from '../../engine/errors.js'
+import {skipDamaged} from '../../engine/errors.js'
 
 import {HttpError, intParam, type RestContext, type RestReply, type RestRequest, type Route, stringParam} from './router.js'
 
@@ -38,11 +38,11 @@ export function documentRoutes({engine}: RestContext): Route[] {
     const q = r.query
     const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
     // One damaged document is left out and named (as engine.list and search do); the rest of the page still answers.
-    const skipped: Array<{id: string; object: string}> = []
+    const skipped: Damage[] = []
     const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch}).catch((error: unknown) => skipDamaged(error, skipped))))
     // Stored bytes pass through unparsed.
     const items = docs.filter((d) => d !== undefined).map((d) => d.toString('utf8'))
-    const tail = (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) + (skipped.length === 0 ? '' : `,"skipped":${JSON.stringify(skipped)}`)
+    const tail = (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) + (skipped.length === 0 ? '' : `,"skipped":${JSON.stringify(skipped.map(({id, object}) => ({id, object})))}`)
     return {body: `{"documents":[${items.join(',')}]${tail}}`}
   }
 
@@ -82,12 +82,4 @@ export function documentRoutes({engine}: RestContext): Route[] {
     {handler: remove, methods: ['DELETE'], path: '/api/v1/delete/:id'},
     {handler: history, methods: ['GET'], path: '/api/v1/history/:id'},
   ]
-}
-
-/** A read that failed because the document's Git object is missing is collected; any other failure still fails the request. */
-function skipDamaged(error: unknown, skipped: Array<{id: string; object: string}>): undefined {
-  const d = (error as {damage?: {id: string; object: string}}).damage
-  if (!isEngineError(error) || error.code !== 'damaged' || d === undefined) throw error
-  skipped.push({id: d.id, object: d.object})
-  return undefined
 }
