@@ -57,6 +57,8 @@ export class PgConnection {
   private current?: Promise<void>
   private stopping = false
   readonly session: QuerySession
+  /** Told each time the reader runs out of complete messages: bytes of one still held (or login unfinished), and messages handled since (kit's ConnectionGuard). */
+  onWaiting?: (partial: boolean, handled: number) => void
 
   constructor(
     private readonly socket: Socket,
@@ -104,6 +106,7 @@ export class PgConnection {
   private async pump(): Promise<void> {
     if (this.busy) return
     this.busy = true
+    let handled = 0
     try {
       while (!this.closed) {
         if (this.phase === 'startup') {
@@ -115,8 +118,10 @@ export class PgConnection {
         const m = this.reader.next()
         if (!m) break
         await this.message(m.type, m.body)
+        if (this.phase === 'ready') handled++
         if (this.out.length > 65_536) this.flush()
       }
+      this.onWaiting?.(this.phase !== 'ready' || this.reader.buffered > 0, handled)
     } catch (error) {
       if (error instanceof WireError) {
         this.fatal('08P01', `invalid frontend message: ${error.message}`)
