@@ -1,4 +1,5 @@
-import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
+import {bidRow} from '../budget/bid-row.js'
+import {MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import {BID_LABELS} from '../export/google-ads/search-csv.js'
 import {fromCents} from '../input/money.js'
 import type {ReportInput} from '../run/report.js'
@@ -111,12 +112,8 @@ export function renderReportHtml(r: ReportInput, pictures: Pictures): string {
   if (ws.account.campaigns.length > 0) {
     out.push('<table><caption>Budget split and bids</caption><thead><tr><th scope="col">Campaign</th><th scope="col" class="num">Daily budget</th><th scope="col" class="num">Share</th><th scope="col">Bid strategy</th><th scope="col">Max CPC (ad groups)</th><th scope="col" class="num">CPC estimate</th><th scope="col" class="num">Clicks a day</th></tr></thead><tbody>')
     for (const c of ws.account.campaigns) {
-      const cpcs = c.ad_groups.map((g) => g.max_cpc_cents)
-      const range = cpcs.length === 0 ? '-' : `${fromCents(Math.min(...cpcs))}-${fromCents(Math.max(...cpcs))} ${cur}`
-      const share = ws.input.budget.daily_cents > 0 ? `${((100 * c.daily_budget_cents) / ws.input.budget.daily_cents).toFixed(1)}%` : '-'
-      const est = campaignCpc(ws, c)
-      const clicks = est.cents === null ? '-' : String(Math.floor(c.daily_budget_cents / est.cents))
-      out.push(`<tr><th scope="row">${esc(c.name)}</th><td class="num">${money(c.daily_budget_cents)}</td><td class="num">${share}</td><td>${BID_LABELS[c.bid_strategy]}</td><td>${esc(range)}</td><td class="num">${est.cents === null ? 'unknown' : `${money(est.cents)} (${esc(est.kind)})`}</td><td class="num">${clicks}</td></tr>`)
+      const {clicks, cpcEstimate, range, share} = bidRow(ws, c)
+      out.push(`<tr><th scope="row">${esc(c.name)}</th><td class="num">${money(c.daily_budget_cents)}</td><td class="num">${share}</td><td>${BID_LABELS[c.bid_strategy]}</td><td>${esc(range)}</td><td class="num">${esc(cpcEstimate)}</td><td class="num">${clicks}</td></tr>`)
     }
     out.push('</tbody></table>')
   }
