@@ -3,9 +3,12 @@
 // through and another floods large REST bodies, how long do other clients' Redis GET and
 // PostgreSQL point selects take? Same server, same run: a quiet phase first, then the noisy one;
 // the figures are the light clients' p50/p99/max in each phase and their ratio.
-// Usage: node bench/svc-noisy-neighbour.mjs [--seconds 10] [--rows 2000] [--in-values 100000] [--or-terms 3000] [--body-kb 900] [--heavy in,or,rest]
+// Heavy kinds: in (long IN list), or (long OR chain), rest (large bodies), list (whole-table REST
+// listings and SQL scans), slow (clients that ask for megabytes and never read the answer).
+// Usage: node bench/svc-noisy-neighbour.mjs [--seconds 10] [--rows 2000] [--in-values 100000] [--or-terms 3000] [--body-kb 900] [--heavy in,or,rest,list,slow]
 // Needs the built CLI (npm run build) and the dev dependencies ioredis and pg.
 import {spawn} from 'node:child_process'
+import {connect} from 'node:net'
 import {join} from 'node:path'
 import {isMainThread, parentPort, Worker, workerData} from 'node:worker_threads'
 
@@ -19,7 +22,7 @@ const ROWS = arg('rows', 2000)
 const IN_VALUES = arg('in-values', 100_000)
 const OR_TERMS = arg('or-terms', 3000)
 const BODY_KB = arg('body-kb', 900)
-const HEAVY = (process.argv.includes('--heavy') ? process.argv[process.argv.indexOf('--heavy') + 1] : 'in,or,rest').split(',')
+const HEAVY = (process.argv.includes('--heavy') ? process.argv[process.argv.indexOf('--heavy') + 1] : 'in,or,rest,list,slow').split(',')
 
 function startAll(dataDir) {
   return new Promise((resolve, reject) => {
@@ -53,7 +56,7 @@ function summary(lat) {
 const fmt = (s) => `p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  max ${s.max.toFixed(1)} ms  (${s.n} ops)`
 
 
-async function noise({heavy: kinds, pg: pgConfig, rest, seconds}) {
+async function noise({heavy: kinds, pg: pgConfig, redis: redisPort, rest, seconds}) {
   let stop = false
   setTimeout(() => (stop = true), seconds * 1000)
   const until = () => stop
@@ -86,6 +89,31 @@ async function noise({heavy: kinds, pg: pgConfig, rest, seconds}) {
         count(`rest ${r.status}`)
       }, until))
     }
+  }
+  if (kinds.includes('list')) {
+    // Whole-table reads: a 1,000-document REST page and a full SQL scan, back to back.
+    const client = new pg.Client(pgConfig)
+    await client.connect()
+    jobs.push(loop(async (i) => {
+      if (i % 2 === 0) count(`list rest ${(await http(rest, 'GET', '/api/v1/documents?table=accounts&limit=1000')).status}`)
+      else await client.query('SELECT * FROM accounts').then(() => count('list sql ok'), (error) => count(`list sql ${error.code}`))
+    }, until).finally(() => client.end()))
+  }
+  if (kinds.includes('slow')) {
+    // Slow readers: each asks for the large documents (REST listing and Redis MGET) and never reads.
+    const held = []
+    jobs.push(loop(async (i) => {
+      const rp = i % 2 === 0 ? rest : redisPort
+      const sock = connect(rp, '127.0.0.1')
+      sock.on('error', () => {})
+      sock.pause()
+      const ask = rp === rest ? 'GET /api/v1/documents?table=big HTTP/1.1\r\nHost: x\r\n\r\n' : '*5\r\n$4\r\nMGET\r\n$5\r\nbig:0\r\n$5\r\nbig:1\r\n$5\r\nbig:2\r\n$5\r\nbig:3\r\n'
+      sock.write(ask.repeat(8))
+      held.push(sock)
+      count('slow reader')
+      await new Promise((r) => setTimeout(r, 250))
+    }, until))
+    jobs.push(new Promise((r) => setTimeout(r, seconds * 1000)).then(() => held.forEach((x) => x.destroy())))
   }
   await Promise.all(jobs)
   return stats
@@ -120,7 +148,7 @@ await heavy.connect()
  * never delays the light clients' own event loop: any delay they see comes from the server.
  */
 function startNoise(seconds) {
-  const worker = new Worker(new URL(import.meta.url), {argv: process.argv.slice(2), workerData: {heavy: HEAVY, pg: pgConfig, rest: ready.rest, seconds}})
+  const worker = new Worker(new URL(import.meta.url), {argv: process.argv.slice(2), workerData: {heavy: HEAVY, pg: pgConfig, redis: ready.redis, rest: ready.rest, seconds}})
   return new Promise((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)

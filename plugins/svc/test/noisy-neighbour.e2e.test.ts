@@ -34,7 +34,7 @@ describe('svc: a heavy request from one client does not stop the others (built C
     cleanupTempDirs()
   })
 
-  it('answers Redis GET, a PostgreSQL point select and REST reads while a 300,000-value IN list and a 3,000-term OR chain run', async () => {
+  it('answers Redis GET, a PostgreSQL point select and REST reads while three 100,000-value IN lists (the most :max-in-values allows) and a 3,000-term OR chain run', async () => {
     const dir = tempDir()
     s = await startServer(['--data-dir', join(dir, 'data'), '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'error'])
     const ports = s.ready as {pg: number; redis: number; rest: number}
@@ -50,11 +50,11 @@ describe('svc: a heavy request from one client does not stop the others (built C
     await r.set('k', 'v')
 
     const inList = join(dir, 'in.sql')
-    writeFileSync(inList, `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: 300_000}, (_, i) => i + 1).join(',')});\n`)
+    writeFileSync(inList, `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: 100_000}, (_, i) => i + 1).join(',')});\n`)
     const orChain = join(dir, 'or.sql')
     writeFileSync(orChain, `SELECT count(*) FROM accounts WHERE ${Array.from({length: 3000}, (_, i) => `id = ${i}`).join(' OR ')};\n`)
     let heavyDone = 0
-    const heavy = [psqlFile(ports.pg, inList), psqlFile(ports.pg, orChain)].map((p) => p.finally(() => heavyDone++))
+    const heavy = [psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, orChain)].map((p) => p.finally(() => heavyDone++))
     // Let both statements reach the server before the light clients start.
     await new Promise((r) => setTimeout(r, 300))
 
@@ -70,9 +70,12 @@ describe('svc: a heavy request from one client does not stop the others (built C
     }
 
     // The heavy statements are answered correctly too, and nothing stored changed.
-    const [inOut, orOut] = await Promise.all(heavy)
-    expect(inOut.code, inOut.out).to.equal(0)
-    expect(inOut.out.trim()).to.equal('200')
+    const outs = await Promise.all(heavy)
+    const orOut = outs.pop() as {code: null | number; out: string}
+    for (const inOut of outs) {
+      expect(inOut.code, inOut.out).to.equal(0)
+      expect(inOut.out.trim()).to.equal('200')
+    }
     expect(orOut.code, orOut.out).to.equal(0)
     expect(orOut.out.trim()).to.equal('200')
     expect((await client.query('SELECT count(*)::int AS n, sum(abalance)::int AS total FROM accounts')).rows).to.deep.equal([{n: 200, total: 19_900}])

@@ -28,6 +28,10 @@ export interface HttpProxyOptions {
   sharedSessions?: ConstructorParameters<typeof SessionRegistry>[1]
   /** The per-user request limit shared with other replicas (see shared-rate.ts); per process only when omitted. */
   sharedRate?: {hit(key: string): number}
+  /** The per-address request limit shared with other replicas, likewise. */
+  sharedAddressRate?: {hit(key: string): number}
+  /** The /register flood limits shared with other replicas (see shared-registrations.ts). */
+  sharedRegistrations?: import('./shared-registrations.js').SharedRegistrationLimits
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
   /** Connection count and header timeout (kit's net-limits; DEFAULT_NET_LIMITS when absent). */
@@ -167,7 +171,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   }
   const handlers = toolHandlers(ctx)
   const catalog = catalogHandlers(ctx)
-  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore) : undefined
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore, o.sharedRegistrations) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions}, o.sharedSessions)
 
@@ -330,7 +334,8 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     const path = q === -1 ? (req.url ?? '/') : req.url!.slice(0, q)
     if (path === '/mcp' || path === '/mcp/' || path === '/sse' || path === '/messages') {
       // Per address before authentication (which costs more, and which a guesser would hammer).
-      const addressWait = byAddress.take(req.socket.remoteAddress ?? '')
+      const address = req.socket.remoteAddress ?? ''
+      const addressWait = byAddress.take(address) || (o.sharedAddressRate?.hit(address) ?? 0)
       if (addressWait > 0) {
         tooMany(res, addressWait, 'too many requests from this address')
         return

@@ -37,7 +37,7 @@ export function getParsedIfCached(engine: RawReader, id: string, options?: Branc
 
 /**
  * Reads many documents; those in memory (and ids that do not exist) are answered without a promise
- * each, and the loop yields to the event loop every few thousand ids, so a statement naming a
+ * each, and the loop yields to the event loop every few milliseconds, so a statement naming a
  * million ids neither floods the heap with promises nor stalls other clients while it runs.
  * A damaged document reads as undefined and is named in `options.skipped`, as engine getMany does.
  */
@@ -47,6 +47,7 @@ export async function getManyParsed(engine: RawReader, ids: string[], options: G
   const reads: Array<Promise<void>> = []
   // A failed read is kept, not left rejected while the loop yields (an unhandled rejection ends the process).
   let failure: {error: unknown} | undefined
+  let since = performance.now()
   for (const [i, id] of ids.entries()) {
     const hit = getParsedIfCached(engine, id, branch)
     if (hit === false) {
@@ -61,11 +62,17 @@ export async function getManyParsed(engine: RawReader, ids: string[], options: G
         },
       ))
     } else out[i] = hit
-    if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve))
+    // Yield by time, not count: on a loaded machine a few thousand ids can take longer than the
+    // latency other clients are promised.
+    if (i % CHECK_EVERY === CHECK_EVERY - 1 && performance.now() - since > YIELD_AFTER_MS) {
+      await new Promise((resolve) => setImmediate(resolve))
+      since = performance.now()
+    }
   }
   await Promise.all(reads)
   if (failure) throw failure.error
   return out
 }
 
-const YIELD_EVERY = 4096
+const CHECK_EVERY = 256
+const YIELD_AFTER_MS = 4

@@ -1,3 +1,6 @@
+import {stat} from 'node:fs/promises'
+import {join} from 'node:path'
+
 import type {Engine, Logger} from '../engine/types.js'
 import {Periodic, retryAfter} from './periodic.js'
 import {gitRemoteCommand} from './proc.js'
@@ -33,6 +36,8 @@ let running: Replicator | undefined
 export class Replicator {
   private readonly loop: Periodic
   private status = new Map<string, RemoteStatus>()
+  /** The remotes as of the repository config's last change (see currentRemotes). */
+  private remotes?: {config: string; list: Array<{name: string}>}
 
   constructor(private readonly engine: Engine, private readonly log: Logger, tickMs = 1000) {
     this.loop = new Periodic(() => this.tick(), {failure: 'replication check failed', log, tickMs})
@@ -47,7 +52,7 @@ export class Replicator {
   }
 
   private async tick(): Promise<void> {
-    const remotes = await listRemotes({dataDir: this.engine.dataDir})
+    const remotes = await this.currentRemotes()
     for (const name of this.status.keys()) if (!remotes.some((r) => r.name === name)) this.status.delete(name)
     if (remotes.length === 0) return
     try {
@@ -55,6 +60,17 @@ export class Replicator {
     } finally {
       recordSyncState(this.engine.dataDir, {push: this.statuses()})
     }
+  }
+
+  /**
+   * Asking git is a process spawn, which stalls the event loop (every client's requests) for tens
+   * to hundreds of ms on a loaded machine; so git is asked only when the config file has changed.
+   */
+  private async currentRemotes(): Promise<Array<{name: string}>> {
+    const st = await stat(join(this.engine.repo, 'config')).catch(() => undefined)
+    const config = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : ''
+    if (!st || this.remotes?.config !== config) this.remotes = {config, list: await listRemotes({dataDir: this.engine.dataDir})}
+    return this.remotes.list
   }
 
   private async pushAll(remotes: Array<{name: string}>): Promise<void> {

@@ -22,7 +22,11 @@ export interface ParseLimits {
   maxStatementBytes?: number
   /** Time budget of one parse in the worker (default 30 s): longer is 54001. */
   parseTimeoutMs?: number
+  /** Most literals one `IN (...)` list may hold (default 100,000): more is 54001 (issue 24: bounds the work of one statement). */
+  maxInValues?: number
 }
+
+const DEFAULT_MAX_IN_VALUES = 100_000
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 const DEFAULT_PARSE_TIMEOUT = 30_000
@@ -75,7 +79,7 @@ export async function parseSql(sql: string, limits: ParseLimits = {}): Promise<P
     throw new SqlError('54000', `statement is too long: ${Buffer.byteLength(sql)} bytes, the limit is ${max}`, {hint: 'send long value lists as one array parameter, or in several statements'})
   }
   if (DISTINCT_FROM.test(sql)) sql = rewriteDistinctFrom(sql)
-  const norm = normalize(sql)
+  const norm = normalize(sql, limits.maxInValues ?? DEFAULT_MAX_IN_VALUES)
   if (norm) {
     const nhit = cache.get(norm.text)
     if (nhit) return {lifted: norm.values, statements: nhit}
@@ -288,7 +292,7 @@ const TYPE_WORDS = new Set(['date', 'interval', 'time', 'timestamp', 'timestampt
  * Replaces numeric and string literals by $n placeholders. Returns undefined when the text is not
  * a DML statement or uses syntax the lexer does not model (E'' strings, dollar quoting, ...).
  */
-export function normalize(sql: string): undefined | {text: string; values: unknown[]} {
+export function normalize(sql: string, maxInValues = DEFAULT_MAX_IN_VALUES): undefined | {text: string; values: unknown[]} {
   if (!LIFTABLE_START.test(sql)) return undefined
   let maxParam = 0
   for (const m of sql.matchAll(/\$(\d+)/g)) maxParam = Math.max(maxParam, Number(m[1]))
@@ -386,7 +390,7 @@ export function normalize(sql: string): undefined | {text: string; values: unkno
       continue
     }
     if (c === '(' && prevWord === 'in' && !byContext) {
-      const list = literalList(sql, i)
+      const list = literalList(sql, i, maxInValues)
       if (list && list.values.length >= LIST_MIN) {
         values.push(new LiftedList(list.values))
         out += `($${maxParam + values.length})`
@@ -430,7 +434,7 @@ function literalValue(lit: string): unknown {
 }
 
 /** `(lit, lit, ...)` at `start` made only of number and plain string literals: their values and the end. */
-function literalList(sql: string, start: number): undefined | {end: number; values: unknown[]} {
+function literalList(sql: string, start: number, max: number): undefined | {end: number; values: unknown[]} {
   const values: unknown[] = []
   const n = sql.length
   let j = start + 1
@@ -475,6 +479,7 @@ function literalList(sql: string, start: number): undefined | {end: number; valu
     }
     skip()
     if (sql[j] === ',') {
+      if (values.length >= max) throw new SqlError('54001', `statement is too complex: an IN list holds more than ${max} values`, {hint: 'send long value lists as one array parameter or in several statements (:max-in-values raises the limit)'})
       j++
       continue
     }

@@ -20,7 +20,7 @@ export interface ServerConfig {
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
-  postgresql: {enabled: boolean; host: string; maxStatementBytes?: number; net: NetLimits; parseTimeoutMs?: number; password: string; port: number; username: string}
+  postgresql: {enabled: boolean; host: string; maxInValues?: number; maxStatementBytes?: number; net: NetLimits; parseTimeoutMs?: number; password: string; port: number; username: string}
   redis: {enabled: boolean; host: string; net: NetLimits; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
@@ -66,7 +66,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
 }
 const SERVERS: Record<string, Record<string, string>> = {
-  postgresql: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
+  postgresql: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-in-values': 'int', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
   redis: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', port: 'port'},
   rest: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
@@ -157,6 +157,7 @@ export const SVC_SETTINGS = {
   postgresqlHost: '127.0.0.1',
   postgresqlIdleTimeoutMs: DEFAULT_NET_LIMITS.idleTimeoutMs,
   postgresqlMaxConnections: DEFAULT_NET_LIMITS.maxConnections,
+  postgresqlMaxInValues: 0,
   postgresqlMaxStatementBytes: 0,
   postgresqlParseTimeoutMs: 0,
   postgresqlPort: 5432,
@@ -201,6 +202,7 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   postgresqlHost: [['servers', 'postgresql', 'host']],
   postgresqlIdleTimeoutMs: [['servers', 'postgresql', 'idle-timeout-ms']],
   postgresqlMaxConnections: [['servers', 'postgresql', 'max-connections']],
+  postgresqlMaxInValues: [['servers', 'postgresql', 'max-in-values']],
   postgresqlMaxStatementBytes: [['servers', 'postgresql', 'max-statement-bytes']],
   postgresqlParseTimeoutMs: [['servers', 'postgresql', 'parse-timeout-ms']],
   postgresqlPort: [['servers', 'postgresql', 'port']],
@@ -403,6 +405,7 @@ export async function loadServerConfig(
     postgresql: {
       enabled: v.postgresqlEnabled,
       host: v.postgresqlHost,
+      maxInValues: opt(v.postgresqlMaxInValues),
       maxStatementBytes: opt(v.postgresqlMaxStatementBytes),
       net: {headerTimeoutMs: v.postgresqlHeaderTimeoutMs, idleTimeoutMs: v.postgresqlIdleTimeoutMs, maxConnections: v.postgresqlMaxConnections},
       parseTimeoutMs: opt(v.postgresqlParseTimeoutMs),

@@ -93,8 +93,8 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     }
     if (cfg.postgresql.enabled) {
       const {startPgServer} = await import('./pg/index.js')
-      const {host, maxStatementBytes, net, parseTimeoutMs, password, port, username} = cfg.postgresql
-      const s = await startPgServer(ctx, {host, maxStatementBytes, net, parseTimeoutMs, password, port, username})
+      const {host, maxInValues, maxStatementBytes, net, parseTimeoutMs, password, port, username} = cfg.postgresql
+      const s = await startPgServer(ctx, {host, maxInValues, maxStatementBytes, net, parseTimeoutMs, password, port, username})
       servers.push({name: 'PostgreSQL', server: s})
       info.pg = s.port
     }

@@ -21,6 +21,8 @@ export interface PgServerOptions {
   host: string
   /** Largest frontend message accepted, in bytes (default 64 MB). */
   maxMessage?: number
+  /** Most values one IN list may hold (default 100,000): more is SQLSTATE 54001. */
+  maxInValues?: number
   /** Longest SQL text accepted (default 16 MiB): longer is SQLSTATE 54000. */
   maxStatementBytes?: number
   /** Connection count and timeouts (kit's DEFAULT_NET_LIMITS when absent); the header timeout bounds the login too. */
@@ -43,7 +45,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     logger: log,
     maxMessage: options.maxMessage ?? 64 * 1024 * 1024,
     password: options.password,
-    query: createQueryEngine(ctx.engine, {maxStatementBytes: options.maxStatementBytes, parseTimeoutMs: options.parseTimeoutMs, version: VERSION}),
+    query: createQueryEngine(ctx.engine, {maxInValues: options.maxInValues, maxStatementBytes: options.maxStatementBytes, parseTimeoutMs: options.parseTimeoutMs, version: VERSION}),
     registry: new Map(),
     username: options.username,
     verifier: scramVerifier(options.password),
