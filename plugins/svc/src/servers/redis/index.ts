@@ -2,7 +2,7 @@
  * The Redis-protocol server (RESP2 and RESP3). Commands from one connection run in order; all
  * replies produced from one socket read are written in one write, so pipelines cost one syscall.
  */
-import {createServer} from 'node:net'
+import {createServer, type Socket} from 'node:net'
 
 import {Connections} from '@toolkit/kit'
 
@@ -23,6 +23,11 @@ export interface RedisServerOptions {
 }
 
 const VERSION = '0.1.0'
+/**
+ * Replies a client has not read yet, past which its pipeline waits (issue 24): a client that
+ * pipelines thousands of large reads and never reads cannot make the server buffer gigabytes.
+ */
+const MAX_UNREAD_REPLY_BYTES = 8 * 1024 * 1024
 
 export async function startRedisServer(ctx: ServerContext, options: RedisServerOptions): Promise<RunningServer> {
   const log = ctx.logger.child('svc.redis')
@@ -76,6 +81,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       fedWhileBusy = false
       try {
         const out: Array<Buffer | string> = []
+        let outBytes = 0
         for (;;) {
           let pending: Promise<Reply> | Reply
           // The common `GET key` frame skips the argument array and the command table.
@@ -94,16 +100,23 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             pending = execute(sess, cmd, shared)
           } else pending = executeGet(sess, key, shared)
           const reply = pending instanceof Promise ? await pending : pending
+          const before = out.length
           encode(reply, sess.resp3, out)
+          for (let k = before; k < out.length; k++) outBytes += out[k].length
           if (sess.quit) {
             dead = true
             socket.end(join(out))
             return
           }
           // Flush large batches early so memory stays bounded on very long pipelines.
-          if (out.length > 4096) {
+          if (out.length > 4096 || outBytes > MAX_UNREAD_REPLY_BYTES / 4) {
             if (!socket.write(join(out))) socket.pause()
             out.length = 0
+            outBytes = 0
+            if (socket.writableLength > MAX_UNREAD_REPLY_BYTES) {
+              await drained(socket)
+              if (socket.destroyed) return
+            }
           }
         }
         if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
@@ -147,4 +160,17 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
 function join(out: Array<Buffer | string>): Buffer | string {
   if (out.every((p) => typeof p === 'string')) return (out as string[]).join('')
   return Buffer.concat(out.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)))
+}
+
+/** Resolves once the socket has written what it buffered, or has closed. */
+function drained(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done)
+      socket.off('close', done)
+      resolve()
+    }
+    socket.on('drain', done)
+    socket.on('close', done)
+  })
 }
