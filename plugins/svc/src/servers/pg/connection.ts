@@ -7,6 +7,7 @@ import {randomBytes, randomInt} from 'node:crypto'
 import type {Socket} from 'node:net'
 
 import type {Logger} from '../../engine/types.js'
+import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, SqlError} from '../../query/index.js'
@@ -116,6 +117,8 @@ export class PgConnection {
         if (!m) break
         await this.message(m.type, m.body)
         if (this.out.length > 65_536) this.flush()
+        // A client that sends many queries and never reads the answers waits here (issue 24).
+        await whileUnread(this.socket)
       }
     } catch (error) {
       if (error instanceof WireError) {

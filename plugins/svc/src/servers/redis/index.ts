@@ -2,11 +2,12 @@
  * The Redis-protocol server (RESP2 and RESP3). Commands from one connection run in order; all
  * replies produced from one socket read are written in one write, so pipelines cost one syscall.
  */
-import {createServer, type Socket} from 'node:net'
+import {createServer} from 'node:net'
 
 import {Connections} from '@toolkit/kit'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
 import {listen} from '../listen.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
@@ -23,11 +24,6 @@ export interface RedisServerOptions {
 }
 
 const VERSION = '0.1.0'
-/**
- * Replies a client has not read yet, past which its pipeline waits (issue 24): a client that
- * pipelines thousands of large reads and never reads cannot make the server buffer gigabytes.
- */
-const MAX_UNREAD_REPLY_BYTES = 8 * 1024 * 1024
 
 export async function startRedisServer(ctx: ServerContext, options: RedisServerOptions): Promise<RunningServer> {
   const log = ctx.logger.child('svc.redis')
@@ -113,10 +109,9 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             if (!socket.write(join(out))) socket.pause()
             out.length = 0
             outBytes = 0
-            if (socket.writableLength > MAX_UNREAD_REPLY_BYTES) {
-              await drained(socket)
-              if (socket.destroyed) return
-            }
+            // A client that pipelines large reads and never reads waits here instead of growing the server.
+            await whileUnread(socket)
+            if (socket.destroyed) return
           }
         }
         if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
@@ -162,15 +157,3 @@ function join(out: Array<Buffer | string>): Buffer | string {
   return Buffer.concat(out.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)))
 }
 
-/** Resolves once the socket has written what it buffered, or has closed. */
-function drained(socket: Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      socket.off('drain', done)
-      socket.off('close', done)
-      resolve()
-    }
-    socket.on('drain', done)
-    socket.on('close', done)
-  })
-}
