@@ -51,7 +51,7 @@ describe('campaign generate on the example (end to end)', function () {
     for (const f of ['run.json', 'workspace.json', 'events.ndjson', 'report.md', 'input/business.toml', 'input/catalog.csv', 'input/logo.png', 'google-ads/editor/images/logo.png']) {
       expect(existsSync(join(runDir, f)), f).to.equal(true)
     }
-    expect(existsSync(join(runDir, 'workspace.json.tmp'))).to.equal(false)
+    expect(readdirSync(runDir).filter((f) => f.endsWith('.tmp')), 'temporary files left behind').to.deep.equal([])
     expect(readFileSync(join(runDir, 'input/business.toml'))).to.deep.equal(readFileSync(join(exampleDir, 'business.toml')))
   })
 

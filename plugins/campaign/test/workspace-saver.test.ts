@@ -1,5 +1,5 @@
 import {expect} from 'chai'
-import {existsSync, mkdirSync, readFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setImmediate as turn} from 'node:timers/promises'
 
@@ -26,7 +26,7 @@ describe('WorkspaceSaver (saves while missions run)', () => {
     expect(behind).to.deep.equal([])
     await saver.idle()
     expect(onDisk(dir).n).to.equal(60)
-    expect(existsSync(join(dir, 'workspace.json.tmp'))).to.equal(false)
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp')), 'temporary files left behind').to.deep.equal([])
   })
 
   it('a failed write rejects the saves waiting for it, and the next save writes again', async () => {

@@ -127,7 +127,7 @@ describe('svc error table (built CLI)', function () {
     const data = join(tempDir(), 'data')
     await seed(data)
     mkdirSync(join(data, 'index', 'main'), {recursive: true})
-    writeFileSync(join(data, 'index', 'main', 'index.json'), '{"format": 1}\n{garbage')
+    writeFileSync(join(data, 'index', 'main', 'fts.sqlite'), 'SQLite format 3\0 garbage')
     s = await startServer(['--data-dir', data, '--http-port', '0', '--disable-redis', '--disable-sql', '--log-level', 'error'])
     const rest = `http://127.0.0.1:${s.ready.rest}`
     let total = 0

@@ -58,7 +58,7 @@ describe('toolkit svc dump and diagnose (built CLI)', function () {
     const lock = join(dir, 'repo', 'packed-refs.lock')
     writeFileSync(lock, '')
     utimesSync(lock, new Date(Date.now() - 300_000), new Date(Date.now() - 300_000))
-    const idx = join(dir, 'index', 'main', 'index.json')
+    const idx = join(dir, 'index', 'main', 'fts.sqlite')
     writeFileSync(idx, readFileSync(idx).subarray(0, 200))
     gitOut(join(dir, 'repo'), ['remote', 'add', 'origin', 'https://example.invalid/db.git'])
     gitOut(join(dir, 'repo'), ['update-ref', 'refs/remotes/origin/main', commits[1]])

@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {writeFileAtomicSync} from '@toolkit/kit'
 import {join} from 'node:path'
 
 import type {RunStatus, Totals, Workspace} from '../types.js'
@@ -32,5 +32,5 @@ export function totalsOf(ws: Workspace): Totals {
 }
 
 export function writeRunJson(runDir: string, run: RunJson): void {
-  writeFileSync(join(runDir, 'run.json'), `${JSON.stringify(run, null, 2)}\n`)
+  writeFileAtomicSync(join(runDir, 'run.json'), `${JSON.stringify(run, null, 2)}\n`)
 }

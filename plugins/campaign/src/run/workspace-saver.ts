@@ -1,4 +1,4 @@
-import {rename, writeFile} from 'node:fs/promises'
+import {writeFileAtomic} from '@toolkit/kit'
 import {join} from 'node:path'
 
 import type {Workspace} from '../types.js'
@@ -42,10 +42,7 @@ export class WorkspaceSaver {
     this.queued = null
     const file = join(this.runDir, WORKSPACE_FILE)
     const text = workspaceText(this.ws)
-    const write = (async () => {
-      await writeFile(`${file}.tmp`, text)
-      await rename(`${file}.tmp`, file)
-    })()
+    const write = writeFileAtomic(file, text, {fsync: false})
     const tracked: Promise<void> = write.finally(() => {
       if (this.current === tracked) this.current = null
     })

@@ -1,5 +1,5 @@
-import {ToolkitError} from '@toolkit/kit'
-import {readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {ToolkitError, writeFileAtomicSync} from '@toolkit/kit'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import type {Workspace} from '../types.js'
@@ -8,16 +8,15 @@ import {shapeProblem} from './workspace-shape.js'
 export const WORKSPACE_FILE = 'workspace.json'
 
 /**
- * workspace.json is replaced, never edited: the new text goes to workspace.json.tmp and a rename
- * swaps it in, so a process killed at any instant leaves either the old or the new file. Saves
+ * workspace.json is replaced, never edited (kit's atomic write: a temporary file and a rename), so
+ * a process killed at any instant leaves either the old or the new file. Saves
  * during missions (one per mutating tool call, hundreds on a large catalog) are compact; the run
  * ends with one indented save (`pretty`), so the file a person opens to edit is readable.
  */
 export function saveWorkspace(runDir: string, ws: Workspace, pretty = false): void {
-  const file = join(runDir, WORKSPACE_FILE)
-  const tmp = `${file}.tmp`
-  writeFileSync(tmp, workspaceText(ws, pretty))
-  renameSync(tmp, file)
+  // No fsync per save: a power cut may lose the last saves, which --resume redoes; only a torn
+  // file would be a loss, and the rename rules that out.
+  writeFileAtomicSync(join(runDir, WORKSPACE_FILE), workspaceText(ws, pretty), {fsync: false})
 }
 
 /** The text of workspace.json: compact, or indented for the final save of a run. */

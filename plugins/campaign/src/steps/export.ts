@@ -1,4 +1,5 @@
-import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {writeFileAtomicSync} from '@toolkit/kit'
+import {existsSync, mkdirSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {delimited, utf16le} from '../export/google-ads/delimited.js'
@@ -24,7 +25,7 @@ export function exportFiles(ws: Workspace, runDir: string, write: boolean): stri
     mkdirSync(dir, {recursive: true})
     const rows = searchRows(ws)
     for (const f of SEARCH_FILES) {
-      writeFileSync(join(dir, f), delimited(rows[f], ','))
+      writeFileAtomicSync(join(dir, f), delimited(rows[f], ','), {fsync: false})
       written.push(join(PLATFORM_DIR, f))
     }
   } else {
@@ -32,7 +33,7 @@ export function exportFiles(ws: Workspace, runDir: string, write: boolean): stri
   }
   if (write && hasImage) {
     mkdirSync(join(dir, 'editor'), {recursive: true})
-    writeFileSync(join(dir, EDITOR_FILE), utf16le(delimited(editorRows(ws), '\t')))
+    writeFileAtomicSync(join(dir, EDITOR_FILE), utf16le(delimited(editorRows(ws), '\t')), {fsync: false})
     written.push(join(PLATFORM_DIR, EDITOR_FILE))
   } else {
     rmSync(join(dir, EDITOR_FILE), {force: true})

@@ -97,8 +97,8 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
           // listed, or as a write tool when it never was (the stricter class).
           const known = ctx.pool.knownTool(name)
           judge(known?.ref ?? {access: 'write', server: owner, tool: name.slice(owner.length + TOOL_SEPARATOR.length)}, known?.access ?? 'write')
-          // One reconnect within the call's budget before answering an outage: a redeploy goes unnoticed.
-          await ctx.pool.revive(owner)
+          // A reconnect within the connection timeout (and the call's own) before answering an outage: a redeploy goes unnoticed.
+          await ctx.pool.revive(owner, undefined, signal)
           t = ctx.pool.tool(name)
           const outage = t ? undefined : ctx.pool.unavailable(owner)
           if (outage) {

@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
-import {BodyTooLargeError, readBody} from '@toolkit/kit'
+import {BodyTooLargeError, ConnectionGuard, httpServerLimits, type NetLimits, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
 import type {AsStore} from './as-store.js'
@@ -28,8 +28,14 @@ export interface HttpProxyOptions {
   sharedSessions?: ConstructorParameters<typeof SessionRegistry>[1]
   /** The per-user request limit shared with other replicas (see shared-rate.ts); per process only when omitted. */
   sharedRate?: {hit(key: string): number}
+  /** The per-address request limit shared with other replicas, likewise. */
+  sharedAddressRate?: {hit(key: string): number}
+  /** The /register flood limits shared with other replicas (see shared-registrations.ts). */
+  sharedRegistrations?: import('./shared-registrations.js').SharedRegistrationLimits
   /** Largest accepted JSON-RPC request body. */
   maxBodyBytes?: number
+  /** Connection count and header timeout (kit's net-limits; DEFAULT_NET_LIMITS when absent). */
+  net?: Partial<NetLimits>
   /** Sessions, load and their limits; see `SessionLimits`. */
   limits?: Partial<SessionLimits>
   pool: UpstreamPool
@@ -159,7 +165,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
   }
   const handlers = toolHandlers(ctx)
   const catalog = catalogHandlers(ctx)
-  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore) : undefined
+  const as: AuthorizationServer | undefined = auth.oauthAs ? await createAuthorizationServer(auth.oauthAs, log, o.asStore, o.sharedRegistrations) : undefined
   const resourceMetadata = auth.oauthAs ? `${new URL(auth.oauthAs.resource).origin}/.well-known/oauth-protected-resource${new URL(auth.oauthAs.resource).pathname}` : undefined
   const sessions = new SessionRegistry({idleMs, perOwner: limits.maxSessionsPerSubject, total: limits.maxSessions}, o.sharedSessions)
 
@@ -322,7 +328,8 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     const path = q === -1 ? (req.url ?? '/') : req.url!.slice(0, q)
     if (path === '/mcp' || path === '/mcp/' || path === '/sse' || path === '/messages') {
       // Per address before authentication (which costs more, and which a guesser would hammer).
-      const addressWait = byAddress.take(req.socket.remoteAddress ?? '')
+      const address = req.socket.remoteAddress ?? ''
+      const addressWait = byAddress.take(address) || (o.sharedAddressRate?.hit(address) ?? 0)
       if (addressWait > 0) {
         tooMany(res, addressWait, 'too many requests from this address')
         return
@@ -355,13 +362,16 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
     else notFound()
   }
 
-  const http: Server = createServer((req, res) => {
+  const guard = new ConnectionGuard(o.net)
+  const http: Server = createServer(httpServerLimits(guard.limits), (req, res) => {
+    if (guard.refuseRequest(req, res)) return
     handle(req, res).catch((error) => {
       log(`request failed: ${(error as Error).message}`)
       rpcError(res, 500, -32603, 'Internal error')
     })
   })
   http.keepAliveTimeout = 65_000
+  guard.watchHttp(http)
   const sweep = setInterval(() => {
     sessions.sweep()
     byAddress.sweep()

@@ -5,6 +5,7 @@ import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotoco
 
 import {type AsStore, MemoryAsStore, RegistryFullError} from './as-store.js'
 import {type Registration, RegistrationGuard, sourceAddress} from './registrations.js'
+import type {SharedRegistrationLimits} from './shared-registrations.js'
 import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './auth-providers/oauth-as.js'
 
 export interface AuthorizationServer {
@@ -27,7 +28,13 @@ type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
  * tokens only as digests) so a restart does not make every connector register and sign in
  * again; codes live only in memory (they last a minute).
  */
-export async function createAuthorizationServer(o: OAuthAsOptions, log?: (message: string) => void, shared?: AsStore): Promise<AuthorizationServer> {
+export async function createAuthorizationServer(
+  o: OAuthAsOptions,
+  log?: (message: string) => void,
+  shared?: AsStore,
+  /** The /register flood limits counted over all replicas (with a shared store). */
+  sharedLimits?: SharedRegistrationLimits,
+): Promise<AuthorizationServer> {
   const [{mcpAuthRouter}, {createMcpExpressApp}, errors, jose] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/auth/router.js'),
     import('@modelcontextprotocol/sdk/server/express.js'),
@@ -98,6 +105,7 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
         r.used = true
       }
       await store.markUsed(client.client_id)
+      await sharedLimits?.used(client.client_id)
       await store.putCode(code, {
         challenge: params.codeChallenge,
         clientId: client.client_id,
@@ -219,10 +227,11 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
     res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: 'the shared store of the authorization server is unavailable; try again shortly'}))
   })
   app.use('/authorize', gate(true))
-  app.use('/register', gate(false), (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+  app.use('/register', gate(false), async (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     if (req.method !== 'POST') return next()
     const source = sourceAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], o.trustedSource)
-    const admission = guard.admit(source)
+    let admission = guard.admit(source)
+    if (admission.ok && sharedLimits) admission = (await sharedLimits.admit(source)) ?? admission
     if (!admission.ok) {
       res.writeHead(429, {'cache-control': 'no-store', 'content-type': 'application/json', 'retry-after': String(admission.retryAfterSeconds)})
       res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: `${admission.reason}; try again in ${admission.retryAfterSeconds} s`}))
@@ -239,6 +248,7 @@ export async function createAuthorizationServer(o: OAuthAsOptions, log?: (messag
             // The same object the memory store keeps: its next save has the source.
             r.source = source
             guard.registered(r)
+            sharedLimits?.registered(id as string, source)
           }
         } catch {
           // Not the JSON the SDK sends: nothing to note.

@@ -11,10 +11,15 @@ import {keyLine, type ServersConfig} from '../client/servers-file.js'
  */
 export const GW_SERVE_SETTINGS = {
   auditLog: '',
+  connectTimeout: 15,
+  /** A request's headers must arrive within this (slowloris); kit's net-limits. */
+  headerTimeoutMs: 30_000,
   healthInterval: 15,
   host: '127.0.0.1',
   insecure: false,
   maxBody: 4 * 1024 * 1024,
+  /** Connections at once; one more is answered 503. */
+  maxConnections: 1000,
   maxSessions: 10_000,
   maxSessionsPerUser: 100,
   port: 8080,
@@ -25,7 +30,7 @@ export const GW_SERVE_SETTINGS = {
 export type GwServeSettings = typeof GW_SERVE_SETTINGS
 
 // Least value of each number (a port may also be 0: any free port).
-const MIN: Partial<Record<keyof GwServeSettings, number>> = {healthInterval: 1, maxBody: 1024, maxSessions: 1, maxSessionsPerUser: 1, port: 0, rateLimit: 0, rateLimitAddress: 0, sessionIdle: 1}
+const MIN: Partial<Record<keyof GwServeSettings, number>> = {connectTimeout: 1, headerTimeoutMs: 100, healthInterval: 1, maxBody: 1024, maxConnections: 1, maxSessions: 1, maxSessionsPerUser: 1, port: 0, rateLimit: 0, rateLimitAddress: 0, sessionIdle: 1}
 
 /** The `"serve"` object of servers.json as one layer, its values checked against the defaults. */
 export function serveLayer(servers: ServersConfig): ConfigLayer | undefined {

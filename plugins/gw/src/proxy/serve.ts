@@ -19,11 +19,13 @@ export interface ServeRequest {
   connector?: Connector
   env?: Record<string, string | undefined>
   /** Serve over HTTP on this address; stdio when omitted. */
-  http?: {host: string; limits?: Partial<import('./http-server.js').SessionLimits>; maxBodyBytes?: number; port: number}
+  http?: {host: string; limits?: Partial<import('./http-server.js').SessionLimits>; maxBodyBytes?: number; net?: Partial<import('@toolkit/kit').NetLimits>; port: number}
   /** Allow binding beyond loopback with requests accepted anonymously (`--insecure`). */
   insecure?: boolean
   log: (message: string) => void
   pingIntervalMs?: number
+  /** Longest wait for one upstream connection, and for a down upstream within a call (`--connect-timeout`). */
+  connectTimeoutMs?: number
   /** Where `oauth_as` keeps clients and refresh tokens across restarts (unless `oauthAs.stateFile` says otherwise); memory only when omitted. */
   oauthStateFile?: string
   /** Roles of the stdio user (ACL still applies to a local client). */
@@ -99,6 +101,8 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   let redis: import('ioredis').Redis | undefined
   let asStore: AsStore | undefined
   let sharedRate: import('./shared-rate.js').SharedRateWindow | undefined
+  let sharedAddressRate: import('./shared-rate.js').SharedRateWindow | undefined
+  let sharedRegistrations: import('./shared-registrations.js').SharedRegistrationLimits | undefined
   let sharedSessions: import('./shared-sessions.js').SharedSessionCounts | undefined
   if (storeOptions) {
     const {connectRedis, RedisAsStore} = await import('./as-store-redis.js')
@@ -112,20 +116,27 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
       const {SharedSessionCounts} = await import('./shared-sessions.js')
       sharedSessions = new SharedSessionCounts(redis, storeOptions.prefix)
     }
+    if (auth.oauthAs && r.http) {
+      const {SharedRegistrationLimits} = await import('./shared-registrations.js')
+      sharedRegistrations = new SharedRegistrationLimits(redis, storeOptions.prefix, auth.oauthAs.registration)
+    }
     const rate = r.http?.limits?.subjectRate ?? DEFAULT_LIMITS.subjectRate
-    if (r.http && rate > 0) {
+    const addressRate = r.http?.limits?.addressRate ?? DEFAULT_LIMITS.addressRate
+    if (r.http && (rate > 0 || addressRate > 0)) {
       const {SharedRateWindow} = await import('./shared-rate.js')
       // The same burst a single process allows (twice the rate), over all replicas in a one-second window.
-      sharedRate = new SharedRateWindow(redis, storeOptions.prefix, rate * 2, r.log)
+      if (rate > 0) sharedRate = new SharedRateWindow(redis, storeOptions.prefix, rate * 2, r.log)
+      if (addressRate > 0) sharedAddressRate = new SharedRateWindow(redis, `${storeOptions.prefix}address:`, addressRate * 2, r.log)
     }
   }
   const closeStore = async () => {
     sharedRate?.close()
+    sharedAddressRate?.close()
     sharedSessions?.close()
     // Give the last writes (session counts, the heartbeat's removal) a moment to leave.
     await redis?.quit().catch(() => redis?.disconnect())
   }
-  const pool = new UpstreamPool(names, {connect, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
+  const pool = new UpstreamPool(names, {connect, connectTimeoutMs: r.connectTimeoutMs, idleMs: (name) => idle.get(name), log: r.log, pingIntervalMs: r.pingIntervalMs, toolAccess: auth.toolAccess})
   await pool.start()
   let apply: (next: ProxyAuth) => void = () => {}
   const oauthAsOf = (c: ServersConfig) => {
@@ -153,7 +164,7 @@ export async function startServe(r: ServeRequest): Promise<RunningProxy> {
   if (r.http) {
     const {startHttpProxy} = await import('./http-server.js')
     try {
-      const proxy = await startHttpProxy({asStore, audit, sharedRate, sharedSessions, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, pool, port: r.http.port})
+      const proxy = await startHttpProxy({asStore, audit, sharedAddressRate, sharedRate, sharedRegistrations, sharedSessions, auth, host: r.http.host, limits: r.http.limits, log: r.log, maxBodyBytes: r.http.maxBodyBytes, net: r.http.net, pool, port: r.http.port})
       apply = (next) => proxy.update(next)
       return {
         async close() {

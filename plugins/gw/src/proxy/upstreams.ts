@@ -47,6 +47,12 @@ export interface PoolOptions {
   minBackoffMs?: number
   /** How often a live upstream is pinged, so one that died without a word is noticed. */
   pingIntervalMs?: number
+  /**
+   * Pings that time out in a row before the upstream is marked down (a loaded machine answers
+   * late, not never); a ping that fails any other way (connection refused, session gone) marks
+   * it down at once.
+   */
+  pingFailures?: number
   toolAccess?: Map<string, (tool: string) => Access | undefined>
   /**
    * Per server: stop it after this many milliseconds without a request, and start it again on
@@ -110,6 +116,9 @@ function isProtocolAnswer(error: unknown): boolean {
 
 type Options = Required<Omit<PoolOptions, 'idleMs' | 'log' | 'toolAccess'>> & PoolOptions
 
+/** A ping that got no answer in time (the SDK's RequestTimeout), as opposed to one that failed. */
+const timedOut = (error: unknown) => (error as {code?: unknown})?.code === -32_001
+
 class Upstream {
   backoff: number
   catalog: Catalog = nameCatalog('', EMPTY_RAW, undefined)
@@ -122,6 +131,8 @@ class Upstream {
   /** The tools of the last successful listing, kept while down so the ACL can still judge calls to them. */
   known = new Map<string, ProxiedTool>()
   lastAttempt = 0
+  /** Did the last connection attempt run out of time (rather than being refused)? */
+  lastTimedOut = false
   lastUsed = 0
   /** Has a listing ever arrived (a lazy server's catalog is unknown until it ran once)? */
   listed = false
@@ -193,8 +204,8 @@ class Upstream {
   }
 
   /** One connection attempt at a time: the backoff timer and callers share it. */
-  connect(): Promise<void> {
-    this.connecting ??= this.attempt().finally(() => {
+  connect(timeoutMs = this.o.connectTimeoutMs): Promise<void> {
+    this.connecting ??= this.attempt(timeoutMs).finally(() => {
       this.connecting = undefined
       this.lastAttempt = Date.now()
     })
@@ -247,32 +258,50 @@ class Upstream {
   /**
    * A call found this upstream down: try to reconnect now instead of waiting for the backoff
    * timer (a redeployed upstream is usually back within the call's budget). At most one
-   * on-demand attempt a second, so calls to a dead upstream do not hammer it.
+   * on-demand attempt a second, so calls to a dead upstream do not hammer it. An attempt that ran
+   * out of time (a slow upstream, a loaded machine) is followed by another (given all that is left
+   * of `ms`) until `ms` runs out; a refusal is an answer and ends the wait. `signal` (the caller
+   * went away) ends it too.
    */
-  async revive(ms: number): Promise<boolean> {
+  async revive(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.stopped) return false
-    if (this.state === 'idle') await this.wake(ms)
-    if (this.state === 'up' && this.conn) return true
     const deadline = Date.now() + ms
-    if (!this.connecting) {
-      const wait = this.lastAttempt + 1000 - Date.now()
-      if (wait >= ms) return false
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-      if (this.state === 'up' && this.conn) return true
-      if (!this.connecting) clearTimeout(this.retry)
+    const left = () => deadline - Date.now()
+    const upNow = () => this.state === 'up' && this.conn !== undefined
+    if (this.state === 'idle') await this.wake(ms)
+    if (upNow()) return true
+    // Attempts are at least a second apart (lastAttempt), so this loop cannot spin.
+    while (left() > 0 && !signal?.aborted) {
+      if (!this.connecting) {
+        const wait = this.lastAttempt + 1000 - Date.now()
+        if (wait >= left()) return false
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        if (upNow()) return true
+        if (!this.connecting) {
+          clearTimeout(this.retry)
+          this.connect(Math.max(this.o.connectTimeoutMs, left())).catch(() => {})
+        }
+      }
+      let timer: NodeJS.Timeout | undefined
+      const stop = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, left()))
+        signal?.addEventListener('abort', () => resolve(), {once: true})
+      })
+      await Promise.race([this.connecting ?? Promise.resolve(), stop])
+      clearTimeout(timer)
+      if (upNow()) return true
+      if (!this.lastTimedOut || this.connecting) return false
     }
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([this.connect(), new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))])
-    clearTimeout(timer)
-    return this.state === 'up' && this.conn !== undefined
+    return upNow()
   }
 
-  private async attempt(): Promise<void> {
+  private async attempt(timeoutMs: number): Promise<void> {
     if (this.stopped) return
     let conn: UpstreamConnection | undefined
     let signal: AbortSignal | undefined
+    this.lastTimedOut = false
     try {
-      signal = AbortSignal.timeout(this.o.connectTimeoutMs)
+      signal = AbortSignal.timeout(timeoutMs)
       conn = await this.o.connect(this.name, signal)
       if (this.stopped) {
         await conn.close().catch(() => {})
@@ -303,14 +332,33 @@ class Upstream {
       this.o.log?.(`upstream ${this.name}: connected, ${this.tools.length} tools, ${this.catalog.resources.length} resources, ${this.catalog.prompts.length} prompts`)
       this.pool.changed('tools', 'resources', 'prompts')
       this.touch()
+      let pinging = false
+      let late = 0
       this.pinger = setInterval(() => {
-        c.client.ping({timeout: Math.max(1000, this.o.pingIntervalMs)}).catch((error) => this.down(error, c))
+        // One ping at a time: on a loaded machine a slow answer must not pile up more pings.
+        if (pinging) return
+        pinging = true
+        c.client
+          .ping({timeout: Math.max(1000, this.o.pingIntervalMs)})
+          .then(
+            () => {
+              late = 0
+            },
+            (error) => {
+              if (timedOut(error) && ++late < this.o.pingFailures) return
+              this.down(error, c)
+            },
+          )
+          .finally(() => {
+            pinging = false
+          })
       }, this.o.pingIntervalMs)
       this.pinger.unref()
     } catch (error) {
       if (conn) await conn.close().catch(() => {})
       this.conn = undefined
-      this.fail(signal?.aborted && !conn ? new ShortReason(`no answer within ${this.o.connectTimeoutMs / 1000} s`) : error)
+      this.lastTimedOut = signal?.aborted === true
+      this.fail(signal?.aborted && !conn ? new ShortReason(`no answer within ${timeoutMs / 1000} s`) : error)
     }
   }
 
@@ -404,7 +452,7 @@ export class UpstreamPool extends EventEmitter {
     this.setMaxListeners(0)
     // Options given as undefined must not override the defaults.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as PoolOptions
-    this.o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingIntervalMs: 15_000, ...given}
+    this.o = {callTimeoutMs: 120_000, connectTimeoutMs: 15_000, maxBackoffMs: 30_000, minBackoffMs: 250, pingFailures: 3, pingIntervalMs: 15_000, ...given}
     this.callTimeoutMs = this.o.callTimeoutMs
     for (const n of names) this.upstreams.set(n, this.create(n))
   }
@@ -591,10 +639,13 @@ export class UpstreamPool extends EventEmitter {
     return server === undefined ? undefined : this.upstreams.get(server)?.known.get(fullName)
   }
 
-  /** Tries one reconnect of a server that is down, waiting at most `ms`; true when it is up. */
-  revive(server: string, ms = 10_000): Promise<boolean> {
+  /**
+   * Tries to reconnect a server that is down within a call, waiting at most `ms` (by default the
+   * connection timeout, `--connect-timeout`) and never past the call's own timeout; true when it is up.
+   */
+  revive(server: string, ms = this.o.connectTimeoutMs, signal?: AbortSignal): Promise<boolean> {
     const u = this.upstreams.get(server)
-    return u ? u.revive(Math.min(ms, this.callTimeoutMs)) : Promise.resolve(false)
+    return u ? u.revive(Math.min(ms, this.callTimeoutMs), signal) : Promise.resolve(false)
   }
 
   /** The outage error of a configured server that is neither up nor idle (an idle one starts on use), else undefined. */

@@ -102,7 +102,9 @@ describe('gw serve and gw call refreshing through one token store at the same ti
     servers = join(dir, 'servers.json')
     writeFileSync(servers, JSON.stringify({gwServers: {proxy: {url: mcpUrl}}}))
     // The serve in front: no authentication of its own (loopback), the protected server upstream.
-    proxy = await serveCli(['--port', '0', '--config', servers, '--health-interval', '1'], env(), (c) => children.push(c))
+    // Its wait for the upstream within a call is the connection timeout: as long as the SDK
+    // client's own request timeout, so a loaded machine (CLIs slow to start) cannot outlast it.
+    proxy = await serveCli(['--port', '0', '--config', servers, '--health-interval', '1', '--connect-timeout', '60'], env(), (c) => children.push(c))
   })
 
   after(async () => {
@@ -145,7 +147,7 @@ describe('gw serve and gw call refreshing through one token store at the same ti
         as!.child.kill('SIGCONT')
         throw error
       }
-      // The serve waits at most 10 s for a down upstream within a call, so its sessions go last.
+      // The serve waits for a down upstream within a call (up to --connect-timeout), so its sessions go last.
       const viaServe = Promise.all(
         sessions.map((s, i) =>
           s.callTool({arguments: {message: `round ${round} session ${i}`}, name: 'proxy__everything__echo'}).catch((error: Error) => {

@@ -6,6 +6,7 @@ import {dirname, join} from 'node:path'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 import getPort from 'get-port'
+import {Redis} from 'ioredis'
 
 const require = createRequire(import.meta.url)
 export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js')
@@ -13,6 +14,9 @@ export const RUN_JS = new URL('../../../../bin/run.js', import.meta.url).pathnam
 
 export interface Everything {
   kill(): Promise<void>
+  /** SIGSTOP / SIGCONT: a process that is there but answers nothing, as on a machine under heavy load. */
+  pause(): void
+  resume(): void
   port: number
   /** Starts it again on the same port. */
   restart(): Promise<void>
@@ -43,14 +47,14 @@ export async function startEverything(): Promise<Everything> {
     })
   const kill = async () => {
     const c = child
-    if (!c || c.exitCode !== null || c.signalCode !== null) return
+    if (!c || c.exitCode !== null || (c.signalCode !== null && c.signalCode !== 'SIGSTOP' && c.signalCode !== 'SIGCONT')) return
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve())
       c.kill('SIGKILL')
     })
   }
   await launch()
-  return {kill, port, restart: launch, url: `http://127.0.0.1:${port}/mcp`}
+  return {kill, pause: () => child?.kill('SIGSTOP'), port, restart: launch, resume: () => child?.kill('SIGCONT'), url: `http://127.0.0.1:${port}/mcp`}
 }
 
 /** An in-memory store with the shape of the host's token store, for in-process proxy tests. */
@@ -131,3 +135,14 @@ export async function rpcError(p: Promise<unknown>): Promise<McpError> {
   }
   throw new Error('expected a JSON-RPC error')
 }
+
+/** A real redis-server on loopback, its data in `dir` (append-only, fsync always) so a restart keeps it. */
+export async function startRedis(port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {stdio: 'ignore'})
+  const probe = new Redis({lazyConnect: true, port, retryStrategy: () => 100})
+  probe.on('error', () => {})
+  await until(async () => probe.ping().then(() => true, () => false), 15_000, 'redis-server')
+  probe.disconnect()
+  return child
+}
+

@@ -1,30 +1,19 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
-import {type ChildProcess, spawn} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import getPort from 'get-port'
-import {Redis} from 'ioredis'
 
-import {type Everything, serveCli, type ServingCli, startEverything, until} from './helpers.js'
+import {type Everything, serveCli, type ServingCli, startEverything, startRedis, until} from './helpers.js'
 
 const SECRET = 'replica-test-secret-long-enough-for-hs256!!'
 const REDIRECT = 'http://localhost:53682/callback'
 const USER = {'x-forwarded-groups': 'dev', 'x-forwarded-user': 'sam'}
-
-/** A real redis-server on loopback, its data in `dir` (append-only, fsync always) so a restart keeps it. */
-async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {stdio: 'ignore'})
-  const probe = new Redis({lazyConnect: true, port, retryStrategy: () => 100})
-  probe.on('error', () => {})
-  await until(async () => probe.ping().then(() => true, () => false), 15_000, 'redis-server')
-  probe.disconnect()
-  return child
-}
 
 async function form(url: string, params: Record<string, string>): Promise<{body: Record<string, unknown>; status: number}> {
   const res = await fetch(url, {body: new URLSearchParams(params), headers: {'content-type': 'application/x-www-form-urlencoded'}, method: 'POST'})

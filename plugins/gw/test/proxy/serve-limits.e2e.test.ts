@@ -167,4 +167,36 @@ describe('gw serve: one user cannot take the proxy down (built CLI)', function (
     expect(rssMb(s.child.pid!)).to.be.below(300)
     s.child.kill('SIGTERM')
   })
+
+  it('a user past --rate-limit, or an address past --rate-limit-address, gets 429 + Retry-After; another user at another address is served throughout', async () => {
+    const config = writeConfig('rates.json', {bearer: {tokens: {'calm-token': 'calm', 'greedy-token': 'greedy', 'other-token': 'other'}}, providers: ['bearer']})
+    const s = await serve(config, ['--rate-limit', '5', '--rate-limit-address', '20'])
+    const calm = await openSession(s.url, '127.0.0.2', 'calm-token')
+    const call = (n: number) => ({id: n, method: 'tools/call', params: {arguments: {a: n, b: 1}, name: 'everything__get-sum'}})
+    const burst = async (from: string, token: string) => {
+      const replies = await Promise.all(Array.from({length: 30}, () => rpc(s.url, {from, token}, {id: 1, method: 'tools/list'})))
+      return replies.filter((r) => r.status === 429)
+    }
+    // The calm user, at its own address, calls all along; it is never refused.
+    const calmRun = (async () => {
+      for (let n = 0; n < 8; n++) {
+        const r = await rpc(s.url, {from: '127.0.0.2', session: calm, token: 'calm-token'}, call(n))
+        expect(r.status, JSON.stringify(r.body)).to.equal(200)
+        expect(JSON.stringify(r.body.result)).to.include(String(n + 1))
+      }
+    })()
+    // One user, from its own address: refused by the per-user bucket (burst 10).
+    const greedy = await burst('127.0.0.3', 'greedy-token')
+    expect(greedy.length).to.be.greaterThan(0)
+    expect(Number(greedy[0].headers['retry-after'])).to.be.greaterThan(0)
+    expect(JSON.stringify(greedy[0].body)).to.include('too many requests for \\"greedy\\"')
+    // Many users' tokens from one address: refused by the per-address bucket (burst 40) before authentication.
+    const tokens = ['greedy-token', 'other-token']
+    const fromOne = await Promise.all(Array.from({length: 60}, (_, i) => rpc(s.url, {from: '127.0.0.4', token: tokens[i % 2]}, {id: 1, method: 'tools/list'})))
+    const byAddress = fromOne.filter((r) => r.status === 429 && JSON.stringify(r.body).includes('too many requests from this address'))
+    expect(byAddress.length).to.be.greaterThan(0)
+    expect(Number(byAddress[0].headers['retry-after'])).to.be.greaterThan(0)
+    await calmRun
+    s.child.kill('SIGTERM')
+  })
 })

@@ -4,7 +4,7 @@ import {createServer, type Socket} from 'node:net'
 import {connectServer} from '../../src/client/connect.js'
 import {fastCallFor} from '../../src/proxy/fast-call.js'
 import {UpstreamPool, UpstreamUnavailableError} from '../../src/proxy/upstreams.js'
-import {type Everything, memoryTokenStore, startEverything} from './helpers.js'
+import {type Everything, memoryTokenStore, startEverything, until} from './helpers.js'
 
 describe('proxy upstream pool (server-everything)', function () {
   this.timeout(60_000)
@@ -84,5 +84,60 @@ describe('proxy upstream pool (server-everything)', function () {
       for (const s of sockets) s.destroy()
       blackhole.close()
     }
+  })
+
+  describe('an upstream that answers late (a machine under heavy load)', () => {
+    let slow: Everything
+    let watched: UpstreamPool
+    const states: string[] = []
+    let sampler: NodeJS.Timeout | undefined
+
+    beforeEach(async () => {
+      slow = await startEverything()
+      const store = memoryTokenStore()
+      watched = new UpstreamPool(['slow'], {
+        connect: (name, signal) => connectServer(name, {url: slow.url}, {interactive: false, signal, tokenStore: store}),
+        connectTimeoutMs: 1000,
+        // Each ping may take 1 s; three late ones in a row mark the upstream down.
+        pingIntervalMs: 300,
+      })
+      await watched.start()
+      states.length = 0
+      sampler = setInterval(() => states.push(watched.status()[0].state), 50)
+    })
+
+    afterEach(async () => {
+      clearInterval(sampler)
+      slow.resume()
+      await watched.stop()
+      await slow.kill()
+    })
+
+    it('stays up through a pause shorter than three ping timeouts, and goes down after a longer one', async () => {
+      expect(watched.status()[0].state).to.equal('up')
+      slow.pause()
+      // At most two pings can time out in 1.8 s (one at a time, 1 s each): not enough to flap.
+      await new Promise((r) => setTimeout(r, 1800))
+      slow.resume()
+      await new Promise((r) => setTimeout(r, 500))
+      expect([...new Set(states)], 'states seen while the upstream answered late').to.deep.equal(['up'])
+      slow.pause()
+      await until(() => watched.status()[0].state !== 'up', 15_000, 'the upstream marked down after pings time out in a row')
+      expect(watched.status()[0].error).to.equal('request timed out')
+    })
+
+    it('a call waits for a slow reconnection within its budget, beyond one timed-out attempt', async () => {
+      slow.pause()
+      await until(() => watched.status()[0].state !== 'up', 15_000, 'down')
+      // Reconnection attempts now time out after 1 s each; the upstream answers again after 2.5 s.
+      const resumed = setTimeout(() => slow.resume(), 2500)
+      try {
+        expect(await watched.revive('slow', 8000)).to.equal(true)
+      } finally {
+        clearTimeout(resumed)
+      }
+      const r = await watched.call('slow__echo', {message: 'late but there'})
+      expect(JSON.stringify(r.content)).to.include('late but there')
+    })
   })
 })

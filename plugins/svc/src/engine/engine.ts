@@ -69,7 +69,7 @@ export interface EngineOptions {
   indexDir?: string
   /** Interval of the index consistency check (default one hour); 0 disables it. */
   indexCheckIntervalMs?: number
-  /** Interval of index saves while it changes (default 5 minutes). */
+  /** Unused since the full-text index lives on disk and saves as it goes; kept so existing callers still compile. */
   indexSaveIntervalMs?: number
   logger?: Logger
   /** The clock of expiries and commit times (epoch ms); tests inject one. */
@@ -655,11 +655,11 @@ export class GitEngine implements Engine {
     if (typeof query !== 'string' || query.trim() === '') throw new EngineError('invalid_argument', 'search needs a non-empty query')
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
-    const {ids, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
+    const {ids, incomplete, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
     const skipped: Damage[] = []
     const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {})}
+    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {}), ...(incomplete ? {index: incomplete} : {})}
   }
 
   stats(): EngineStats {
@@ -1127,11 +1127,8 @@ export class GitEngine implements Engine {
             const e = this.branchesState.get(branch)?.docs.get(id)
             return e ? this.blob(e, branch, id).then((body) => ({body, sha: e.sha})) : Promise.resolve(undefined)
           },
-          saveIntervalMs: this.options.indexSaveIntervalMs ?? 300_000,
-          versions: (branch) => {
-            const b = this.branchesState.get(branch)
-            return b ? new Map([...b.docs].map(([id, e]) => [id, e.sha])) : new Map()
-          },
+          currentCount: (branch) => this.branchesState.get(branch)?.docs.size ?? 0,
+          currentIds: (branch) => this.branchesState.get(branch)?.docs.keys() ?? [],
           currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
         })
         await this.index.open([...this.branchesState.keys()])

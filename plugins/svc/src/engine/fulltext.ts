@@ -1,18 +1,15 @@
-import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {writeFileAtomicSync} from '@toolkit/kit'
-
 import {EngineError} from './errors.js'
-import {TextIndex, type TextIndexJson} from './text-index.js'
+import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
 import type {Logger} from './types.js'
 
 export interface IndexStatus {
   documents: number
   /** Documents still to (re)index in the running catch-up. */
   pending: number
-  /** `building`: no usable index yet (first build or rebuild); `catching-up`: usable, behind; `ready`. */
+  /** `building`: first build or rebuild, search answers from part of the documents; `catching-up`: behind; `ready`. */
   state: 'building' | 'catching-up' | 'disabled' | 'ready'
 }
 
@@ -30,27 +27,35 @@ export interface FullTextOptions {
   checkIntervalMs: number
   /** The sha a document has now, to drop results of reads that a newer write overtook. */
   currentSha(branch: string, id: string): string | undefined
+  /** Ids of every current document of a branch (a live view: it is walked across event-loop turns). */
+  currentIds(branch: string): Iterable<string>
+  /** How many documents the branch has now. */
+  currentCount(branch: string): number
   dir: string
   logger: Logger
   readBody(branch: string, id: string): Promise<{body: Buffer; sha: string} | undefined>
-  saveIntervalMs: number
-  /** id -> blob sha of every current document of a branch. */
-  versions(branch: string): Map<string, string>
+}
+
+/** What a search found, and how complete the index it searched was. */
+export interface IndexSearchResult {
+  ids: Array<{id: string; score: number}>
+  /** Set while the index is behind the branch: the answer covers only what is indexed so far. */
+  incomplete?: IndexStatus
+  total: number
 }
 
 interface BranchIndex {
-  dirty: boolean
-  /** id -> sha of the version in the index. */
-  indexed: Map<string, string>
-  ms: TextIndex
+  /** Ids whose indexed version may differ from the current one, still to check. */
   queue: string[]
   running: boolean
+  state: IndexStatus['state']
+  store: IndexStore
   /** Acknowledged writes not yet applied to the index (undefined = delete). */
   writes: Map<string, {body: Buffer; sha: string} | undefined>
-  state: IndexStatus['state']
 }
 
-const FORMAT = 2
+/** Rows walked per event-loop turn when the index is compared with the branch. */
+const SCAN_PAGE = 5000
 
 /** Every string, number and boolean in a document, the id's key included, as one text field. */
 export function documentText(doc: unknown): string {
@@ -65,11 +70,14 @@ export function documentText(doc: unknown): string {
   return parts.join(' ')
 }
 
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
+
 /**
- * The full-text index: one TextIndex per branch (updated in place, where lunr would rebuild;
- * top-k search, where MiniSearch scores and sorts every match; see text-index.ts). Writes update it as they are acknowledged; a background task brings
- * it in line with the repository (at open, after a rebuild, and at every periodic check) by
- * comparing the blob sha it indexed for each document with the current one, in batches.
+ * The full-text index: one SQLite FTS5 file per branch (fts/store.ts), read on demand, so opening
+ * it costs nothing and memory does not grow with the documents. Writes update it as they are
+ * acknowledged; a background task brings it in line with the repository (at open, after a
+ * rebuild, and at every periodic check) by comparing the blob sha it indexed for each document
+ * with the current one, in batches, while the server already answers.
  */
 export class FullTextIndex {
   readonly progress: IndexProgress = {corruptDetected: 0, documentErrors: 0, documentsIndexed: 0, lastRunSeconds: 0, runs: 0}
@@ -81,25 +89,32 @@ export class FullTextIndex {
   constructor(private readonly o: FullTextOptions) {}
 
   addBranch(name: string): void {
-    const b = this.fresh()
-    this.branches.set(name, b)
-    this.reconcile(name, b)
+    const b = this.openBranch(name)
+    if (b) this.reconcile(name, b)
   }
 
   async close(): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
-    for (const [name, b] of this.branches) if (b.dirty) this.save(name, b)
+    for (const [name, b] of this.branches) {
+      try {
+        this.guard(name, b, () => this.applyWrites(b))
+      } catch (error) {
+        this.o.logger.error('full-text index update failed at close; the next start catches up', {branch: name, error: (error as Error).message})
+      }
+      b.store.close()
+    }
   }
 
   count(branch: string): number {
     const b = this.branches.get(branch)
     if (!b) return 0
-    this.applyWrites(b)
-    return b.ms.documentCount
+    this.guard(branch, b, () => this.applyWrites(b))
+    return this.branches.get(branch)?.store.documents ?? 0
   }
 
   dropBranch(name: string): void {
+    this.branches.get(name)?.store.close()
     this.branches.delete(name)
     rmSync(join(this.o.dir, name), {force: true, recursive: true})
   }
@@ -117,8 +132,9 @@ export class FullTextIndex {
   }
 
   /**
-   * Records a write; it is indexed off the request path (next turn of the event loop), and any
-   * search or count applies what is still queued first, so search always sees acknowledged writes.
+   * Records a write; it is indexed off the request path (next turn of the event loop, one
+   * transaction for every write of that turn), and any search or count applies what is still
+   * queued first, so search always sees acknowledged writes.
    */
   onWrite(branch: string, id: string, body: Buffer | undefined, sha: string | undefined): void {
     const b = this.branches.get(branch)
@@ -128,28 +144,24 @@ export class FullTextIndex {
       this.applyScheduled = true
       setImmediate(() => {
         this.applyScheduled = false
-        for (const x of this.branches.values()) this.applyWrites(x)
+        if (this.closed) return
+        for (const [name, x] of this.branches) {
+          try {
+            this.guard(name, x, () => this.applyWrites(x))
+          } catch (error) {
+            // A full disk, say: the writes are in Git all the same, and the catch-up indexes them later.
+            this.o.logger.error('full-text index update failed; the next check catches up', {branch: name, error: (error as Error).message})
+            x.state = 'catching-up'
+          }
+        }
       })
     }
   }
 
-  private applyWrites(b: BranchIndex): void {
-    if (b.writes.size === 0) return
-    b.dirty = true
-    for (const [id, w] of b.writes) {
-      if (w === undefined) {
-        if (b.indexed.delete(id)) b.ms.remove(id)
-      } else this.indexOne(b, id, w.body, w.sha)
-    }
-    b.writes.clear()
-  }
-
   async open(branches: string[]): Promise<void> {
-    mkdirSync(this.o.dir, {recursive: true})
     for (const name of branches) {
-      const b = this.load(name) ?? this.fresh()
-      this.branches.set(name, b)
-      this.reconcile(name, b)
+      const b = this.openBranch(name)
+      if (b) this.reconcile(name, b)
     }
     if (this.o.checkIntervalMs > 0) {
       this.timers.push(setInterval(() => {
@@ -157,33 +169,76 @@ export class FullTextIndex {
         for (const [name, b] of this.branches) this.reconcile(name, b)
       }, this.o.checkIntervalMs))
     }
-    this.timers.push(setInterval(() => {
-      for (const [name, b] of this.branches) if (b.dirty && !b.running) this.save(name, b)
-    }, this.o.saveIntervalMs))
     for (const t of this.timers) t.unref()
   }
 
-  search(branch: string, query: string, options: {limit: number; offset: number; table?: string}): {ids: Array<{id: string; score: number}>; total: number} {
+  /**
+   * Best matches first. While the index is behind the branch (being built or catching up) the
+   * answer covers what is indexed so far and says so in `incomplete`.
+   */
+  search(branch: string, query: string, options: {limit: number; offset: number; table?: string}): IndexSearchResult {
     const b = this.branches.get(branch)
     if (!b) throw new EngineError('branch_not_found', `branch ${branch} has no index`)
-    if (b.state === 'building') {
-      throw new EngineError('unavailable', `the full-text index of branch ${branch} is being built (${b.ms.documentCount} documents so far, ${b.queue.length} to go); retry shortly`)
-    }
-    this.applyWrites(b)
-    const prefix = options.table === undefined ? undefined : `${options.table}:`
-    const r = b.ms.search(query, {accept: prefix === undefined ? undefined : (id) => id.startsWith(prefix), limit: options.limit, offset: options.offset})
-    return {ids: r.hits, total: r.total}
+    const r = this.guard(branch, b, () => {
+      this.applyWrites(b)
+      return b.store.search(query, options)
+    })
+    const now = this.branches.get(branch)!
+    const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0}
+    if (now.state !== 'ready') result.incomplete = this.status(branch)
+    return result
   }
 
   status(branch: string): IndexStatus {
     const b = this.branches.get(branch)
     if (!b) return {documents: 0, pending: 0, state: 'disabled'}
-    this.applyWrites(b)
-    return {documents: b.ms.documentCount, pending: b.queue.length, state: b.state}
+    this.guard(branch, b, () => this.applyWrites(b))
+    const now = this.branches.get(branch)!
+    return {documents: now.store.documents, pending: now.running || now.queue.length > 0 ? Math.max(now.queue.length, this.o.currentCount(branch) - now.store.documents) : 0, state: now.state}
   }
 
-  private fresh(): BranchIndex {
-    return {dirty: true, indexed: new Map(), ms: new TextIndex(), queue: [], running: false, state: 'building', writes: new Map()}
+  private applyWrites(b: BranchIndex): void {
+    if (b.writes.size === 0) return
+    const writes = [...b.writes]
+    b.writes.clear()
+    b.store.transaction(() => {
+      for (const [id, w] of writes) {
+        if (w === undefined) b.store.remove(id)
+        else this.indexOne(b, id, w.body, w.sha)
+      }
+    })
+  }
+
+  /**
+   * Runs `fn` against a branch's index; when SQLite reports the file damaged, counts and logs
+   * it, replaces the index with an empty one and rebuilds it from the repository.
+   */
+  private guard<T>(name: string, b: BranchIndex, fn: () => T): T | undefined {
+    try {
+      return fn()
+    } catch (error) {
+      if (!isCorruption(error) || this.branches.get(name) !== b) throw error
+      this.corrupt(name, error as Error)
+      return undefined
+    }
+  }
+
+  private corrupt(name: string, error: Error): void {
+    this.progress.corruptDetected++
+    const path = join(this.o.dir, name)
+    this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: error.message, path})
+    const old = this.branches.get(name)
+    if (old) {
+      try {
+        old.store.close()
+      } catch {
+        // a damaged file may refuse to close cleanly; it is deleted next
+      }
+    }
+    this.branches.delete(name)
+    rmSync(path, {force: true, recursive: true})
+    const b = this.openBranch(name)
+    if (b) this.reconcile(name, b)
   }
 
   private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string): void {
@@ -195,108 +250,126 @@ export class FullTextIndex {
       this.o.logger.error('document could not be indexed', {error: (error as Error).message, id})
       return
     }
-    b.ms.add(id, documentText(doc))
-    b.indexed.set(id, sha)
+    b.store.put(id, sha, documentText(doc))
   }
 
-  private load(name: string): BranchIndex | undefined {
+  /** Opens the branch's index file; a damaged one is reported and replaced by an empty one. */
+  private openBranch(name: string): BranchIndex | undefined {
     const dir = join(this.o.dir, name)
-    const file = join(dir, 'index.json')
-    if (!existsSync(file)) {
-      this.o.logger.info('no full-text index on disk; building it', {branch: name})
-      return undefined
-    }
+    const file = join(dir, FTS_FILE)
+    // index.json is the in-memory index of earlier versions: derived data, rebuilt in the new form.
+    if (existsSync(join(dir, 'index.json'))) rmSync(join(dir, 'index.json'), {force: true})
+    const existed = existsSync(file)
+    let store: IndexStore
     try {
-      // One file, header line first, replaced atomically: a crash never pairs a header with other data.
-      const raw = readFileSync(file)
-      const nl = raw.indexOf(10)
-      if (nl === -1) throw new Error('missing header')
-      const meta = JSON.parse(raw.toString('utf8', 0, nl)) as {format?: number; sha256?: string}
-      const data = raw.subarray(nl + 1)
-      if (meta.format !== FORMAT) throw new Error(`unknown index format ${meta.format}`)
-      if (createHash('sha256').update(data).digest('hex') !== meta.sha256) throw new Error('checksum mismatch')
-      const parsed = JSON.parse(data.toString('utf8')) as {docs: Array<[string, string]>; index: TextIndexJson}
-      const ms = TextIndex.fromJSON(parsed.index)
-      return {dirty: false, indexed: new Map(parsed.docs), ms, queue: [], running: false, state: 'catching-up', writes: new Map()}
+      store = new IndexStore(file)
     } catch (error) {
-      this.progress.corruptDetected++
-      this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: (error as Error).message, path: dir})
+      const code = (error as {code?: string}).code
+      if (code === 'SVC_FTS_FORMAT') this.o.logger.info('full-text index of another format; rebuilding it', {branch: name, error: (error as Error).message})
+      else {
+        this.progress.corruptDetected++
+        this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: (error as Error).message, path: dir})
+      }
       rmSync(dir, {force: true, recursive: true})
-      return undefined
+      try {
+        store = new IndexStore(file, {check: false})
+      } catch (error2) {
+        this.o.logger.error('full-text index could not be created; search on this branch is unavailable', {branch: name, error: (error2 as Error).message, path: dir})
+        return undefined
+      }
     }
+    if (!existed) this.o.logger.info('no full-text index on disk; building it', {branch: name})
+    const b: BranchIndex = {queue: [], running: false, state: store.documents === 0 ? 'building' : 'catching-up', store, writes: new Map()}
+    this.branches.set(name, b)
+    return b
   }
 
+  /** Brings the index in line with the branch: drops deleted documents, reindexes changed and new ones. */
   private async process(name: string, b: BranchIndex): Promise<void> {
-    b.running = true
     const started = Date.now()
-    const total = b.queue.length
-    this.o.logger.info('reindex started', {branch: name, documents: total})
+    const live = (): boolean => !this.closed && this.branches.get(name) === b
     let indexed = 0
+    let total = 0
     try {
-      while (b.queue.length > 0 && !this.closed && this.branches.get(name) === b) {
-        const batch = b.queue.splice(0, this.o.batchSize)
-        const reads = await Promise.all(batch.map((id) => (b.indexed.get(id) === this.o.currentSha(name, id) ? undefined : this.o.readBody(name, id).catch(() => null))))
-        for (let i = 0; i < batch.length; i++) {
-          const id = batch[i]
-          const r = reads[i]
-          const current = this.o.currentSha(name, id)
-          if (current === undefined) {
-            if (b.indexed.delete(id)) b.ms.remove(id)
-          } else if (r === null) {
-            this.progress.documentErrors++
-            this.o.logger.error('document could not be read for indexing', {branch: name, id})
-          } else if (r && r.sha === current && b.indexed.get(id) !== current) {
-            this.indexOne(b, id, r.body, r.sha)
-            indexed++
-            this.progress.documentsIndexed++
+      // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
+      const gone: string[] = []
+      for (let after = 0; live(); ) {
+        const rows = b.store.page(after, SCAN_PAGE)
+        if (rows.length === 0) break
+        after = rows.at(-1)!.rowid
+        for (const r of rows) {
+          const current = this.o.currentSha(name, r.id)
+          if (current === undefined) gone.push(r.id)
+          else if (current !== r.sha) b.queue.push(r.id)
+        }
+        await turn()
+      }
+      if (!live()) return
+      if (gone.length > 0) b.store.transaction(() => gone.forEach((id) => b.store.remove(id)))
+      // 2. Every indexed document is current now; when there are fewer than the branch holds,
+      // the missing ones are queued (all of them at once when the index is empty).
+      if (b.store.documents < this.o.currentCount(name)) {
+        const empty = b.store.documents === 0
+        let n = 0
+        for (const id of this.o.currentIds(name)) {
+          if (empty || b.store.sha(id) === undefined) b.queue.push(id)
+          if (++n % SCAN_PAGE === 0) {
+            await turn()
+            if (!live()) return
           }
         }
-        b.dirty = true
-        // Yield so requests and writes keep flowing while a large index builds.
-        await new Promise((r) => setImmediate(r))
       }
+      total = b.queue.length
+      if (total > 0) this.o.logger.info('reindex started', {branch: name, documents: total})
+      // 3. Read and index the queued documents, one transaction per batch.
+      while (b.queue.length > 0 && live()) {
+        const batch = b.queue.splice(0, this.o.batchSize)
+        const reads = await Promise.all(batch.map((id) => {
+          const current = this.o.currentSha(name, id)
+          return current === undefined || b.store.sha(id) === current ? undefined : this.o.readBody(name, id).catch(() => null)
+        }))
+        if (!live()) return
+        this.applyWrites(b)
+        b.store.transaction(() => {
+          for (let i = 0; i < batch.length; i++) {
+            const id = batch[i]
+            const r = reads[i]
+            const current = this.o.currentSha(name, id)
+            if (current === undefined) b.store.remove(id)
+            else if (r === null) {
+              this.progress.documentErrors++
+              this.o.logger.error('document could not be read for indexing', {branch: name, id})
+            } else if (r && r.sha === current && b.store.sha(id) !== current) {
+              this.indexOne(b, id, r.body, r.sha)
+              indexed++
+              this.progress.documentsIndexed++
+            }
+          }
+        })
+        // Yield so requests and writes keep flowing while a large index builds.
+        await turn()
+      }
+    } catch (error) {
+      if (!isCorruption(error) || !live()) throw error
+      b.running = false
+      this.corrupt(name, error as Error)
+      return
     } finally {
       b.running = false
     }
-    if (this.closed || this.branches.get(name) !== b) return
+    if (!live()) return
     b.state = 'ready'
     this.progress.runs++
     this.progress.lastRunSeconds = (Date.now() - started) / 1000
-    this.o.logger.info('reindex finished', {branch: name, documents: b.ms.documentCount, indexed, seconds: this.progress.lastRunSeconds})
-    if (total > 0) this.save(name, b)
+    if (total > 0) this.o.logger.info('reindex finished', {branch: name, documents: b.store.documents, indexed, seconds: this.progress.lastRunSeconds})
   }
 
-  /** Queues every document whose indexed version differs from the current one; drops deleted ones. */
   private reconcile(name: string, b: BranchIndex): void {
     if (b.running) return
-    const current = this.o.versions(name)
-    for (const id of b.indexed.keys()) {
-      if (!current.has(id)) {
-        b.indexed.delete(id)
-        b.ms.remove(id)
-        b.dirty = true
-      }
-    }
-    for (const [id, sha] of current) if (b.indexed.get(id) !== sha) b.queue.push(id)
-    if (b.queue.length === 0) {
-      b.state = 'ready'
-      return
-    }
-    void this.process(name, b)
-  }
-
-  private save(name: string, b: BranchIndex): void {
-    this.applyWrites(b)
-    try {
-      const dir = join(this.o.dir, name)
-      mkdirSync(dir, {recursive: true})
-      const data = Buffer.from(JSON.stringify({docs: [...b.indexed], index: b.ms.toJSON()}))
-      const meta = {documents: b.ms.documentCount, format: FORMAT, savedAt: new Date().toISOString(), sha256: createHash('sha256').update(data).digest('hex')}
-      // No fsync: the index is rebuilt from Git when a crash leaves it behind.
-      writeFileAtomicSync(join(dir, 'index.json'), Buffer.concat([Buffer.from(`${JSON.stringify(meta)}\n`), data]), {fsync: false})
-      b.dirty = false
-    } catch (error) {
-      this.o.logger.error('full-text index could not be saved', {branch: name, error: (error as Error).message})
-    }
+    b.running = true
+    this.process(name, b).catch((error: Error) => {
+      b.running = false
+      this.o.logger.error('full-text reindex failed', {branch: name, error: error.message})
+    })
   }
 }

@@ -1,5 +1,7 @@
 /**
- * An in-memory inverted index with in-place updates and top-k BM25 search.
+ * An in-memory inverted index with in-place updates and top-k BM25 search. svc's search no longer
+ * uses it (the index lives on disk, fts/store.ts); bench/svc-fts.mjs keeps it as the measured
+ * baseline for "postings of our own", the alternative to SQLite FTS5.
  *
  * Why not MiniSearch alone: it updates in place (which lunr cannot), but it scores every matching
  * document through Maps and sorts them all, so one common word over 100k documents costs
@@ -9,6 +11,7 @@
  * they make up a quarter of the slots.
  */
 
+import {tokenize} from './fts/match.js'
 import {lowerBound} from './sorted.js'
 
 const K1 = 1.2
@@ -45,9 +48,6 @@ export interface TextIndexJson {
   terms: Array<[string, string]>
 }
 
-export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
-}
 
 export class TextIndex {
   private count = 0

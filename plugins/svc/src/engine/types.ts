@@ -79,6 +79,11 @@ export interface SearchResult {
   hits: SearchHit[]
   /** Hits left out because their stored object is missing from the repository (damage; see /health). */
   skipped?: Array<{id: string; object: string}>
+  /**
+   * Present only while the branch's full-text index is behind (being built or catching up at
+   * start): `hits` and `total` cover the documents indexed so far.
+   */
+  index?: IndexStatus
   total: number
 }
 

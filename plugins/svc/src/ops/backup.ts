@@ -104,7 +104,7 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
  * gzip's fastest level loses almost nothing in size and saves most of its time.
  */
 function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
-  const members = [...['indexes.json', 'index'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
+  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
   const tar = spawn('tar', ['-cf', '-', '-C', stage.dir, ...members], {stdio: ['ignore', 'pipe', 'pipe']})
   let stderr = ''
   tar.stderr.on('data', (d: Buffer) => (stderr += d.toString()))

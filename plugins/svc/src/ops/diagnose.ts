@@ -1,8 +1,8 @@
-import {createHash} from 'node:crypto'
-import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {parseTrailers} from '../engine/commit-message.js'
+import {FTS_FILE, inspectIndexFile} from '../engine/fts/store.js'
 import {git} from '../engine/git.js'
 import {findGitLocks, lockState, runningWriter, STALE_LOCK_MS} from '../engine/lock.js'
 import {BlobReader} from '../engine/reader.js'
@@ -111,22 +111,18 @@ export async function diagnose(options: {dataDir: string; fsck?: boolean; indexD
   const indexDetails: Array<Record<string, unknown>> = []
   let indexBad = false
   for (const [name] of branches) {
-    const file = join(indexDir, name, 'index.json')
+    const file = join(indexDir, name, FTS_FILE)
     if (!existsSync(file)) {
       indexDetails.push({branch: name, state: 'missing (rebuilt at the next start)'})
       continue
     }
-    const raw = readFileSync(file)
-    const nl = raw.indexOf(10)
-    let meta: {documents?: number; sha256?: string} = {}
     try {
-      meta = JSON.parse(raw.toString('utf8', 0, nl)) as typeof meta
-    } catch {
-      // reported as corrupt below
+      const {documents} = inspectIndexFile(file)
+      indexDetails.push({branch: name, documents, expected: docCounts.get(name), state: 'ok'})
+    } catch (error) {
+      indexBad = true
+      indexDetails.push({branch: name, error: (error as Error).message, expected: docCounts.get(name), state: 'corrupt (rebuilt at the next start)'})
     }
-    const ok = nl !== -1 && meta.sha256 === createHash('sha256').update(raw.subarray(nl + 1)).digest('hex')
-    if (!ok) indexBad = true
-    indexDetails.push({branch: name, documents: meta.documents, expected: docCounts.get(name), state: ok ? 'ok' : 'corrupt (rebuilt at the next start)'})
   }
   checks.push({
     check: 'index',

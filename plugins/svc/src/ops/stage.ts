@@ -3,11 +3,13 @@ import {copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writ
 import {join} from 'node:path'
 
 import {git} from '../engine/git.js'
-import {LAYOUT_NAMES} from '../engine/layout.js'
 
 /** A consistent point of a repository: its branch refs, and a private repository that holds exactly them. */
 export interface StagedRepo {
-  /** Root of the staged copy: `repo/` (a bare repository), and `indexes.json` and `index/` when present. */
+  /**
+   * Root of the staged copy: `repo/` (a bare repository) and `indexes.json` when present. The
+   * full-text index is not staged: it is derived data, rebuilt from the commits after a restore.
+   */
   dir: string
   refs: Array<{commit: string; name: string}>
   repo: string
@@ -50,7 +52,6 @@ export async function stageRepository(dataDir: string, flush: () => Promise<void
     copyFileSync(join(source, 'config'), join(repo, 'config'))
     writeFileSync(join(repo, 'packed-refs'), `# pack-refs with: peeled fully-peeled sorted \n${[...refs].sort((a, b) => (a.name < b.name ? -1 : 1)).map((r) => `${r.commit} ${r.name}\n`).join('')}`)
     if (existsSync(join(dataDir, 'indexes.json'))) copyFileSync(join(dataDir, 'indexes.json'), join(dir, 'indexes.json'))
-    linkFullTextIndex(join(dataDir, LAYOUT_NAMES.index), join(dir, LAYOUT_NAMES.index), refs)
     for (let attempt = 0; ; attempt++) {
       if (linkObjects(join(source, 'objects'), join(repo, 'objects'))) break
       if (attempt >= 20) throw new Error('the repository kept changing under the backup (20 attempts); try again')
@@ -61,28 +62,6 @@ export async function stageRepository(dataDir: string, flush: () => Promise<void
   } catch (error) {
     remove()
     throw error
-  }
-}
-
-/**
- * The full-text index files of the staged branches, linked as they are (each is replaced by an
- * atomic rename, so a link is one whole saved version). An index older than the staged commits
- * is fine: whoever opens it compares the blob sha it indexed per document with the commits and
- * reindexes only what differs, so a restore need not rebuild the whole index.
- */
-function linkFullTextIndex(from: string, to: string, refs: Array<{name: string}>): void {
-  for (const r of refs) {
-    const branch = r.name.slice('refs/heads/'.length)
-    const file = join(from, branch, 'index.json')
-    if (!existsSync(file)) continue
-    mkdirSync(join(to, branch), {recursive: true})
-    try {
-      linkSync(file, join(to, branch, 'index.json'))
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'EXDEV' || code === 'EPERM') copyFileSync(file, join(to, branch, 'index.json'))
-      else if (code !== 'ENOENT') throw error
-    }
   }
 }
 

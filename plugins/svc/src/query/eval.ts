@@ -1,9 +1,12 @@
 /** Expression evaluation for the SQL subset: three-valued logic, PostgreSQL-like coercions. */
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
+import * as D from './datetime.js'
+import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
+import {parseJsonbExact} from './jsonb-input.js'
 import {DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA} from './parse.js'
-import {castColumnName, coerce, inferOid, OID, oidOfTypeName, typed, typeName} from './types.js'
+import {castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
 
 export type RowObj = Record<string, unknown>
@@ -20,6 +23,8 @@ export interface SourceInfo {
 
 export interface SessionInfo {
   database: string
+  /** The transaction's start in microseconds: now() and current_timestamp, fixed for the transaction. */
+  now?: bigint
   schema: string
   user: string
   version: string
@@ -98,6 +103,10 @@ function num(v: unknown, what = 'numeric'): number {
 /** Comparison with PostgreSQL's implicit coercions: a numeric string compares as a number. */
 export function compare(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : Number.isNaN(a) || Number.isNaN(b) ? V.compareNumeric(a, b) : 0
+  if ((typeof a === 'object' && a !== null) || (typeof b === 'object' && b !== null)) {
+    const c = compareDatetime(a, b)
+    if (c !== undefined) return c
+  }
   if (V.isNumeric(a) || V.isNumeric(b)) {
     const p = V.promote(a, b) as {a: unknown; b: unknown}
     return V.compareNumeric(p.a, p.b)
@@ -189,6 +198,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
         }
         case '-': {
           if (v === null) return null
+          if (D.isDatetime(v)) return datetimeNegate(v)
           return V.isNumeric(v) ? V.negate(v) : V.negate(V.promote(v, 0)?.a)
         }
         case '+': {
@@ -263,7 +273,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       if (out === undefined) return null
       if (e.op === '->>') return out === null ? null : text(out)
       // `->` gives jsonb: a scalar keeps its JSON form ("x" with quotes, null as null).
-      return out !== null && typeof out === 'object' ? out : new V.Jsonb(out)
+      return out !== null && typeof out === 'object' && !(out instanceof V.Numeric) ? out : new V.Jsonb(out)
     }
     case 'keyword': {
       switch (e.keyword) {
@@ -281,10 +291,10 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
         }
         case 'current_timestamp':
         case 'localtimestamp': {
-          return new Date().toISOString()
+          return new D.PgTimestamp(nowOf(ctx), e.keyword === 'current_timestamp')
         }
         case 'current_date': {
-          return new Date().toISOString().slice(0, 10)
+          return D.toDate(new D.PgTimestamp(nowOf(ctx), true))
         }
         default: {
           throw unsupported(`keyword ${e.keyword}`)
@@ -293,6 +303,11 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case 'call': {
       return call(e, row, ctx)
+    }
+    case 'extract': {
+      const from = evaluate(e.from, row, ctx)
+      if (untypedText(e.from, from)) throw new SqlError('42725', 'function pg_catalog.extract(unknown, unknown) is not unique')
+      return extract(e.field.name, from)
     }
     default: {
       break
@@ -472,6 +487,10 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
         const s = a + b
         if (s >= -2_147_483_648 && s <= 2_147_483_647 && a >= -2_147_483_648 && a <= 2_147_483_647 && b >= -2_147_483_648 && b <= 2_147_483_647) return s
       }
+      if (typeof a === 'object' || typeof b === 'object') {
+        const dt = datetimeArith(op, a, b)
+        if (dt !== undefined) return dt
+      }
       if (typeof a === 'boolean' || typeof b === 'boolean') throw new SqlError('42883', `operator does not exist: ${V.typeNameOf(a)} ${op} ${V.typeNameOf(b)}`)
       if (!V.isNumeric(a) && !V.isNumeric(b)) throw new SqlError('42725', `operator is not unique: unknown ${op} unknown`)
       return V.arith(op, a, b)
@@ -532,7 +551,9 @@ export function castTo(v: unknown, name: string, config?: number[] | null): unkn
   }
   if (oid === OID.jsonb) {
     const j = coerce(v, OID.jsonb)
-    return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
+    // Text read as jsonb keeps its numbers' digits and scale ('1.50'::jsonb is 1.50).
+    const exact = typeof v === 'string' || v instanceof V.JsonText ? parseJsonbExact(text(v)) : j
+    return exact !== null && typeof exact === 'object' && !(exact instanceof V.Numeric) ? exact : new V.Jsonb(exact)
   }
   if (oid === OID.bpchar) {
     const t = text(v).replace(/ +$/, '')
@@ -540,8 +561,10 @@ export function castTo(v: unknown, name: string, config?: number[] | null): unkn
     const chars = [...t]
     return chars.length > n ? new V.BpChar(chars.slice(0, n).join(''), chars.slice(0, n).join('')) : new V.BpChar(t, t + ' '.repeat(n - chars.length))
   }
-  if (oid === OID.date) return V.dateValue(text(v))
-  if (oid === OID.timestamptz || oid === OID.timestamp) return V.timestampValue(text(v), oid === OID.timestamptz)
+  if (oid === OID.date || oid === OID.timestamptz || oid === OID.timestamp || oid === OID.interval) {
+    const dt = toDatetime(v, oid)
+    return dt instanceof D.PgInterval && config?.length ? D.roundInterval(dt, config[0]) : dt
+  }
   let out = typed(coerce(v, oid), oid)
   if (oid === OID.numeric && config?.length && out instanceof V.Numeric) {
     const scale = config[1] ?? 0
@@ -658,10 +681,12 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       return chars.slice(Math.max(0, first - 1), Math.max(0, end)).join('')
     }
     case 'now':
+    case 'transaction_timestamp': {
+      return new D.PgTimestamp(nowOf(ctx), true)
+    }
     case 'statement_timestamp':
-    case 'transaction_timestamp':
     case 'clock_timestamp': {
-      return V.timestampValue(new Date().toISOString(), true)
+      return new D.PgTimestamp(D.currentUs(), true)
     }
     case 'version': {
       return `PostgreSQL 15.0 (toolkit svc ${ctx.session.version}) on Node.js ${process.version}`
@@ -709,7 +734,7 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       const v = args()[0]
       if (v === null) return null
       const j = jsonValue(v)
-      return j !== null && typeof j === 'object' ? j : new V.Jsonb(j)
+      return j !== null && typeof j === 'object' && !(j instanceof V.Numeric) ? j : new V.Jsonb(j)
     }
     case 'gen_random_uuid': {
       return globalThis.crypto.randomUUID()
@@ -726,6 +751,15 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       return 'text'
     }
     default: {
+      if (isDatetimeFunction(name)) {
+        // An untyped literal where a date, timestamp or interval goes fits several overloads.
+        const which = name === 'age' || name.startsWith('justify') ? 0 : 1
+        const vals = args()
+        if ((name === 'date_trunc' || name === 'date_part' || name === 'age') && untypedText(e.args[which], vals[which])) {
+          throw new SqlError('42725', `function ${name}(${e.args.map(() => 'unknown').join(', ')}) is not unique`)
+        }
+        return datetimeFunction(name, vals, () => nowOf(ctx))
+      }
       throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
     }
   }
@@ -761,6 +795,10 @@ function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
     }
     case 'sum':
     case 'avg': {
+      if (vals.length > 0 && vals.every((v) => v instanceof D.PgInterval)) {
+        const total = (vals as D.PgInterval[]).reduce((t, v) => D.intervalAdd(t, v))
+        return name === 'sum' ? total : D.intervalDiv(total, vals.length)
+      }
       if (vals.some((v) => typeof v === 'string' || typeof v === 'boolean')) {
         throw new SqlError('42883', `function ${name}(${V.typeNameOf(vals.find((v) => !V.isNumeric(v)))}) does not exist`)
       }
@@ -820,6 +858,9 @@ export function columnName(e: Expr): string {
     case 'case': {
       return 'case'
     }
+    case 'extract': {
+      return 'extract'
+    }
     default: {
       return '?column?'
     }
@@ -867,7 +908,9 @@ export function compareMixed(a: unknown, b: unknown): number {
 function jsonValue(v: unknown): unknown {
   if (v instanceof V.JsonText || v instanceof V.Jsonb) return v.value
   if (v instanceof V.BpChar) return v.padded
-  if (v instanceof V.Int8 || v instanceof V.Numeric || v instanceof V.Float8) return V.toNumber(v)
+  // A numeric keeps its digits and scale inside json (to_jsonb(1.50) is 1.50), as in PostgreSQL.
+  if (v instanceof V.Numeric) return v
+  if (v instanceof V.Int8 || v instanceof V.Float8) return V.toNumber(v)
   if (v instanceof V.PgArray) return v.items.map(jsonValue)
   return v
 }
@@ -893,8 +936,22 @@ const TEXT_FUNCS = new Set(['lower', 'upper', 'trim', 'btrim', 'replace', 'subst
  * The type of an expression known without evaluating it, for a result column whose values are
  * all NULL (PostgreSQL still reports `boolean` for `NULL = 1`, `bigint` for an empty `sum(int)`).
  */
-export function staticOid(e: Expr, columnOid: (table: string | undefined, name: string) => number | undefined): number | undefined {
+export function staticOid(e: Expr, columnOid: (table: string | undefined, name: string) => number | undefined, params?: unknown[]): number | undefined {
   switch (e.type) {
+    case 'integer': {
+      return Math.abs(e.value) <= 2_147_483_647 ? OID.int4 : OID.int8
+    }
+    case 'numeric': {
+      return OID.numeric
+    }
+    case 'string': {
+      return OID.text
+    }
+    case 'parameter': {
+      // Literals are lifted into parameters (parse.ts): their values tell their types.
+      const v = params?.[Number(e.name.slice(1)) - 1]
+      return v === null || v === undefined ? undefined : inferOid([v])
+    }
     case 'ref': {
       return columnOid(e.table?.name, e.name)
     }
@@ -906,18 +963,24 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       return e.op === '||' ? OID.text : undefined
     }
     case 'unary': {
-      return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid) : OID.bool
+      return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid, params) : OID.bool
     }
     case 'ternary':
     case 'boolean': {
       return OID.bool
+    }
+    case 'extract': {
+      return OID.numeric
+    }
+    case 'keyword': {
+      return e.keyword === 'current_date' ? OID.date : e.keyword === 'current_timestamp' ? OID.timestamptz : e.keyword === 'localtimestamp' ? OID.timestamp : undefined
     }
     case 'member': {
       return e.op === '->' ? OID.jsonb : OID.text
     }
     case 'call': {
       const name = e.function.name.toLowerCase()
-      const arg = e.args[0] ? staticOid(e.args[0], columnOid) : undefined
+      const arg = e.args[0] ? staticOid(e.args[0], columnOid, params) : undefined
       if (TEXT_FUNCS.has(name)) return OID.text
       switch (name) {
         case 'count': {
@@ -958,6 +1021,33 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
         case 'current_schema': {
           return OID.name
         }
+        case 'date_part': {
+          return OID.float8
+        }
+        case 'age':
+        case 'justify_days':
+        case 'justify_hours':
+        case 'justify_interval':
+        case 'make_interval': {
+          return OID.interval
+        }
+        case 'now':
+        case 'transaction_timestamp':
+        case 'statement_timestamp':
+        case 'clock_timestamp':
+        case 'to_timestamp': {
+          return OID.timestamptz
+        }
+        case 'make_date': {
+          return OID.date
+        }
+        case 'make_timestamp': {
+          return OID.timestamp
+        }
+        case 'date_trunc': {
+          const a1 = e.args[1] ? staticOid(e.args[1], columnOid, params) : undefined
+          return a1 === OID.interval || a1 === OID.timestamp ? a1 : OID.timestamptz
+        }
         default: {
           return undefined
         }
@@ -967,4 +1057,14 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       return undefined
     }
   }
+}
+
+/** The transaction's (or statement's) start time: now() is the same for every row and statement of a transaction. */
+function nowOf(ctx: EvalCtx): bigint {
+  return ctx.session.now ?? D.currentUs()
+}
+
+/** A string literal (lifted into a parameter by parse.ts) or an untyped text parameter: PostgreSQL's `unknown`. */
+function untypedText(e: Expr | undefined, v: unknown): boolean {
+  return (e?.type === 'string' || e?.type === 'parameter') && typeof v === 'string'
 }

@@ -45,6 +45,8 @@ export interface Tx {
   branches: Map<string, {tx: Transaction; written: Set<string>}>
   /** A multi-statement simple Query outside BEGIN runs as one implicit transaction. */
   implicit?: boolean
+  /** When the transaction began (microseconds): now() answers this for all its statements. */
+  startedAt?: bigint
 }
 
 export interface PgSession {
@@ -54,6 +56,8 @@ export interface PgSession {
   /** NOTICE messages of the running statement (damaged documents a read skipped); set by execute. */
   notices?: string[]
   settings: Map<string, string>
+  /** When the current statement began (microseconds), for now() outside a transaction. */
+  statementAt?: bigint
   tx?: Tx
   txFailed: boolean
   user: string
@@ -87,7 +91,7 @@ export function branchOf(s: PgSession, schema?: string): string {
 }
 
 function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
-  return {params, session: {database: s.database, schema: currentSchema(s), user: s.user, version: s.version}, sources}
+  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, schema: currentSchema(s), user: s.user, version: s.version}, sources}
 }
 
 function checkCancel(s: PgSession): void {
@@ -626,7 +630,7 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
     outs = outs.slice(off, lim === null ? undefined : off + Number(lim))
   }
   const resultRows = outs.map((o) => o.outputs)
-  const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid)}))
+  const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid ?? staticOid(c.expr, () => undefined, ctx.params))}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
 }
 

@@ -11,6 +11,7 @@ import type {Engine} from '../engine/types.js'
 
 import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
 import {fromEngine, SqlError} from './errors.js'
+import {currentUs} from './datetime.js'
 import {commitTx, type Column, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
 import {utilityStatement} from './front.js'
 import {type ParseLimits, parseSql} from './parse.js'
@@ -66,7 +67,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       // BEGIN inside a multi-statement text turns its implicit transaction into an explicit one.
       if (s.tx?.implicit) s.tx.implicit = false
       else if (s.tx) notices.push('there is already a transaction in progress')
-      else s.tx = {branches: new Map()}
+      else s.tx = {branches: new Map(), startedAt: currentUs()}
       return {rows: [], tag: 'BEGIN'}
     }
     if (op === 'rollback') {
@@ -121,6 +122,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
     if (t === 'commit') return txControl(s, 'commit', notices)
     if (t === 'rollback') return txControl(s, 'rollback', notices)
     if (s.txFailed) throw new SqlError('25P02', ABORTED)
+    s.statementAt = currentUs()
     const secs = sleepSeconds(st, params)
     if (secs !== undefined) {
       await sleep(s, secs)
@@ -186,7 +188,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
     if (prepared && statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
     const all = lifted.length > 0 ? [...params, ...lifted] : params
     // Several statements in one text are one implicit transaction, as in PostgreSQL.
-    if (statements.length > 1 && !s.tx) s.tx = {branches: new Map(), implicit: true}
+    if (statements.length > 1 && !s.tx) s.tx = {branches: new Map(), implicit: true, startedAt: currentUs()}
     for (const st of statements) {
       try {
         out.push(await statement(s, st, all, notices))

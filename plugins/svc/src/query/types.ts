@@ -1,6 +1,7 @@
 /** PostgreSQL type OIDs svc reports, value <-> wire text conversion, and declared-type coercion. */
+import {isDatetime, parseDate, parseInterval, parseTimestamp, PgDate, PgInterval, PgTimestamp, toDate, toTimestamp} from './datetime.js'
 import {SqlError} from './errors.js'
-import {BpChar, dateValue, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, timestampValue, toIntegerValue, toNumber} from './values.js'
+import {BpChar, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, toIntegerValue, toNumber} from './values.js'
 
 export const OID = {
   bool: 16,
@@ -13,6 +14,7 @@ export const OID = {
   int2: 21,
   int4: 23,
   int8: 20,
+  interval: 1186,
   json: 114,
   jsonb: 3802,
   name: 19,
@@ -45,6 +47,7 @@ const NAMES: Record<number, string> = {
   1082: 'date',
   1114: 'timestamp without time zone',
   1184: 'timestamp with time zone',
+  1186: 'interval',
   1700: 'numeric',
   2206: 'regtype',
   2950: 'uuid',
@@ -127,6 +130,9 @@ export function oidOfTypeName(name: string): number {
     case 'date': {
       return OID.date
     }
+    case 'interval': {
+      return OID.interval
+    }
     case 'name': {
       return OID.name
     }
@@ -192,14 +198,14 @@ export function coerce(v: unknown, oid: number): unknown {
     }
     return v
   }
-  // Dates and timestamps are stored as PostgreSQL prints them, whatever the input form (a
-  // node-postgres Date parameter arrives as ISO text with a T and milliseconds).
-  if (oid === OID.date && typeof v === 'string') return dateValue(v)
-  if ((oid === OID.timestamptz || oid === OID.timestamp) && typeof v === 'string') return timestampValue(v, oid === OID.timestamptz)
+  // Dates, timestamps and intervals are stored as PostgreSQL prints them, whatever the input
+  // form (a node-postgres Date parameter arrives as ISO text with a T and milliseconds).
+  if (DATETIME_OIDS.has(oid)) return toDatetime(v, oid).toString()
   if (oid === OID.uuid && typeof v === 'string' && !/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(v)) {
     throw new SqlError('22P02', `invalid input syntax for type uuid: "${v}"`)
   }
   if (v instanceof BpChar) return v.text
+  if (isDatetime(v)) return v.toString()
   if (typeof v === 'object') return v instanceof Numeric || v instanceof Int8 || v instanceof Float8 || v instanceof JsonText || v instanceof RegType || v instanceof PgArray || v instanceof Jsonb ? v.toString() : JSON.stringify(v)
   return String(v)
 }
@@ -236,12 +242,14 @@ export function typed(v: unknown, oid: number): unknown {
       if (typeof v === 'string' && /^-?(nan|infinity)$/i.test(v)) return new Float8(parseFloat8(v))
       return v
     }
+    case OID.date:
+    case OID.interval:
     case OID.timestamptz:
     case OID.timestamp: {
-      // Rows written before timestamps were normalised hold ISO text: print it as PostgreSQL would.
-      if (typeof v !== 'string' || !v.includes('T')) return v
+      // Stored as text (rows written before timestamps were normalised hold ISO text with a T).
+      if (typeof v !== 'string' && !isDatetime(v)) return v
       try {
-        return timestampValue(v, oid === OID.timestamptz)
+        return toDatetime(v, oid)
       } catch {
         return v
       }
@@ -254,12 +262,32 @@ export function typed(v: unknown, oid: number): unknown {
 
 /** Declared types whose stored form needs `typed` when read. */
 export function needsTyping(oid: number): boolean {
-  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || oid === OID.timestamptz || oid === OID.timestamp
+  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || DATETIME_OIDS.has(oid)
+}
+
+const DATETIME_OIDS = new Set<number>([OID.date, OID.timestamp, OID.timestamptz, OID.interval])
+
+/** A value as a date, timestamp, timestamptz or interval (text parsed; date and timestamps convert into each other). */
+export function toDatetime(v: unknown, oid: number): PgDate | PgInterval | PgTimestamp {
+  if (oid === OID.interval) {
+    if (v instanceof PgInterval) return v
+    if (typeof v === 'string') return parseInterval(v)
+  } else if (v instanceof PgDate || v instanceof PgTimestamp) {
+    return oid === OID.date ? toDate(v) : toTimestamp(v, oid === OID.timestamptz)
+  } else if (typeof v === 'string' || v instanceof BpChar) {
+    const t = v instanceof BpChar ? v.text : v
+    return oid === OID.date ? parseDate(t) : parseTimestamp(t, oid === OID.timestamptz)
+  }
+  throw new SqlError('42846', `cannot cast type ${valueTypeName(v)} to ${typeName(oid)}`)
+}
+
+function valueTypeName(v: unknown): string {
+  return typeName(inferOid([v]))
 }
 
 /** The storable (JSON) form of a value computed by SQL. */
 export function stored(v: unknown): unknown {
-  if (v instanceof Int8 || v instanceof Numeric || v instanceof Float8 || v instanceof JsonText || v instanceof RegType || v instanceof PgArray || v instanceof Jsonb || v instanceof BpChar) return v.toJSON()
+  if (v instanceof Int8 || v instanceof Numeric || v instanceof Float8 || v instanceof JsonText || v instanceof RegType || v instanceof PgArray || v instanceof Jsonb || v instanceof BpChar || isDatetime(v)) return v.toJSON()
   return v
 }
 
@@ -329,6 +357,9 @@ export function inferOid(values: Iterable<unknown>, fallback: number = OID.text)
     else if (v instanceof RegType) t = OID.regtype
     else if (v instanceof Jsonb) t = OID.jsonb
     else if (v instanceof BpChar) t = OID.bpchar
+    else if (v instanceof PgDate) t = OID.date
+    else if (v instanceof PgInterval) t = OID.interval
+    else if (v instanceof PgTimestamp) t = v.zone ? OID.timestamptz : OID.timestamp
     else if (typeof v === 'number') t = Number.isInteger(v) ? (Math.abs(v) <= 2_147_483_647 ? OID.int4 : OID.int8) : OID.float8
     else if (typeof v === 'string') t = OID.text
     else t = OID.jsonb
@@ -347,6 +378,6 @@ const NUMERIC_RANK: Record<number, number> = {[OID.int4]: 0, [OID.int8]: 1, [OID
 
 /** The array type of an element type (int4 -> int4[] 1007, text -> text[] 1009, ...). */
 export function arrayOid(element: number): number {
-  const map: Record<number, number> = {16: 1000, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 700: 1021, 701: 1022, 1043: 1015, 1082: 1182, 1114: 1115, 1184: 1185, 1700: 1231, 2950: 2951, 3802: 3807, 114: 199}
+  const map: Record<number, number> = {16: 1000, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 700: 1021, 701: 1022, 1043: 1015, 1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951, 3802: 3807, 114: 199}
   return map[element] ?? 1009
 }

@@ -10,6 +10,7 @@
  */
 import BigNumber from 'bignumber.js'
 
+import {isDatetime, parseDate, parseTimestamp, PgDate, PgInterval, PgTimestamp} from './datetime.js'
 import {SqlError} from './errors.js'
 
 /** Exact decimals; ROUND_HALF_UP is half away from zero, PostgreSQL's numeric rounding. */
@@ -161,6 +162,7 @@ export function jsonbText(v: unknown): string {
   if (v instanceof Numeric || v instanceof Int8) return v.toString()
   if (v instanceof Float8) return Number.isFinite(v.v) ? floatText(v.v) : JSON.stringify(floatText(v.v))
   if (v instanceof PgArray) return jsonbText(v.items)
+  if (isDatetime(v)) return JSON.stringify(datetimeJson(v))
   if (Array.isArray(v)) return `[${v.map(jsonbText).join(', ')}]`
   if (typeof v === 'object') {
     const keys = Object.keys(v).sort((a, b) => {
@@ -174,6 +176,13 @@ export function jsonbText(v: unknown): string {
   return JSON.stringify(v)
 }
 
+/** A date or timestamp inside json: ISO 8601 with a T (`2024-01-02T03:04:05+00:00`), as PostgreSQL's to_json writes it. */
+export function datetimeJson(v: PgDate | PgInterval | PgTimestamp): string {
+  if (!(v instanceof PgTimestamp)) return v.toString()
+  const t = v.toString()
+  return `${t.slice(0, 10)}T${t.slice(11).replace(/\+00$/, '+00:00')}`
+}
+
 /** A value inside a json value built by json_build_object / json_agg: json text as PostgreSQL writes it. */
 export function jsonText(v: unknown): string {
   if (v instanceof JsonText) return v.text
@@ -185,7 +194,7 @@ export function textOf(v: unknown): string {
   if (typeof v === 'string') return v
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatText(v)
   if (typeof v === 'boolean') return v ? 'true' : 'false'
-  if (v instanceof Int8 || v instanceof Numeric || v instanceof Float8 || v instanceof PgArray || v instanceof JsonText || v instanceof RegType || v instanceof Jsonb || v instanceof BpChar) {
+  if (v instanceof Int8 || v instanceof Numeric || v instanceof Float8 || v instanceof PgArray || v instanceof JsonText || v instanceof RegType || v instanceof Jsonb || v instanceof BpChar || isDatetime(v)) {
     return v.toString()
   }
   return jsonbText(v)
@@ -535,43 +544,20 @@ export function typeNameOf(v: unknown): string {
   if (v instanceof Jsonb) return 'jsonb'
   if (v instanceof BpChar) return 'character'
   if (v instanceof RegType) return 'regtype'
+  if (v instanceof PgDate) return 'date'
+  if (v instanceof PgInterval) return 'interval'
+  if (v instanceof PgTimestamp) return v.zone ? 'timestamp with time zone' : 'timestamp without time zone'
   return 'jsonb'
 }
 
-const ELEMENT_NAME: Record<number, string> = {16: 'boolean', 20: 'bigint', 23: 'integer', 25: 'text', 701: 'double precision', 1700: 'numeric', 3802: 'jsonb'}
-
-const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+const ELEMENT_NAME: Record<number, string> = {16: 'boolean', 20: 'bigint', 23: 'integer', 25: 'text', 701: 'double precision', 1082: 'date', 1114: 'timestamp without time zone', 1184: 'timestamp with time zone', 1186: 'interval', 1700: 'numeric', 3802: 'jsonb'}
 
 /** A date as PostgreSQL prints it; impossible dates are 22008. */
 export function dateValue(s: string): string {
-  const m = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$/.exec(s)
-  if (!m) throw new SqlError('22007', `invalid input syntax for type date: "${s}"`)
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
-  if (mo < 1 || mo > 12 || d < 1 || d > MONTH_DAYS[mo - 1] || (mo === 2 && d === 29 && !leap)) {
-    throw new SqlError('22008', `date/time field value out of range: "${s}"`)
-  }
-  return `${m[1]}-${m[2].padStart(2, '0')}-${m[3].padStart(2, '0')}`
+  return parseDate(s).toString()
 }
 
 /** timestamptz / timestamp input printed as PostgreSQL does (ISO style, UTC, `+00`). */
 export function timestampValue(s: string, withZone: boolean): string {
-  const m = /^\s*(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(s)
-  if (!m) throw new SqlError('22007', `invalid input syntax for type timestamp${withZone ? ' with time zone' : ''}: "${s}"`)
-  dateValue(m[1])
-  const time = m[2] ?? '00:00:00'
-  if (!withZone) return `${m[1]} ${trimFraction(time.length === 5 ? `${time}:00` : time)}`
-  let zone = m[3] ?? 'Z'
-  if (/^[+-]\d{2}$/.test(zone)) zone += ':00'
-  else if (/^[+-]\d{4}$/.test(zone)) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`
-  const t = new Date(`${m[1]}T${time.length === 5 ? `${time}:00` : time}${zone}`)
-  if (Number.isNaN(t.getTime())) throw new SqlError('22008', `date/time field value out of range: "${s}"`)
-  const frac = /\.(\d+)/.exec(time)?.[1]
-  const iso = t.toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac.slice(0, 6)}`.replace(/0+$/, '').replace(/\.$/, '') : ''}+00`
+  return parseTimestamp(s, withZone).toString()
 }
-
-function trimFraction(t: string): string {
-  return t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t
-}
-

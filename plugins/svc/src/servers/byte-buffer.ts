@@ -12,6 +12,11 @@ export class ByteBuffer {
   private parts: Buffer[] = []
   private partsLen = 0
 
+  /** Bytes received and not yet taken by a complete frame. */
+  get buffered(): number {
+    return this.buf.length - this.pos + this.partsLen
+  }
+
   feed(chunk: Buffer): void {
     if (this.need > 0 && this.buf.length - this.pos + this.partsLen + chunk.length < this.need) {
       this.parts.push(chunk)

@@ -1,7 +1,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 
-import {closest, type ConfigRequest, type ConfigResult, InputError, UsageError} from '@toolkit/kit'
+import {closest, type ConfigRequest, type ConfigResult, DEFAULT_NET_LIMITS, InputError, type NetLimits, UsageError} from '@toolkit/kit'
 
 import {LOG_LEVELS, type LogLevel} from '../engine/logger.js'
 
@@ -20,12 +20,12 @@ export interface ServerConfig {
   logFormat: 'json' | 'text'
   logLevel: LogLevel
   memoryLimitMb?: number
-  postgresql: {enabled: boolean; host: string; maxInValues?: number; maxStatementBytes?: number; parseTimeoutMs?: number; password: string; port: number; username: string}
-  redis: {enabled: boolean; host: string; port: number}
+  postgresql: {enabled: boolean; host: string; maxInValues?: number; maxStatementBytes?: number; net: NetLimits; parseTimeoutMs?: number; password: string; port: number; username: string}
+  redis: {enabled: boolean; host: string; net: NetLimits; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
   /** `ui`: the console at /ui (on unless `--disable-ui` or `:servers {:rest {:ui false}}`). */
-  rest: {enabled: boolean; host: string; maxBodyBytes: number; port: number; ui: boolean}
+  rest: {enabled: boolean; host: string; maxBodyBytes: number; net: NetLimits; port: number; ui: boolean}
   wal: {checkpointMaxDelayMs: number; maxPendingEntries: number}
 }
 
@@ -66,9 +66,9 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
   wal: {'checkpoint-max-delay-ms': 'int', 'max-pending-entries': 'int'},
 }
 const SERVERS: Record<string, Record<string, string>> = {
-  postgresql: {enabled: 'bool', host: 'string', 'max-in-values': 'int', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
-  redis: {enabled: 'bool', host: 'string', port: 'port'},
-  rest: {enabled: 'bool', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
+  postgresql: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-in-values': 'int', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
+  redis: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', port: 'port'},
+  rest: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
 
 /** Checks brackets and strings, which edn-data tolerates silently (it returns null for `{:a 1`). */
@@ -153,17 +153,26 @@ export const SVC_SETTINGS = {
   logLevel: 'info',
   memoryLimitMb: 0,
   postgresqlEnabled: true,
+  postgresqlHeaderTimeoutMs: DEFAULT_NET_LIMITS.headerTimeoutMs,
   postgresqlHost: '127.0.0.1',
+  postgresqlIdleTimeoutMs: DEFAULT_NET_LIMITS.idleTimeoutMs,
+  postgresqlMaxConnections: DEFAULT_NET_LIMITS.maxConnections,
   postgresqlMaxInValues: 0,
   postgresqlMaxStatementBytes: 0,
   postgresqlParseTimeoutMs: 0,
   postgresqlPort: 5432,
   postgresqlUsername: 'svc',
   redisEnabled: true,
+  redisHeaderTimeoutMs: DEFAULT_NET_LIMITS.headerTimeoutMs,
   redisHost: '127.0.0.1',
+  redisIdleTimeoutMs: DEFAULT_NET_LIMITS.idleTimeoutMs,
+  redisMaxConnections: DEFAULT_NET_LIMITS.maxConnections,
   redisPort: 6379,
   restEnabled: true,
+  restHeaderTimeoutMs: DEFAULT_NET_LIMITS.headerTimeoutMs,
   restHost: '127.0.0.1',
+  restIdleTimeoutMs: DEFAULT_NET_LIMITS.idleTimeoutMs,
+  restMaxConnections: DEFAULT_NET_LIMITS.maxConnections,
   restMaxBodyBytes: 1024 * 1024,
   restPort: 3000,
   restUi: true,
@@ -189,17 +198,26 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   logLevel: [['logging', 'level']],
   memoryLimitMb: [['memory-limit-mb']],
   postgresqlEnabled: [['servers', 'postgresql', 'enabled']],
+  postgresqlHeaderTimeoutMs: [['servers', 'postgresql', 'header-timeout-ms']],
   postgresqlHost: [['servers', 'postgresql', 'host']],
+  postgresqlIdleTimeoutMs: [['servers', 'postgresql', 'idle-timeout-ms']],
+  postgresqlMaxConnections: [['servers', 'postgresql', 'max-connections']],
   postgresqlMaxInValues: [['servers', 'postgresql', 'max-in-values']],
   postgresqlMaxStatementBytes: [['servers', 'postgresql', 'max-statement-bytes']],
   postgresqlParseTimeoutMs: [['servers', 'postgresql', 'parse-timeout-ms']],
   postgresqlPort: [['servers', 'postgresql', 'port']],
   postgresqlUsername: [['servers', 'postgresql', 'username']],
   redisEnabled: [['servers', 'redis', 'enabled']],
+  redisHeaderTimeoutMs: [['servers', 'redis', 'header-timeout-ms']],
   redisHost: [['servers', 'redis', 'host']],
+  redisIdleTimeoutMs: [['servers', 'redis', 'idle-timeout-ms']],
+  redisMaxConnections: [['servers', 'redis', 'max-connections']],
   redisPort: [['servers', 'redis', 'port']],
   restEnabled: [['servers', 'rest', 'enabled']],
+  restHeaderTimeoutMs: [['servers', 'rest', 'header-timeout-ms']],
   restHost: [['servers', 'rest', 'host']],
+  restIdleTimeoutMs: [['servers', 'rest', 'idle-timeout-ms']],
+  restMaxConnections: [['servers', 'rest', 'max-connections']],
   restMaxBodyBytes: [['servers', 'rest', 'max-body-bytes']],
   restPort: [['servers', 'rest', 'port']],
   restUi: [['servers', 'rest', 'ui']],
@@ -360,6 +378,7 @@ export async function loadServerConfig(
   }
   for (const key of ['restPort', 'redisPort', 'postgresqlPort'] as const) if (!Number.isInteger(v[key]) || v[key] < 0 || v[key] > 65_535) bad(key, 'a port number (0-65535)')
   for (const [key, n] of Object.entries(v)) if (typeof n === 'number' && !(Number.isInteger(n) && n >= 0)) bad(key as keyof SvcSettings, 'a non-negative integer')
+  for (const key of ['restMaxConnections', 'redisMaxConnections', 'postgresqlMaxConnections'] as const) if (v[key] < 1) bad(key, 'at least 1')
   if (!(LOG_LEVELS as string[]).includes(v.logLevel)) bad('logLevel', `one of ${LOG_LEVELS.join(', ')}`)
   if (v.logFormat !== 'json' && v.logFormat !== 'text') bad('logFormat', 'text or json')
   const layer = request.layers?.[0]
@@ -388,14 +407,15 @@ export async function loadServerConfig(
       host: v.postgresqlHost,
       maxInValues: opt(v.postgresqlMaxInValues),
       maxStatementBytes: opt(v.postgresqlMaxStatementBytes),
+      net: {headerTimeoutMs: v.postgresqlHeaderTimeoutMs, idleTimeoutMs: v.postgresqlIdleTimeoutMs, maxConnections: v.postgresqlMaxConnections},
       parseTimeoutMs: opt(v.postgresqlParseTimeoutMs),
       password: password ?? 'svc',
       port: v.postgresqlPort,
       username: v.postgresqlUsername,
     },
-    redis: {enabled: v.redisEnabled, host: v.redisHost, port: v.redisPort},
+    redis: {enabled: v.redisEnabled, host: v.redisHost, net: {headerTimeoutMs: v.redisHeaderTimeoutMs, idleTimeoutMs: v.redisIdleTimeoutMs, maxConnections: v.redisMaxConnections}, port: v.redisPort},
     remotes: remotes ?? {},
-    rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, port: v.restPort, ui: v.restUi},
+    rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, net: {headerTimeoutMs: v.restHeaderTimeoutMs, idleTimeoutMs: v.restIdleTimeoutMs, maxConnections: v.restMaxConnections}, port: v.restPort, ui: v.restUi},
     wal: {checkpointMaxDelayMs: v.walCheckpointMaxDelayMs, maxPendingEntries: Math.max(1, v.walMaxPendingEntries)},
   }
   return {config, sources, warnings}

@@ -81,20 +81,20 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     if (cfg.rest.enabled) {
       const {startRestServer} = await import('./rest/index.js')
       const ui = cfg.rest.ui ? {readOnly: cfg.follow !== undefined} : undefined
-      const s = await startRestServer(ctx, {health, host: cfg.rest.host, maxBodyBytes: cfg.rest.maxBodyBytes, metrics, port: cfg.rest.port, ui})
+      const s = await startRestServer(ctx, {health, host: cfg.rest.host, maxBodyBytes: cfg.rest.maxBodyBytes, metrics, net: cfg.rest.net, port: cfg.rest.port, ui})
       servers.push({name: 'REST', server: s})
       info.rest = s.port
     }
     if (cfg.redis.enabled) {
       const {startRedisServer} = await import('./redis/index.js')
-      const s = await startRedisServer(ctx, {host: cfg.redis.host, port: cfg.redis.port})
+      const s = await startRedisServer(ctx, {host: cfg.redis.host, net: cfg.redis.net, port: cfg.redis.port})
       servers.push({name: 'Redis', server: s})
       info.redis = s.port
     }
     if (cfg.postgresql.enabled) {
       const {startPgServer} = await import('./pg/index.js')
-      const {host, maxInValues, maxStatementBytes, parseTimeoutMs, password, port, username} = cfg.postgresql
-      const s = await startPgServer(ctx, {host, maxInValues, maxStatementBytes, parseTimeoutMs, password, port, username})
+      const {host, maxInValues, maxStatementBytes, net, parseTimeoutMs, password, port, username} = cfg.postgresql
+      const s = await startPgServer(ctx, {host, maxInValues, maxStatementBytes, net, parseTimeoutMs, password, port, username})
       servers.push({name: 'PostgreSQL', server: s})
       info.pg = s.port
     }

@@ -28,6 +28,14 @@ export const SETUP = [
     (4, NULL, NULL, NULL, NULL), (5, 0, -9223372036854775808, 1e300, 'e'), (6, 7, 7, 0.1, '7')`,
   'CREATE TABLE scratch (id int PRIMARY KEY, name text, n int)',
   'CREATE TABLE events (id int PRIMARY KEY, at timestamptz, d date, amount numeric, big bigint, f float8)',
+  'CREATE TABLE times (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, iv interval)',
+  `INSERT INTO times (id, d, ts, tz, iv) VALUES
+    (1, '2024-01-31', '2024-01-31 10:20:30', '2024-01-31 10:20:30+00', '1 mon'),
+    (2, '2024-02-29', '2024-02-29 23:59:59.999999', '2024-02-29 12:00:00-05', '1 day 02:03:04.5'),
+    (3, '2023-12-31', '2023-12-31 00:00:00', '2023-12-31 00:00:00+01', '-1 day +02:00:00'),
+    (4, NULL, NULL, NULL, NULL),
+    (5, '2000-01-01', '1999-12-31 23:59:59', '2000-01-01 00:00:00Z', '1 year 2 mons 3 days 04:05:06.000007'),
+    (6, '1970-01-01', '1970-01-01 00:00:00.5', '1969-12-31 23:59:59+00', '00:00:00')`,
 ]
 
 /**
@@ -54,6 +62,11 @@ export const PARAM_CASES: Array<[string, unknown[]]> = [
   ['SELECT count(*) FROM events WHERE amount > $1', ['10']],
   ['UPDATE events SET amount = amount * $1 WHERE id = $2 RETURNING amount', ['1.5', 2]],
   ['SELECT array_agg(id ORDER BY id DESC) AS ids, string_agg(d::text, \',\' ORDER BY d) AS ds FROM events', []],
+  ['SELECT id, d, ts, tz, iv FROM times ORDER BY id', []],
+  ['SELECT $1::timestamptz + $2::interval AS x', [new Date('2024-01-31T10:00:00Z'), '1 mon']],
+  ['SELECT tz FROM times WHERE tz > $1 ORDER BY tz', [new Date('2024-01-01T00:00:00Z')]],
+  ['SELECT d + $1::int AS x FROM times WHERE id = 1', [3]],
+  ['SELECT $1::interval * 2 AS x', ['1 day 01:00:00']],
 ]
 
 /** Literal and arithmetic cases generated as a cross product, so every operator meets every literal kind. */
@@ -558,6 +571,113 @@ const TIME = [
   'SELECT pg_typeof(current_date)',
   'SELECT current_date IS NOT NULL',
   "SELECT pg_typeof('2024-01-02'::date)",
+  ...datetimeCases(),
+]
+
+/** date, timestamp, timestamptz and interval: input forms, output, arithmetic, functions, columns. */
+function datetimeCases(): string[] {
+  const intervals = ['1 day', '1 year 2 months 3 days 04:05:06.5', '-1 day 2 hours', '1 day -02:00', '0', '25 hours', '1.5 days', '1.5 years', '-1 year -2 mons', '-1 year 2 mons', '@ 1 day ago', '3 weeks', '90 minutes', '1 decade', '10', '02:03', '-02:03:04', 'P1Y2M3DT4H5M6S', 'PT1.5S', '1 mon 30 days', '100 days', '0.5 mons', '1 millisecond', '7 microseconds', '1 century', 'abc', '']
+  const out = intervals.map((i) => `SELECT interval '${i}'`)
+  const stamps = ["timestamp '2024-01-31 10:20:30'", "timestamptz '2024-02-29 23:59:59.5+00'", "date '2024-01-31'", "date '2023-03-31'"]
+  const ivs = ["interval '1 mon'", "interval '1 day 01:00'", "interval '-1 year 3 days'", "interval '36 hours'"]
+  for (const t of stamps) {
+    for (const i of ivs) out.push(`SELECT ${t} + ${i}`, `SELECT ${t} - ${i}`, `SELECT ${i} + ${t}`)
+    for (const u of stamps) out.push(`SELECT ${t} - ${u}`, `SELECT ${t} < ${u}`, `SELECT ${t} = ${u}`)
+  }
+  for (const i of ivs) for (const j of ivs) out.push(`SELECT ${i} + ${j}`, `SELECT ${i} - ${j}`, `SELECT ${i} < ${j}`)
+  for (const i of ivs) for (const f of ['2', '1.5', '0.5', '-1', '3::float8', '0']) out.push(`SELECT ${i} * ${f}`, `SELECT ${i} / ${f}`)
+  for (const i of ivs) out.push(`SELECT -${i}`)
+  const fields = ['year', 'month', 'day', 'hour', 'minute', 'second', 'millisecond', 'microseconds', 'epoch', 'dow', 'isodow', 'doy', 'quarter', 'week', 'isoyear', 'decade', 'century', 'millennium', 'timezone']
+  for (const f of fields) {
+    out.push(`SELECT extract(${f} from timestamp '2024-02-29 13:14:15.123456')`, `SELECT extract(${f} from timestamptz '2021-01-03 01:02:03+00')`, `SELECT extract(${f} from date '2024-12-30')`, `SELECT extract(${f} from interval '1 year 14 mons 3 days 04:05:06.789')`)
+    out.push(`SELECT date_part('${f}', timestamp '2024-02-29 13:14:15.123456')`)
+  }
+  for (const u of ['microseconds', 'milliseconds', 'second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year', 'decade', 'century', 'millennium', 'fortnight']) {
+    out.push(`SELECT date_trunc('${u}', timestamp '2024-02-29 13:14:15.123456')`, `SELECT date_trunc('${u}', timestamptz '2021-01-03 01:02:03+00')`, `SELECT date_trunc('${u}', date '2024-05-15')`, `SELECT date_trunc('${u}', interval '1234 years 5 mons 6 days 07:08:09.123')`)
+  }
+  const ages: Array<[string, string]> = [['2024-03-01', '2023-01-31'], ['2023-01-31', '2024-03-01'], ['2024-01-01', '2023-12-31'], ['2024-03-31 10:00', '2024-02-29 12:00'], ['2000-01-01', '2000-01-01'], ['2024-05-31', '2024-04-30 23:59:59.5']]
+  for (const [a, b] of ages) out.push(`SELECT age(timestamp '${a}', timestamp '${b}')`)
+  out.push(
+    "SELECT age(date '2024-01-01', date '2020-02-29')",
+    "SELECT justify_days(interval '65 days'), justify_hours(interval '50 hours'), justify_interval(interval '1 mon -1 hour')",
+    "SELECT justify_days(interval '-65 days'), justify_hours(interval '-50 hours 10 minutes'), justify_interval(interval '-1 mon 35 days')",
+    'SELECT make_date(2024, 2, 29), make_date(2023, 2, 29)',
+    'SELECT make_interval(1, 2, 1, 3, 4, 5, 6.5)',
+    'SELECT to_timestamp(0), to_timestamp(1704164645.5), to_timestamp(-1)',
+    "SELECT date '2024-01-31' + 1, date '2024-03-01' - 1, 1 + date '2024-12-31'",
+    "SELECT date '2024-03-01' - date '2024-02-01', date '2024-03-01' - '2024-01-01'",
+    "SELECT date '2024-01-31' + '1 day'",
+    "SELECT timestamp '2024-01-02' - '1 day'",
+    "SELECT timestamp '2024-01-02' + '1 day'",
+    "SELECT timestamp '2024-01-02' - '2024-01-01'",
+    "SELECT interval '1 day' + '2 hours'",
+    "SELECT interval '1 day' = interval '24 hours', interval '1 mon' = interval '30 days', interval '1 day' > interval '23:59:59'",
+    "SELECT timestamptz '2024-01-01 00:00+00' - timestamp '2023-12-31 12:00', date '2024-01-03' - timestamp '2024-01-01 06:00'",
+    "SELECT timestamp '2024-01-01' = date '2024-01-01', timestamptz '2024-01-01 00:00+00' = timestamp '2024-01-01'",
+    "SELECT '2024-01-02 03:04:05'::date, '2024-01-02T03:04:05Z'::date, 'epoch'::date, 'epoch'::timestamptz, 'epoch'::timestamp",
+    "SELECT '2024-02-30 10:00'::timestamp",
+    "SELECT '2024-01-01 25:00'::timestamp",
+    "SELECT '2024-01-01 24:00:00'::timestamp",
+    "SELECT '2024-01-01 10:00:00.1234567'::timestamp",
+    "SELECT '2024-01-01 10:00:00-0330'::timestamptz, '2024-01-01 10:00:00+05:30'::timestamptz, '2024-01-01 10:00 UTC'::timestamptz",
+    "SELECT '0999-01-01'::date, '10000-01-01'::date",
+    "SELECT timestamp '2024-01-31 10:00'::date, date '2024-01-31'::timestamp, date '2024-01-31'::timestamptz, timestamptz '2024-01-31 23:30-02'::date",
+    "SELECT timestamp '2024-01-31 10:00'::timestamptz, timestamptz '2024-01-31 10:00+03'::timestamp",
+    "SELECT interval '1 day 02:03:04.56789'::interval(0), interval '1 day'::text, '1 day'::interval::text",
+    "SELECT (date '2024-01-31')::text, (timestamp '2024-01-31 10:00')::text || '!'",
+    'SELECT now() = current_timestamp, now() = transaction_timestamp(), current_date = now()::date',
+    'SELECT pg_typeof(now()), pg_typeof(current_timestamp), pg_typeof(localtimestamp), pg_typeof(current_date)',
+    "SELECT pg_typeof(interval '1 day'), pg_typeof(date '2024-01-01' + 1), pg_typeof(date '2024-01-01' - date '2023-01-01'), pg_typeof(date '2024-01-01' + interval '1 day')",
+    "SELECT pg_typeof(timestamp '2024-01-01' - timestamp '2023-01-01'), pg_typeof(extract(day from date '2024-01-01')), pg_typeof(date_part('day', date '2024-01-01')), pg_typeof(date_trunc('day', date '2024-01-01'))",
+    "SELECT to_json(date '2024-01-02'), to_json(timestamp '2024-01-02 03:04:05.5'), to_json(timestamptz '2024-01-02 03:04:05+00'), to_json(interval '1 day')",
+    "SELECT json_build_object('d', date '2024-01-02', 't', timestamptz '2024-01-02 03:04:05+00')",
+    "SELECT array_agg(d ORDER BY id) FROM times",
+    "SELECT array_agg(iv ORDER BY id) FROM times",
+    'SELECT id, d, ts, tz, iv FROM times ORDER BY id',
+    'SELECT id FROM times ORDER BY d, id',
+    'SELECT id FROM times ORDER BY iv DESC NULLS LAST, id',
+    'SELECT id FROM times ORDER BY tz, id',
+    "SELECT id FROM times WHERE d > '2024-01-01' ORDER BY id",
+    "SELECT id FROM times WHERE ts BETWEEN '2024-01-01' AND '2024-02-29 23:59:59.999999' ORDER BY id",
+    "SELECT id FROM times WHERE iv > interval '1 day' ORDER BY id",
+    "SELECT id FROM times WHERE iv = '30 days' ORDER BY id",
+    "SELECT id FROM times WHERE tz >= '2024-01-01 00:00+00' ORDER BY id",
+    'SELECT id, d + 1, d - 1, d + iv, ts + iv, tz + iv, ts - tz, d - d FROM times ORDER BY id',
+    "SELECT id, extract(epoch from tz), extract(year from d), date_trunc('month', ts), age(ts, timestamp '2000-01-01') FROM times ORDER BY id",
+    'SELECT min(d), max(d), min(ts), max(tz), min(iv), max(iv) FROM times',
+    'SELECT sum(iv), avg(iv) FROM times',
+    "SELECT count(DISTINCT date_trunc('year', ts)) FROM times",
+    "SELECT date_trunc('year', d) AS y, count(*) FROM times GROUP BY 1 ORDER BY 1",
+    "SELECT extract(foo from timestamp '2024-01-01')",
+    "SELECT extract(hour from date '2024-01-01')",
+    "SELECT date_trunc('hour', 'abc')",
+    "SELECT date_part('day', '2024-01-01')",
+    "SELECT extract(day from '2024-01-01')",
+    "SELECT age('2024-01-01')",
+    "SELECT interval '1.5 seconds'::interval(0), interval '-1.5 seconds'::interval(0), interval '2.5 seconds'::interval(0), interval '1.23456'::interval(2)",
+    "SELECT interval '1 day' * 'x'",
+    "SELECT date '2024-01-01' * 2",
+    "SELECT timestamp '2024-01-01' + timestamp '2024-01-01'",
+    "SELECT interval '1 day' + 1",
+    "SELECT date '2024-01-01' + 1.5",
+    "UPDATE times SET iv = iv * 2 WHERE id = 1 RETURNING iv",
+    "UPDATE times SET d = d + 1, ts = ts + interval '1 hour', tz = tz - interval '1 mon' WHERE id = 2 RETURNING d, ts, tz",
+    "INSERT INTO times (id, d, ts, tz, iv) VALUES (7, '2024-07-07', '2024-07-07 07:07', '2024-07-07 07:07+07', '7 days') RETURNING *",
+    "INSERT INTO times (id, iv) VALUES (8, 'nonsense')",
+    "INSERT INTO times (id, d) VALUES (8, '2024-02-30')",
+    'SELECT id, d, ts, tz, iv FROM times ORDER BY id',
+    'DELETE FROM times WHERE id >= 7',
+  )
+  return out
+}
+
+const JSONB_NUMBERS = [
+  "SELECT '1.50'::jsonb, '[1.0, 2.50, -0.0]'::jsonb, '{\"a\": 12345678901234567890, \"b\": 1e2, \"c\": 1.5E-3}'::jsonb",
+  "SELECT '{\"a\": 1.50}'::jsonb -> 'a', '{\"a\": 1.50}'::jsonb ->> 'a', pg_typeof('{\"a\": 1.50}'::jsonb -> 'a')",
+  "SELECT '{\"a\": 1.50, \"b\": [0.10]}'::json, '1.50'::json",
+  "SELECT jsonb_build_object('x', '2.50'::jsonb), to_jsonb(1.50)",
+  "SELECT nullif(1, 1), nullif(2.5, 2.5), nullif('a', 'a'), nullif(9000000000, 9000000000)",
+  'SELECT coalesce(NULL, NULL), nullif(true, true)',
 ]
 
 const CATALOG = [
@@ -591,6 +711,7 @@ export const CASES: string[] = [
   ...UNICODE,
   ...JSON_CASES,
   ...TIME,
+  ...JSONB_NUMBERS,
   ...CATALOG,
 ]
 

@@ -23,6 +23,7 @@ docs/gw-proxy.md and docs/gw-acl.md.`
   static flags = {
     ...clientFlags,
     'audit-log': Flags.string({description: 'append one JSON line per tools/call (user, tool, decision, rule, outcome, duration; never arguments) to this file', helpValue: '<file>'}),
+    'connect-timeout': Flags.integer({description: 'seconds to wait for an upstream connection, and for a down upstream within a call before answering the outage', min: 1}),
     'health-interval': Flags.integer({description: 'seconds between pings of each upstream, so one that died is noticed and its tools hidden', min: 1}),
     host: Flags.string({description: 'address to listen on (HTTP mode; default 127.0.0.1)'}),
     http: Flags.boolean({default: false, description: 'serve Streamable HTTP at /mcp instead of stdio'}),
@@ -52,6 +53,7 @@ docs/gw-proxy.md and docs/gw-acl.md.`
     // Defaults, toolkit's config files, the "serve" object of servers.json and TOOLKIT_GW_* (see `toolkit config show gw`).
     const settings = await loadServeSettings(this.config, ctx.config, {
       auditLog: flags['audit-log'],
+      connectTimeout: flags['connect-timeout'],
       healthInterval: flags['health-interval'],
       host: flags.host,
       insecure: flags.insecure,
@@ -78,12 +80,14 @@ docs/gw-proxy.md and docs/gw-acl.md.`
               subjectRate: settings.rateLimit,
             },
             maxBodyBytes: settings.maxBody,
+            net: {headerTimeoutMs: settings.headerTimeoutMs, maxConnections: settings.maxConnections},
             port: settings.port,
           }
         : undefined,
       insecure: settings.insecure,
       oauthStateFile: join(gwConfigDir(ctx.env), 'oauth-as-state.json'),
       pingIntervalMs: settings.healthInterval * 1000,
+      connectTimeoutMs: settings.connectTimeout * 1000,
       log: (m) => (m.startsWith('WARNING') ? this.out.warn(m.slice(9)) : this.out.log(m)),
       stdioRoles: flags.role,
       store: ctx.store,

@@ -58,6 +58,8 @@ export class PgConnection {
   private current?: Promise<void>
   private stopping = false
   readonly session: QuerySession
+  /** Told each time the reader runs out of complete messages: bytes of one still held (or login unfinished), and messages handled since (kit's ConnectionGuard). */
+  onWaiting?: (partial: boolean, handled: number) => void
 
   constructor(
     private readonly socket: Socket,
@@ -105,6 +107,7 @@ export class PgConnection {
   private async pump(): Promise<void> {
     if (this.busy) return
     this.busy = true
+    let handled = 0
     try {
       while (!this.closed) {
         if (this.phase === 'startup') {
@@ -116,10 +119,12 @@ export class PgConnection {
         const m = this.reader.next()
         if (!m) break
         await this.message(m.type, m.body)
+        if (this.phase === 'ready') handled++
         if (this.out.length > 65_536) this.flush()
         // A client that sends many queries and never reads the answers waits here (issue 24).
         await whileUnread(this.socket)
       }
+      this.onWaiting?.(this.phase !== 'ready' || this.reader.buffered > 0, handled)
     } catch (error) {
       if (error instanceof WireError) {
         this.fatal('08P01', `invalid frontend message: ${error.message}`)

@@ -1,6 +1,7 @@
 /** Result and parameter encoding of the PostgreSQL wire protocol (text and binary formats). */
 import {coerce, OID} from '../../query/types.js'
 import {floatText, Int8, textOf} from '../../query/values.js'
+import {arrayFromBinary, arrayToBinary, datetimeFromBinary, datetimeToBinary, elementOfArray, numericFromBinary, numericToBinary, regtypeToBinary, uuidFromBinary, uuidToBinary} from './binary.js'
 
 /** Text-format rendering of a value for a column of type `oid`. */
 export function toText(v: unknown, oid: number): Buffer | null {
@@ -52,7 +53,28 @@ export function toBinary(v: unknown, oid: number): Buffer | null {
     case OID.jsonb: {
       return Buffer.concat([Buffer.from([1]), toText(v, oid) as Buffer])
     }
+    case OID.numeric: {
+      return numericToBinary(v)
+    }
+    case OID.date:
+    case OID.timestamp:
+    case OID.timestamptz:
+    case OID.interval: {
+      return datetimeToBinary(v, oid)
+    }
+    case OID.uuid: {
+      return uuidToBinary(v)
+    }
+    case OID.regtype: {
+      return regtypeToBinary(v)
+    }
+    case OID.bytea: {
+      return Buffer.isBuffer(v) ? v : Buffer.from(textOf(v))
+    }
     default: {
+      const element = elementOfArray(oid)
+      if (element !== undefined) return arrayToBinary(v, element, (x, o) => toBinary(x, o))
+      // text, varchar, char(n), name, json and the rest: the binary form is the text's bytes.
       return toText(v, oid)
     }
   }
@@ -86,7 +108,20 @@ export function decodeParam(raw: Buffer | null, oid: number, format: number): un
       case OID.jsonb: {
         return JSON.parse(raw.subarray(1).toString('utf8'))
       }
+      case OID.numeric: {
+        return numericFromBinary(raw)
+      }
+      case OID.date:
+      case OID.timestamp:
+      case OID.timestamptz:
+      case OID.interval: {
+        return datetimeFromBinary(raw, oid)
+      }
+      case OID.uuid: {
+        return uuidFromBinary(raw)
+      }
       default: {
+        if (elementOfArray(oid) !== undefined) return arrayFromBinary(raw, (x, o) => decodeParam(x, o, 1))
         return raw.toString('utf8')
       }
     }

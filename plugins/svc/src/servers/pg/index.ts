@@ -5,12 +5,15 @@
  */
 import {createServer, type Socket} from 'node:net'
 
+import {ConnectionGuard, type NetLimits} from '@toolkit/kit'
+
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {createQueryEngine} from '../../query/index.js'
 import {endConnections, listen} from '../listen.js'
 
 import {scramVerifier} from './auth.js'
 import {type ConnectionConfig, PgConnection} from './connection.js'
+import {GSSENC_REQUEST, SSL_REQUEST, Writer} from './wire.js'
 
 export interface PgServerOptions {
   /** Password method offered to clients. Default `scram-sha-256`. */
@@ -22,6 +25,8 @@ export interface PgServerOptions {
   maxInValues?: number
   /** Longest SQL text accepted (default 16 MiB): longer is SQLSTATE 54000. */
   maxStatementBytes?: number
+  /** Connection count and timeouts (kit's DEFAULT_NET_LIMITS when absent); the header timeout bounds the login too. */
+  net?: Partial<NetLimits>
   /** Time budget for parsing one statement (default 30 s): longer is SQLSTATE 54001. */
   parseTimeoutMs?: number
   password: string
@@ -47,7 +52,12 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
   }
   let nextPid = (process.pid % 1000) * 10_000 + 1
 
+  const guard = new ConnectionGuard(options.net, {
+    refuse: refuseTooMany,
+    timedOut: (_socket, why) => log.debug('closing connection after timeout', {why}),
+  })
   const server = createServer({noDelay: true}, (socket) => {
+    if (!guard.admit(socket, {startup: true})) return
     sockets.add(socket)
     ctx.metrics.connectionOpened('pg')
     socket.on('error', (e) => log.debug('pg socket error', {error: e.message}))
@@ -57,6 +67,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     })
     try {
       const conn = new PgConnection(socket, cfg, nextPid++)
+      conn.onWaiting = (partial, handled) => guard.waiting(socket, partial, handled)
       connections.add(conn)
       socket.on('close', () => connections.delete(conn))
     } catch (error) {
@@ -79,4 +90,28 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     },
     port,
   }
+}
+
+/**
+ * What PostgreSQL does when max_connections is reached: read the startup packet (answering 'N'
+ * to an SSL or GSS request first, as libpq sends one before it), then a FATAL 53300 and the end.
+ */
+function refuseTooMany(socket: Socket, end: () => void): void {
+  let buf = Buffer.alloc(0)
+  socket.on('data', (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk])
+    while (buf.length >= 8 && buf.length >= buf.readInt32BE(0)) {
+      const code = buf.readInt32BE(4)
+      buf = buf.subarray(Math.max(8, buf.readInt32BE(0)))
+      if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+        socket.write('N')
+        continue
+      }
+      const w = new Writer()
+      w.error({code: '53300', message: 'sorry, too many clients already', severity: 'FATAL'})
+      socket.write(w.take())
+      end()
+      return
+    }
+  })
 }

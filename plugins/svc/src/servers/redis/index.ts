@@ -4,7 +4,7 @@
  */
 import {createServer} from 'node:net'
 
-import {Connections} from '@toolkit/kit'
+import {ConnectionGuard, Connections, type NetLimits} from '@toolkit/kit'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
@@ -20,6 +20,8 @@ export interface RedisServerOptions {
   host: string
   /** Frame limits; defaults suit production, tests lower them. */
   limits?: Partial<ParserLimits>
+  /** Connection count and timeouts (kit's DEFAULT_NET_LIMITS when absent). */
+  net?: Partial<NetLimits>
   port: number
 }
 
@@ -43,7 +45,15 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     version: VERSION,
   }
 
+  const guard = new ConnectionGuard(options.net, {
+    refuse: (socket, end) => {
+      socket.write('-ERR max number of clients reached\r\n')
+      end()
+    },
+    timedOut: (_socket, why) => log.debug('closing connection after timeout', {why}),
+  })
   const server = createServer({noDelay: true}, (socket) => {
+    if (!guard.admit(socket)) return
     const sess: Session = {branch: 'main', id: nextId++, quit: false, resp3: false}
     const parser = new RespParser(limits)
     let busy = false
@@ -78,6 +88,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       try {
         const out: Array<Buffer | string> = []
         let outBytes = 0
+        let handled = 0
         for (;;) {
           let pending: Promise<Reply> | Reply
           // The common `GET key` frame skips the argument array and the command table.
@@ -95,6 +106,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             if (cmd.length === 0) continue
             pending = execute(sess, cmd, shared)
           } else pending = executeGet(sess, key, shared)
+          handled++
           const reply = pending instanceof Promise ? await pending : pending
           const before = out.length
           encode(reply, sess.resp3, out)
@@ -115,6 +127,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           }
         }
         if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
+        guard.waiting(socket, parser.buffered > 0, handled)
       } catch (error) {
         log.error('redis connection failed', {client: sess.id, error: String(error)})
         socket.destroy()

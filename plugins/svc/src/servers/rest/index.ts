@@ -1,7 +1,7 @@
 import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 
-import {Connections} from '@toolkit/kit'
+import {ConnectionGuard, Connections, httpServerLimits, type NetLimits} from '@toolkit/kit'
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
@@ -26,6 +26,8 @@ export interface RestServerOptions {
   host: string
   /** Largest request body accepted (default 1 MiB); larger gets 413. */
   maxBodyBytes?: number
+  /** Connection count and timeouts (kit's DEFAULT_NET_LIMITS when absent). */
+  net?: Partial<NetLimits>
   /** Deepest JSON nesting accepted in a body (default 128); deeper gets 400 `too_deep`. */
   maxJsonDepth?: number
   metrics: ServerMetrics
@@ -115,7 +117,9 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     send(req, res, started, found.route.path, await found.route.handler(request))
   }
 
-  const server = createServer({keepAliveTimeout: 65_000}, (req, res) => {
+  const guard = new ConnectionGuard(options.net)
+  const server = createServer({...httpServerLimits(guard.limits), keepAliveTimeout: 65_000}, (req, res) => {
+    if (guard.refuseRequest(req, res)) return
     const started = process.hrtime.bigint()
     inFlight++
     handle(req, res, started)
@@ -134,10 +138,13 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
         inFlight--
       })
   })
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}')
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    // The header timeout (kit's net-limits): the answer Node itself would give.
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable) socket.end('HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n')
+    else if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}')
     else socket.destroy()
   })
+  guard.watchHttp(server)
   const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('rest'), opened: () => ctx.metrics.connectionOpened('rest')})
   const port = await listen(server, options.host, options.port, 'REST')
   log.info('REST server listening', {host: options.host, port})

@@ -1,0 +1,166 @@
+/**
+ * One branch's full-text index in one SQLite file, searched through FTS5 without loading it.
+ *
+ * Why SQLite FTS5 and not segments of our own: see docs/svc.md ("The full-text index"). In short,
+ * it gives an on-disk inverted index with in-place updates, BM25, prefix queries, background
+ * segment merging and crash safety in one well-kept library, and bench/svc-fts.mjs measured it
+ * against the in-memory index it replaces.
+ *
+ * The index is derived data (Git holds the documents), so the journal is WAL with
+ * synchronous=NORMAL: a crash may lose the last transactions, never the file's consistency, and
+ * the catch-up at the next start reindexes whatever is behind.
+ */
+import {mkdirSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import Database from 'better-sqlite3'
+
+import {matchExpression, tableToken} from './match.js'
+
+/** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
+export const FTS_FORMAT = '3'
+export const FTS_FILE = 'fts.sqlite'
+
+export interface StoreHit {
+  id: string
+  score: number
+}
+
+/** The SQLite error codes that mean the file itself is damaged (not a busy or full disk). */
+export function isCorruption(error: unknown): boolean {
+  const code = (error as {code?: unknown}).code
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')
+}
+
+/**
+ * Checks a branch's index file without changing it (for `svc diagnose`): the documents it holds,
+ * or an error naming what is wrong.
+ */
+export function inspectIndexFile(file: string): {documents: number} {
+  const db = new Database(file, {fileMustExist: true, readonly: true})
+  try {
+    const problems = db.pragma('quick_check', {simple: false}) as Array<{quick_check: string}>
+    if (problems.length !== 1 || problems[0].quick_check !== 'ok') throw new Error(`integrity check failed: ${problems.slice(0, 3).map((p) => p.quick_check).join('; ')}`)
+    const format = db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined
+    if (format !== FTS_FORMAT) throw new Error(`index format ${format}, this version reads ${FTS_FORMAT}`)
+    return {documents: db.prepare('SELECT count(*) FROM docs').pluck().get() as number}
+  } finally {
+    db.close()
+  }
+}
+
+export class IndexStore {
+  private readonly db: Database.Database
+  private docCount: number
+  private readonly st: {
+    count: Database.Statement<[string], number>
+    delDoc: Database.Statement<[number | bigint]>
+    delText: Database.Statement<[number | bigint]>
+    insDoc: Database.Statement<[string, string]>
+    insText: Database.Statement<[number | bigint, string, string]>
+    page: Database.Statement<[number | bigint, number], {id: string; rowid: number; sha: string}>
+    row: Database.Statement<[string], {rowid: number; sha: string}>
+    search: Database.Statement<[string, number, number], StoreHit>
+    updDoc: Database.Statement<[string, number | bigint]>
+  }
+
+  /** Opens (creating when missing) and checks the file; throws when it is unreadable or of another format. */
+  constructor(readonly file: string, options: {check?: boolean} = {}) {
+    mkdirSync(dirname(file), {recursive: true})
+    this.db = new Database(file)
+    try {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('synchronous = NORMAL')
+      // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
+      this.db.pragma('cache_size = -32000')
+      if (options.check !== false) {
+        const problems = this.db.pragma('quick_check', {simple: false}) as Array<{quick_check: string}>
+        if (problems.length !== 1 || problems[0].quick_check !== 'ok') {
+          throw Object.assign(new Error(`integrity check failed: ${problems.slice(0, 3).map((p) => p.quick_check).join('; ')}`), {code: 'SQLITE_CORRUPT'})
+        }
+      }
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
+        CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
+      `)
+      const format = (this.db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined)
+      if (format === undefined) this.db.prepare(`INSERT INTO meta(key, value) VALUES ('format', ?)`).run(FTS_FORMAT)
+      else if (format !== FTS_FORMAT) throw Object.assign(new Error(`index format ${format}, this version reads ${FTS_FORMAT}`), {code: 'SVC_FTS_FORMAT'})
+      this.st = {
+        count: this.db.prepare<[string], number>('SELECT count(*) FROM text WHERE text MATCH ?').pluck(),
+        delDoc: this.db.prepare('DELETE FROM docs WHERE rowid = ?'),
+        delText: this.db.prepare('DELETE FROM text WHERE rowid = ?'),
+        insDoc: this.db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
+        insText: this.db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)'),
+        page: this.db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
+        row: this.db.prepare('SELECT rowid, sha FROM docs WHERE id = ?'),
+        // bm25 is lower-is-better; the weights give the table column no say in the score.
+        search: this.db.prepare(`
+          SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT ? OFFSET ?) x
+          JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
+        updDoc: this.db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
+      }
+      this.docCount = this.db.prepare('SELECT count(*) FROM docs').pluck().get() as number
+    } catch (error) {
+      this.db.close()
+      throw error
+    }
+  }
+
+  get documents(): number {
+    return this.docCount
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+
+  /** Runs `fn` in one transaction: a batch of writes costs one commit, not one per document. */
+  transaction(fn: () => void): void {
+    this.db.transaction(fn)()
+  }
+
+  /** Adds a document or replaces the indexed version of it. */
+  put(id: string, sha: string, text: string): void {
+    const row = this.st.row.get(id)
+    let rowid: number | bigint
+    if (row) {
+      this.st.delText.run(row.rowid)
+      this.st.updDoc.run(sha, row.rowid)
+      rowid = row.rowid
+    } else {
+      rowid = this.st.insDoc.run(id, sha).lastInsertRowid
+      this.docCount++
+    }
+    const colon = id.indexOf(':')
+    this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
+  }
+
+  remove(id: string): boolean {
+    const row = this.st.row.get(id)
+    if (!row) return false
+    this.st.delText.run(row.rowid)
+    this.st.delDoc.run(row.rowid)
+    this.docCount--
+    return true
+  }
+
+  /** The blob sha of the indexed version of `id`. */
+  sha(id: string): string | undefined {
+    return this.st.row.get(id)?.sha
+  }
+
+  /** Indexed documents after rowid `after`, in rowid order: walks the index in pages. */
+  page(after: number, limit: number): Array<{id: string; rowid: number; sha: string}> {
+    return this.st.page.all(after, limit)
+  }
+
+  search(query: string, options: {limit: number; offset: number; table?: string}): {hits: StoreHit[]; total: number} {
+    const match = matchExpression(query, options.table)
+    if (match === undefined || this.docCount === 0) return {hits: [], total: 0}
+    const hits = this.st.search.all(match, options.limit, options.offset)
+    const total = hits.length > 0 && hits.length < options.limit ? options.offset + hits.length : this.st.count.get(match) ?? 0
+    return {hits, total}
+  }
+}
