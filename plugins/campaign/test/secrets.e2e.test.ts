@@ -1,21 +1,14 @@
 import {expect} from 'chai'
-import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
+import {readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {startOpenAI} from './fakes/openai.js'
 import type {Fake} from './fakes/server.js'
 import {exampleDir, runCli, tempDir} from './helpers.js'
+import {filesUnder} from '../../../packages/kit/test/helpers/files-under.js'
 
 const KEY = 'sk-planted-secret-5e8f1a2b3c4d'
 const WRONG = 'sk-wrong-secret-9a8b7c6d5e4f'
-
-/** Every file under `dir` (run directory: events, transcripts, workspace, exports, images). */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, {recursive: true, withFileTypes: true})
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-}
 
 function assertNowhere(secret: string, printed: string, dirs: string[]): void {
   expect(printed.includes(secret), 'the key was printed').to.equal(false)

@@ -1,5 +1,5 @@
 import {expect} from 'chai'
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -8,18 +8,12 @@ import {startOAuthMcpServer, type OAuthMcpFixture} from '../fixtures/oauth-mcp-s
 import {serveCli} from '../proxy/helpers.js'
 import {type RunResult, toolkit} from './cli.js'
 import {browser, freePort} from './helpers.js'
+import {filesUnder} from '../../../../packages/kit/test/helpers/files-under.js'
 
 const TOOLS_ONLY = fileURLToPath(new URL('../fixtures/tools-only-server.mjs', import.meta.url))
 const STATIC = 'Static-Bearer-9c1e7b44'
 const WRONG = 'Wrong-Bearer-0d3f5a61'
 const UPSTREAM_KEY = 'Upstream-Api-Key-5be2c9'
-
-/** Every file under `dir`, for a sweep of what gw wrote. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, {recursive: true, withFileTypes: true})
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-}
 
 // Issue 20: tokens gw holds (OAuth access and refresh tokens, a static bearer token and an API key
 // given in servers.json, a wrong token refused by the server) never reach stdout, stderr, error

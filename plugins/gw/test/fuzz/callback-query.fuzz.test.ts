@@ -1,23 +1,10 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import getPort from 'get-port'
-import {request} from 'node:http'
 
+import {getOwn as rawGet} from '../../../../packages/kit/test/helpers/raw-socket.js'
 import {listenForCallback} from '../../src/client/oauth/callback.js'
 import {FUZZ_SEED, fuzzRuns} from './runs.js'
-
-/** A raw GET of `path` exactly as given (fetch would normalise it), on a connection of its own. */
-function rawGet(port: number, path: string): Promise<{body: string; status: number}> {
-  return new Promise((resolve, reject) => {
-    const req = request({agent: false, host: '127.0.0.1', path, port}, (res) => {
-      let body = ''
-      res.on('data', (d: Buffer) => (body += d.toString()))
-      res.on('end', () => resolve({body, status: res.statusCode ?? 0}))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
 
 // Issue 20: the local OAuth callback of `gw auth login` is an open port on loopback: any query
 // string (and any request target) gets a 200, 400 or 404 page, never a crash; only a callback
