@@ -225,8 +225,9 @@ export async function catalogQuery(s: PgSession, sql: string): Promise<QueryResu
           if (/format_type/.test(it)) return typeName(c.oid)
           if (/attnotnull/.test(it)) return notNull.has(c.name) ? 't' : 'f'
           if (/attidentity|attgenerated|attcompression/.test(it)) return ''
-          if (/attstorage/.test(it)) return 'x'
-          if (/attstattarget/.test(it)) return '-1'
+          if (/attstorage/.test(it)) return storageOf(c.oid)
+          // psql 15 shows the default statistics target (-1) as an empty cell.
+          if (/attstattarget/.test(it)) return /CASE WHEN/i.test(it) ? null : '-1'
           return null
         }),
       ),
@@ -309,7 +310,7 @@ const CATALOG_OIDS: Record<string, Record<string, number>> = {
   pg_attribute: {attname: OID.name, attnotnull: OID.bool, attnum: OID.int2, attrelid: OID.oid, atttypid: OID.oid},
   pg_class: {oid: OID.oid, relkind: OID.char, relname: OID.name, relnamespace: OID.oid},
   pg_index: {indexrelid: OID.oid, indisprimary: OID.bool, indisunique: OID.bool, indrelid: OID.oid},
-  pg_namespace: {nspname: OID.name, oid: OID.oid, schema_name: OID.name},
+  pg_namespace: {nspname: OID.name, nspowner: OID.oid, oid: OID.oid, schema_name: OID.name},
   pg_tables: {hasindexes: OID.bool, schemaname: OID.name, tablename: OID.name, tableowner: OID.name},
   pg_type: {oid: OID.oid, typname: OID.name},
   schemata: {nspname: OID.name, oid: OID.oid, schema_name: OID.name},
@@ -355,8 +356,9 @@ export async function virtualTable(s: PgSession, table: string, alias: string): 
     case 'schemata':
     case 'pg_namespace': {
       const branches = await s.engine.branches()
-      rows.push({nspname: 'public', oid: 2200, schema_name: 'public'})
-      for (const b of branches) if (b.name !== 'main') rows.push({nspname: b.name, oid: 0, schema_name: b.name})
+      // public belongs to pg_database_owner (oid 6171), as in a new PostgreSQL 15 database.
+      rows.push({nspname: 'public', nspowner: 6171, oid: 2200, schema_name: 'public'})
+      for (const b of branches) if (b.name !== 'main') rows.push({nspname: b.name, nspowner: 10, oid: 0, schema_name: b.name})
       rows.push({nspname: 'pg_catalog', oid: 11, schema_name: 'pg_catalog'}, {nspname: 'information_schema', oid: 13, schema_name: 'information_schema'})
       break
     }
@@ -405,3 +407,10 @@ export async function virtualTable(s: PgSession, table: string, alias: string): 
   return {alias, columns: oids ? Object.entries(oids).map(([name, oid]) => ({name, oid})) : undefined, rows}
 }
 
+
+/** A column type's TOAST storage as PostgreSQL declares it (pg_type.typstorage): plain, main (numeric) or extended. */
+function storageOf(oid: number): string {
+  if (oid === OID.numeric) return 'm'
+  const plain = new Set<number>([OID.bool, OID.int2, OID.int4, OID.int8, OID.float4, OID.float8, OID.date, OID.timestamp, OID.timestamptz, OID.interval, OID.uuid, OID.oid, OID.name, OID.char])
+  return plain.has(oid) ? 'p' : 'x'
+}

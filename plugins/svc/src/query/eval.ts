@@ -6,7 +6,7 @@ import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extrac
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
 import {DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA} from './parse.js'
-import {castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
+import {arrayOid, castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
 
 export type RowObj = Record<string, unknown>
@@ -178,8 +178,19 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       if (e.name === '*') throw new SqlError('42601', 'a bare * is only allowed in the select list or count(*)')
       return resolveRef(row, e.table?.name, e.name, ctx)
     }
-    case 'list':
     case 'array': {
+      const items = e.expressions.map((x) => evaluate(x, row, ctx))
+      return new V.PgArray(items, elementOidOf(items))
+    }
+    case 'arrayIndex': {
+      const a = evaluate(e.array, row, ctx)
+      const i = evaluate(e.index, row, ctx)
+      if (a === null || i === null) return null
+      const items = a instanceof V.PgArray ? a.items : Array.isArray(a) ? a : undefined
+      if (!items) throw new SqlError('42804', `cannot subscript type ${V.typeNameOf(a)} because it does not support subscripting`)
+      return items[Number(V.toNumber(numberArg(i))) - 1] ?? null
+    }
+    case 'list': {
       const out: unknown[] = []
       for (const x of e.expressions) {
         const v = evaluate(x, row, ctx)
@@ -245,7 +256,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     }
     case 'cast': {
       const v = evaluate(e.operand, row, ctx)
-      if (e.to.kind === 'array') return coerce(v, OID.text)
+      if (e.to.kind === 'array') return castToArray(v, e.to.arrayOf.kind === 'array' ? 'text' : e.to.arrayOf.name)
       return castTo(v, e.to.name, e.to.config)
     }
     case 'case': {
@@ -417,6 +428,9 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     if (a === null || b === null) return null
     const hay = text(a).toLowerCase()
     return ftsTerms(text(b)).every((t) => hay.includes(t))
+  }
+  if (r.type === 'call' && (r.function.name === 'any' || r.function.name === 'all' || r.function.name === 'some') && !r.function.schema && COMPARISONS.has(op)) {
+    return anyAll(op, evaluate(l, row, ctx), evaluate(r.args[0], row, ctx), r.function.name === 'all')
   }
   const a = evaluate(l, row, ctx)
   if (op === 'IN' || op === 'NOT IN') {
@@ -745,10 +759,34 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       return true
     }
     case 'pg_get_userbyid': {
-      return ctx.session.user
+      return Number(args()[0]) === 6171 ? 'pg_database_owner' : ctx.session.user
     }
     case 'format_type': {
       return 'text'
+    }
+    case 'array_length': {
+      const [a, dim] = args()
+      if (a === null || dim === null) return null
+      const items = arrayItems(a, name)
+      return Number(V.toNumber(numberArg(dim))) === 1 && items.length > 0 ? items.length : null
+    }
+    case 'cardinality': {
+      const [a] = args()
+      return a === null ? null : arrayItems(a, name).length
+    }
+    case 'array_to_string': {
+      const [a, sep, nullText] = args()
+      if (a === null || sep === null) return null
+      return arrayItems(a, name)
+        .filter((x) => x !== null || (nullText !== undefined && nullText !== null))
+        .map((x) => (x === null ? text(nullText) : text(x)))
+        .join(text(sep))
+    }
+    case 'array_position': {
+      const [a, x] = args()
+      if (a === null) return null
+      const i = arrayItems(a, name).findIndex((y) => (x === null ? y === null : y !== null && sameValue(y, x)))
+      return i < 0 ? null : i + 1
     }
     default: {
       if (isDatetimeFunction(name)) {
@@ -847,7 +885,9 @@ export function columnName(e: Expr): string {
       return n === 'trim' ? 'btrim' : n
     }
     case 'cast': {
-      return e.operand.type === 'ref' || e.operand.type === 'call' ? columnName(e.operand) : e.to.kind === 'array' ? 'array' : castColumnName(e.to.name)
+      if (e.operand.type === 'ref' || e.operand.type === 'call') return columnName(e.operand)
+      if (e.to.kind === 'array') return e.operand.type === 'array' ? 'array' : castColumnName(e.to.arrayOf.kind === 'array' ? 'text' : e.to.arrayOf.name)
+      return castColumnName(e.to.name)
     }
     case 'member': {
       return '?column?'
@@ -860,6 +900,10 @@ export function columnName(e: Expr): string {
     }
     case 'extract': {
       return 'extract'
+    }
+    case 'array':
+    case 'arrayIndex': {
+      return 'array'
     }
     default: {
       return '?column?'
@@ -956,7 +1000,7 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       return columnOid(e.table?.name, e.name)
     }
     case 'cast': {
-      return e.to.kind === 'array' ? undefined : oidOfTypeName(e.to.name)
+      return e.to.kind === 'array' ? (e.to.arrayOf.kind === 'array' ? undefined : arrayOid(oidOfTypeName(e.to.arrayOf.name))) : oidOfTypeName(e.to.name)
     }
     case 'binary': {
       if (BOOL_OPS.has(e.op)) return OID.bool
@@ -1067,4 +1111,74 @@ function nowOf(ctx: EvalCtx): bigint {
 /** A string literal (lifted into a parameter by parse.ts) or an untyped text parameter: PostgreSQL's `unknown`. */
 function untypedText(e: Expr | undefined, v: unknown): boolean {
   return (e?.type === 'string' || e?.type === 'parameter') && typeof v === 'string'
+}
+
+/** An array literal's element type: the common type of its elements (text when none has a type). */
+function elementOidOf(items: unknown[]): number {
+  const present = items.filter((x) => x !== null && x !== undefined)
+  if (present.length > 0 && present.every((x) => typeof x === 'string')) return OID.text
+  return inferOid(present, OID.text)
+}
+
+function arrayItems(a: unknown, fn: string): unknown[] {
+  if (a instanceof V.PgArray) return a.items
+  if (Array.isArray(a)) return a
+  if (typeof a === 'string') return parseArrayText(a)
+  throw new SqlError('42883', `function ${fn}(${V.typeNameOf(a)}) does not exist`)
+}
+
+/** PostgreSQL's one-dimensional array text form `{1,"b c",NULL}`: the element texts (NULL as null). */
+export function parseArrayText(s: string): Array<null | string> {
+  const t = s.trim()
+  if (!t.startsWith('{') || !t.endsWith('}')) throw new SqlError('22P02', `malformed array literal: "${s}"`, {detail: 'Array value must start with "{" or dimension information.'})
+  const body = t.slice(1, -1)
+  const out: Array<null | string> = []
+  if (body.trim() === '') return out
+  let i = 0
+  while (i <= body.length) {
+    while (body[i] === ' ') i++
+    if (body[i] === '{') throw unsupported('multi-dimensional arrays are not supported')
+    let item = ''
+    let quoted = false
+    if (body[i] === '"') {
+      quoted = true
+      i++
+      while (i < body.length && body[i] !== '"') {
+        if (body[i] === '\\') i++
+        item += body[i++]
+      }
+      i++
+    } else {
+      while (i < body.length && body[i] !== ',') item += body[i++]
+      item = item.trim()
+    }
+    out.push(!quoted && /^null$/i.test(item) ? null : item)
+    while (body[i] === ' ') i++
+    if (i < body.length && body[i] !== ',') throw new SqlError('22P02', `malformed array literal: "${s}"`)
+    i++
+  }
+  return out
+}
+
+/** A cast to `type[]`: each element converted to the element type. */
+function castToArray(v: unknown, elementName: string): unknown {
+  if (v === null || v === undefined) return null
+  const items = v instanceof V.PgArray ? v.items : Array.isArray(v) ? v : parseArrayText(text(v))
+  const oid = oidOfTypeName(elementName)
+  return new V.PgArray(items.map((x) => (x === null ? null : castTo(x, elementName))), oid)
+}
+
+/** `x op ANY(array)` / `x op ALL(array)` with SQL's NULL rules. */
+function anyAll(op: string, x: unknown, a: unknown, all: boolean): boolean | null {
+  if (x === null || a === null) return null
+  let sawNull = false
+  for (const y of arrayItems(a, all ? 'all' : 'any')) {
+    if (y === null) {
+      sawNull = true
+      continue
+    }
+    const hit = comparison(op, x, y)
+    if (hit !== all) return !all
+  }
+  return sawNull ? null : all
 }

@@ -137,6 +137,7 @@ export class RegType {
 
 function arrayItem(v: unknown): string {
   if (v === null || v === undefined) return 'NULL'
+  if (typeof v === 'boolean') return v ? 't' : 'f'
   const s = textOf(v)
   if (s === '' || /^null$/i.test(s) || /[{}",\\\s]/.test(s)) return `"${s.replaceAll(/["\\]/g, '\\$&')}"`
   return s

@@ -680,6 +680,31 @@ const JSONB_NUMBERS = [
   'SELECT coalesce(NULL, NULL), nullif(true, true)',
 ]
 
+const ARRAYS = [
+  'SELECT ARRAY[1, 2, 3]',
+  "SELECT ARRAY['a', 'b c', NULL]",
+  'SELECT ARRAY[1.5, 2]',
+  'SELECT ARRAY[]::int[]',
+  'SELECT 2 = ANY(ARRAY[1, 2, 3])',
+  'SELECT (ARRAY[10, 20, 30])[2]',
+  'SELECT array_length(ARRAY[1, 2, 3], 1)',
+  'SELECT cardinality(ARRAY[1, 2, 3])',
+  "SELECT array_agg(name ORDER BY name) FILTER (WHERE age > 30) FROM people",
+  'SELECT array_agg(balance ORDER BY id) FROM people',
+  'SELECT array_agg(active ORDER BY id) FROM people',
+  'SELECT array_agg(score ORDER BY id) FROM people',
+  "SELECT '{1,2,3}'::int[]",
+  "SELECT pg_typeof(ARRAY[1, 2])",
+  'SELECT array_to_string(ARRAY[1, 2, 3], \',\')',
+  'SELECT ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]',
+  'SELECT 3 = ANY(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9]), 30 <> ALL(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9])',
+  'SELECT id FROM people WHERE id = ANY(ARRAY[1, 3, 5]) ORDER BY id',
+  "SELECT name FROM people WHERE city = ANY('{Paris,Rome}') ORDER BY id",
+  'SELECT 1 = ANY(ARRAY[NULL, 2]), 2 = ANY(ARRAY[NULL, 2]), 1 = ALL(ARRAY[1, NULL])',
+  "SELECT '{a,\"b,c\",NULL,\"NULL\"}'::text[]",
+  "SELECT '{1,2'::int[]",
+]
+
 const CATALOG = [
   "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'people' ORDER BY ordinal_position",
   "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
@@ -712,6 +737,7 @@ export const CASES: string[] = [
   ...JSON_CASES,
   ...TIME,
   ...JSONB_NUMBERS,
+  ...ARRAYS,
   ...CATALOG,
 ]
 
@@ -728,4 +754,9 @@ export const PSQL_CASES: string[] = [
   "SELECT 'abc'::char(5) || '|'",
   'SELECT 2147483647 + 1',
   'SELECT count(*) FROM people',
+  '\\dt+',
+  '\\d+ people',
+  '\\dn',
+  '\\di+',
+  "SELECT interval '1 year 2 mons 3 days 04:05:06.5', date '2024-02-29' + 1, timestamptz '2024-01-31 10:00+00' + interval '1 mon'",
 ]

@@ -6,7 +6,7 @@
  */
 import * as D from '../../query/datetime.js'
 import {SqlError} from '../../query/errors.js'
-import {OID, oidOfTypeName, toDatetime} from '../../query/types.js'
+import {arrayOid, OID, oidOfTypeName, toDatetime} from '../../query/types.js'
 import {Dec, Numeric, PgArray, RegType, textOf} from '../../query/values.js'
 
 const NUMERIC_NEG = 0x40_00
@@ -103,7 +103,8 @@ export function uuidFromBinary(raw: Buffer): string {
 
 export function regtypeToBinary(v: unknown): Buffer {
   const b = Buffer.alloc(4)
-  b.writeUInt32BE(oidOfTypeName(v instanceof RegType ? v.name : String(v)))
+  const name = v instanceof RegType ? v.name : String(v)
+  b.writeUInt32BE(name.endsWith('[]') ? arrayOid(oidOfTypeName(name.slice(0, -2))) : oidOfTypeName(name))
   return b
 }
 
