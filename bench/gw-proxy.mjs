@@ -122,7 +122,7 @@ try {
   const pairRatios = results.proxy.map((x, i) => x / results.direct[i])
 
   // Per-request authentication + ACL decision, in process, with the built library.
-  const {buildProxyAuth} = await import(join(root, 'plugins/gw/dist/proxy/config.js'))
+  const {buildProxyAuth} = await import(join(root, 'plugins/gw/dist/proxy/server-auth.js'))
   const {evaluate} = await import(join(root, 'plugins/gw/dist/proxy/acl.js'))
   const {TokenBuckets} = await import(join(root, 'plugins/gw/dist/proxy/limits.js'))
   // The same limiter checks /mcp makes per request: per address before authentication, per user after.

@@ -1,4 +1,4 @@
-import type {IncomingMessage} from 'node:http'
+import type {IncomingMessage, ServerResponse} from 'node:http'
 
 /** A request body over the limit; `declared` when its Content-Length said so before any byte came. */
 export class BodyTooLargeError extends Error {
@@ -42,4 +42,26 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (!failed) resolve(Buffer.concat(chunks))
     })
   })
+}
+
+/** Past this many bytes a refused body is not read to its end: the connection is closed instead. */
+const DRAIN_LIMIT = 64 * 1024 * 1024
+
+/**
+ * A client still sending a body that was refused (413) would see its connection reset before it
+ * reads the answer if the server closed at once; so the rest of the body is read and dropped (it is
+ * body bytes, never taken for a next request), up to DRAIN_LIMIT, past which the connection closes.
+ */
+export function drainRefusedBody(req: IncomingMessage, res: ServerResponse): void {
+  const declared = Number(req.headers['content-length'])
+  if (declared > DRAIN_LIMIT) {
+    res.setHeader('connection', 'close')
+    return
+  }
+  let seen = 0
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length
+    if (seen > DRAIN_LIMIT) req.socket.destroy()
+  })
+  req.resume()
 }

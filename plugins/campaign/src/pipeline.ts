@@ -239,8 +239,11 @@ async function execute(x: Execution, listeners: EventListener[]): Promise<RunOut
     if (dirty) saveWorkspace(runDir, ws, true)
     const totals = totalsOf(ws)
     writeRunJson(runDir, {base_url, exit_code: exitCode, model: x.model, provider: x.providerName, run_id: x.runId, status, totals, version: 1})
-    writeFileSync(join(runDir, 'report.md'), renderReport({exitCode, files, issues, model: x.model, provider: x.providerName, runId: x.runId, status, totals, urls, ws}))
+    const report = {exitCode, files, issues, model: x.model, provider: x.providerName, runId: x.runId, status, totals, urls, ws}
+    writeFileSync(join(runDir, 'report.md'), renderReport(report))
     events.emit({path: 'report.md', type: 'artifact_written'})
+    const {writeReportHtml} = await import('./report-html/write.js')
+    events.emit({path: await writeReportHtml(runDir, report), type: 'artifact_written'})
     events.emit({exit_code: exitCode, ok: status === 'success', totals, type: 'run_finished'})
     return {exitCode, files, issues, runDir, runId: x.runId, status, totals}
   } finally {

@@ -5,6 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {expect} from 'chai'
 import {type Browser, chromium, type Page} from 'playwright-core'
 
+import {contrast} from '../../../test/helpers/contrast.js'
 import {startServer, type Started} from './helpers/cli.js'
 import {tempDir} from './helpers/tmp.js'
 
@@ -14,19 +15,6 @@ const SHOTS = fileURLToPath(new URL('../../../test-artifacts/svc-console/', impo
 
 /** The page's document as seen by functions that run in the browser (this project compiles without the DOM's types). */
 type PageDocument = {querySelector(s: string): {textContent: null | string} | null; querySelectorAll(s: string): {length: number}}
-
-/** WCAG contrast ratio of two CSS rgb() colours. */
-function contrast(a: string, b: string): number {
-  const lum = (c: string): number => {
-    const [r, g, bl] = (c.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((v) => {
-      const s = Number(v) / 255
-      return s <= 0.039_28 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
-    })
-    return 0.2126 * r + 0.7152 * g + 0.0722 * bl
-  }
-  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x)
-  return (hi + 0.05) / (lo + 0.05)
-}
 
 describe('svc console at /ui, in Debian chromium', function () {
   this.timeout(180_000)

@@ -119,6 +119,49 @@ describe('toolkit svc server --follow (read-only follower, built CLI)', function
     expect(replication!.message).to.include('last fetch')
   })
 
+  it('carries the leader\'s secondary indexes: built from what it pulls, kept in step with updates and deletes, dropped when the leader drops them', async () => {
+    const root = tempDir()
+    const hub = join(root, 'hub.git')
+    execFileSync('git', ['init', '--bare', '-q', hub])
+    writeFileSync(join(root, 'config.edn'), `{:data-dir "leader" :remotes {:hub "${hub}"}}\n`)
+    const leader = await startServer(['--http-port', '0', '--pg-port', '0', '--disable-redis', '--log-level', 'warn'], {cwd: root})
+    started.push(leader)
+    const lsql = new pg.Client({host: '127.0.0.1', password: 'svc', port: Number(leader.ready.pg), user: 'svc'})
+    await lsql.connect()
+    const fsql = {client: undefined as pg.Client | undefined}
+    try {
+      for (let i = 0; i < 20; i++) await lsql.query('INSERT INTO pets (id, kind) VALUES ($1, $2)', [`pets:${i}`, i % 2 === 0 ? 'cat' : 'dog'])
+      await lsql.query('CREATE INDEX pets_kind ON pets (kind)')
+      const follower = await startServer(['--data-dir', join(root, 'follower'), '--follow', hub, '--http-port', '0', '--pg-port', '0', '--disable-redis', '--log-level', 'warn'])
+      started.push(follower)
+      fsql.client = new pg.Client({host: '127.0.0.1', password: 'svc', port: Number(follower.ready.pg), user: 'svc'})
+      await fsql.client.connect()
+      const f = fsql.client
+      const ids = async (kind: string): Promise<string> => (await f.query('SELECT id FROM pets WHERE kind = $1 ORDER BY id', [kind])).rows.map((r: {id: string}) => r.id).join(',')
+      const plan = async (): Promise<string> => (await f.query("EXPLAIN SELECT id FROM pets WHERE kind = 'cat'")).rows.map((r: Record<string, string>) => Object.values(r).join(' ')).join('\n')
+      await until(async () => (await plan()).includes('Index Lookup using pets_kind'), 60_000, 'follower built the leader\'s index')
+      expect((await ids('cat')).split(',')).to.have.length(10)
+
+      // The leader rewrites, deletes and adds: the follower's index answers with the new values.
+      await lsql.query("UPDATE pets SET kind = 'dog' WHERE id = 'pets:0'")
+      await lsql.query("DELETE FROM pets WHERE id = 'pets:2'")
+      await lsql.query("INSERT INTO pets (id, kind) VALUES ('pets:50', 'cat')")
+      await until(async () => (await f.query("SELECT count(*) AS n FROM pets WHERE id = 'pets:50'")).rows[0].n === '1', 60_000, 'follower pulled the changes')
+      expect(await plan()).to.include('Index Lookup using pets_kind')
+      const cats = (await ids('cat')).split(',')
+      expect(cats).to.include('pets:50').and.not.include('pets:0').and.not.include('pets:2')
+      expect(cats).to.have.length(9)
+      expect((await ids('dog')).split(',')).to.include('pets:0').and.have.length(11)
+
+      await lsql.query('DROP INDEX pets_kind')
+      await until(async () => !(await plan()).includes('Index Lookup'), 60_000, 'follower dropped the index')
+      expect((await ids('cat')).split(',')).to.have.length(9)
+    } finally {
+      await lsql.end().catch(() => {})
+      await fsql.client?.end().catch(() => {})
+    }
+  })
+
   it('refuses bad :remotes in config.edn with the key and what it must be', async () => {
     for (const [edn, message] of [
       ['{:remotes {:hub 42}}', ':remotes :hub must be a Git URL string'],

@@ -1,5 +1,6 @@
 import {fromCents} from '../input/money.js'
-import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
+import {bidRow} from '../budget/bid-row.js'
+import {MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import {BID_LABELS} from '../export/google-ads/search-csv.js'
 import type {UrlResult} from '../steps/url-check.js'
 import type {Issue, RunStatus, Totals, Workspace} from '../types.js'
@@ -63,14 +64,10 @@ export function renderReport(r: ReportInput): string {
     const byId = new Map(ws.input.catalog.map((p) => [p.id, p]))
     let grouped = 0
     for (const c of ws.account.campaigns) {
-      const cpcs = c.ad_groups.map((g) => g.max_cpc_cents)
-      const range = cpcs.length === 0 ? '-' : `${fromCents(Math.min(...cpcs))}-${fromCents(Math.max(...cpcs))} ${cur}`
-      const share = ws.input.budget.daily_cents > 0 ? `${((100 * c.daily_budget_cents) / ws.input.budget.daily_cents).toFixed(1)}%` : '-'
-      const est = campaignCpc(ws, c)
-      const clicks = est.cents === null ? '-' : String(Math.floor(c.daily_budget_cents / est.cents))
+      const {clicks, cpcEstimate, range, share} = bidRow(ws, c)
       const cats = [...new Set(c.planned_ad_groups.flatMap((g) => g.product_ids.map((id) => byId.get(id)?.category ?? '')).filter(Boolean))]
       if (c.type === 'search' && cats.length > 1) grouped++
-      out.push(`| ${cell(c.name)} | ${share} | ${BID_LABELS[c.bid_strategy]} | ${range} | ${est.cents === null ? 'unknown' : `${fromCents(est.cents)} ${cur} (${est.kind})`} | ${clicks} | ${cell(cats.length > 3 ? `${cats.slice(0, 3).join(', ')} and ${cats.length - 3} more` : cats.join(', ') || '-')} |`)
+      out.push(`| ${cell(c.name)} | ${share} | ${BID_LABELS[c.bid_strategy]} | ${range} | ${cpcEstimate} | ${clicks} | ${cell(cats.length > 3 ? `${cats.slice(0, 3).join(', ')} and ${cats.length - 3} more` : cats.join(', ') || '-')} |`)
     }
     out.push('')
     if (grouped > 0) {

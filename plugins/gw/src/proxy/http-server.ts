@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
-import {BodyTooLargeError, ConnectionGuard, httpServerLimits, type NetLimits, readBody} from '@toolkit/kit'
+import {BodyTooLargeError, ConnectionGuard, drainRefusedBody, httpServerLimits, type NetLimits, readBody} from '@toolkit/kit'
 
 import type {User} from './acl.js'
 import type {AsStore} from './as-store.js'
@@ -80,6 +80,12 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {
   send(res, status, {error: {code, message}, id: null, jsonrpc: '2.0'}, headers)
+}
+
+/** A refused body: a 413 is read to its end (kit's drainRefusedBody) so the sending client gets the answer, not a reset. */
+function refuseBody(req: IncomingMessage, res: ServerResponse, error: BodyError): void {
+  if (error.status === 413) drainRefusedBody(req, res)
+  rpcError(res, error.status, error.code, error.message)
 }
 
 class BodyError extends Error {
@@ -204,7 +210,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         return {body: await readJson(req, limit)}
       } catch (error) {
         if (!(error instanceof BodyError)) throw error
-        rpcError(res, error.status, error.code, error.message, error.status === 413 ? {connection: 'close'} : {})
+        refuseBody(req, res, error)
         return undefined
       }
     },
@@ -220,7 +226,7 @@ export async function startHttpProxy(o: HttpProxyOptions): Promise<HttpProxy> {
         body = await readJson(req, limit)
       } catch (error) {
         if (error instanceof BodyError) {
-          rpcError(res, error.status, error.code, error.message, error.status === 413 ? {connection: 'close'} : {})
+          refuseBody(req, res, error)
           return
         }
         throw error

@@ -1,5 +1,6 @@
 import type {TokenFile, TokenStore} from '@toolkit/kit'
 import {type ChildProcess, spawn} from 'node:child_process'
+import {rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
@@ -146,3 +147,11 @@ export async function startRedis(port: number, dir: string): Promise<ChildProces
   return child
 }
 
+
+/** Ends what a replicas test started: the replicas, its redis-server, the upstream and the scratch directory. */
+export async function stopReplicas(replicas: Array<ServingCli | undefined>, redis: ChildProcess | undefined, upstream: Everything | undefined, dir: string | undefined): Promise<void> {
+  for (const s of replicas) if (s && s.child.exitCode === null) s.child.kill('SIGKILL')
+  if (redis && redis.exitCode === null) redis.kill('SIGKILL')
+  await upstream?.kill()
+  if (dir) rmSync(dir, {force: true, recursive: true})
+}

@@ -1,12 +1,12 @@
 import {expect} from 'chai'
 import type {ChildProcess} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import getPort from 'get-port'
 
-import {type Everything, serveCli, type ServingCli, startEverything, startRedis} from './helpers.js'
+import {type Everything, serveCli, type ServingCli, startEverything, startRedis, stopReplicas} from './helpers.js'
 
 const REDIRECT = 'http://localhost:53682/callback'
 
@@ -74,12 +74,7 @@ describe('gw serve replicas: per-address and /register limits counted over all r
     ;[a, b] = await Promise.all([serveCli(args, env), serveCli(args, env)])
   })
 
-  after(async () => {
-    for (const s of [a, b]) if (s && s.child.exitCode === null) s.child.kill('SIGKILL')
-    if (redis && redis.exitCode === null) redis.kill('SIGKILL')
-    await upstream?.kill()
-    rmSync(dir, {force: true, recursive: true})
-  })
+  after(() => stopReplicas([a, b], redis, upstream, dir))
 
   it('counts never-used registrations of a source over both replicas; a sign-in through the other replica frees a place', async () => {
     await sameMinute()

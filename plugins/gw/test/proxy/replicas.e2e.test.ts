@@ -3,13 +3,13 @@ import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/st
 import {expect} from 'chai'
 import type {ChildProcess} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import getPort from 'get-port'
 
-import {type Everything, serveCli, type ServingCli, startEverything, startRedis, until} from './helpers.js'
+import {type Everything, serveCli, type ServingCli, startEverything, startRedis, stopReplicas, until} from './helpers.js'
 
 const SECRET = 'replica-test-secret-long-enough-for-hs256!!'
 const REDIRECT = 'http://localhost:53682/callback'
@@ -80,12 +80,7 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
       serveCli(['--port', '0', '--config', file, '--rate-limit', '5', '--max-sessions-per-user', '2'], env),])
   })
 
-  after(async () => {
-    for (const s of [a, b]) if (s && s.child.exitCode === null) s.child.kill('SIGKILL')
-    if (redis && redis.exitCode === null) redis.kill('SIGKILL')
-    await upstream?.kill()
-    rmSync(dir, {force: true, recursive: true})
-  })
+  after(() => stopReplicas([a, b], redis, upstream, dir))
 
   it('a client registered through A signs in through B, redeems at A, and uses the token on B', async () => {
     const reg = await register(a)

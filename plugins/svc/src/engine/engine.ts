@@ -19,6 +19,7 @@ import {restartWithBackoff} from './writer-recovery.js'
 import {nullLogger} from './logger.js'
 import {BlobReader, CORRUPT_OBJECT} from './reader.js'
 import {beginTransaction} from './transaction.js'
+import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
 import {lowerBound} from './sorted.js'
 import {type CommitSpec, CommitWriter} from './writer.js'
@@ -639,6 +640,7 @@ export class GitEngine implements Engine {
     this.writer = this.newWriter()
     if (state) {
       await git(this.repo, ['update-ref', `refs/heads/${name}`, commit!])
+      if (old) await this.secondary.carry(old, state)
       this.branchesState.set(name, state)
       void this.index?.check()
     } else {
@@ -647,6 +649,11 @@ export class GitEngine implements Engine {
       this.index?.dropBranch(name)
     }
     this.log.info('branch followed', {branch: name, commit, documents: state?.docs.size ?? 0})
+  }
+
+  async followIndexes(definitions: Record<string, IndexDefinition[]>): Promise<void> {
+    this.checkOpen()
+    await Promise.all(this.secondary.adopt(this.branchesState, definitions))
   }
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {

@@ -272,7 +272,7 @@ export class FullTextIndex {
       }
       rmSync(dir, {force: true, recursive: true})
       try {
-        store = new IndexStore(file, {check: false})
+        store = new IndexStore(file)
       } catch (error2) {
         this.o.logger.error('full-text index could not be created; search on this branch is unavailable', {branch: name, error: (error2 as Error).message, path: dir})
         return undefined
@@ -291,6 +291,9 @@ export class FullTextIndex {
     let indexed = 0
     let total = 0
     try {
+      // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
+      // at open, so a large index never delays the server's start.
+      b.store.quickCheck()
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []
       for (let after = 0; live(); ) {

@@ -15,6 +15,7 @@ import {join, resolve} from 'node:path'
  *   server.json        while a server listens (mode 0600): pid, REST address, ops token (ops/server-link.ts)
  *   schedules.json, schedule-state.json   backup schedules and what the server last ran (ops/schedules.ts)
  *   replication-state.json   last push to each remote / last fetch of a follower (ops/sync-state.ts)
+ *   document-count.json   main's document count at a commit, for backup manifests (ops/doc-count.ts)
  *   .ops/              temporary files of backups and uploads (ops/stage.ts)
  * ```
  */
@@ -38,6 +39,8 @@ export interface DataDirLayout {
 export const LAYOUT_NAMES = {
   index: 'index',
   opsTemp: '.ops',
+  /** Main's document count as of a commit, kept by ops/doc-count.ts for backup manifests. */
+  documentCount: 'document-count.json',
   scheduleState: 'schedule-state.json',
   schedules: 'schedules.json',
   serverLink: 'server.json',

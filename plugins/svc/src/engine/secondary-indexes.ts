@@ -62,6 +62,41 @@ export class SecondaryIndexes {
     }
   }
 
+  /**
+   * Moves `old`'s indexes onto `next`, the same branch at another commit (a follower's pull):
+   * only the documents whose blob changed are read again, not the whole table.
+   */
+  async carry(old: BranchState, next: BranchState): Promise<void> {
+    if (!old.indexes?.size) return
+    next.indexes = old.indexes
+    const tables = new Set([...old.indexes.values()].map((i) => i.def.table))
+    const changed: Array<{e?: DocEntry; id: string; table: string}> = []
+    for (const table of tables) {
+      for (const id of next.tables.get(table)?.ids ?? []) if (old.docs.get(id)?.sha !== next.docs.get(id)?.sha) changed.push({e: next.docs.get(id), id, table})
+      for (const id of old.tables.get(table)?.ids ?? []) if (!next.docs.has(id)) changed.push({id, table})
+    }
+    for (let i = 0; i < changed.length; i += 256) {
+      const chunk = changed.slice(i, i + 256)
+      const bodies = await Promise.all(chunk.map((c) => (c.e ? this.readBody(next, c.id, c.e) : undefined)))
+      for (const [j, c] of chunk.entries()) this.write(next, c.table, c.id, bodies[j])
+    }
+  }
+
+  /** A follower's definitions from its leader: indexes missing here are built, others dropped. */
+  adopt(branches: Map<string, BranchState>, defs: Record<string, IndexDefinition[]>): Array<Promise<void> | undefined> {
+    const building: Array<Promise<void> | undefined> = []
+    for (const b of branches.values()) {
+      const want = new Map((Array.isArray(defs[b.name]) ? defs[b.name] : []).filter((d) => d && typeof d.name === 'string' && typeof d.table === 'string' && typeof d.field === 'string').map((d) => [d.name, d]))
+      for (const [name, idx] of b.indexes ?? []) {
+        const w = want.get(name)
+        if (!w || w.table !== idx.def.table || w.field !== idx.def.field) b.indexes!.delete(name)
+      }
+      for (const d of want.values()) if (!b.indexes?.has(d.name)) building.push(this.add(b, {field: d.field, name: d.name, table: d.table}).ready)
+    }
+    this.save(branches.values())
+    return building
+  }
+
   load(branches: Map<string, BranchState>): void {
     if (!existsSync(this.file)) return
     let defs: Record<string, IndexDefinition[]>

@@ -211,6 +211,11 @@ export interface Engine {
   setReadOnly(reason: string | undefined): void
   /** Follower: points branch `name` at `commit` fetched from the leader (null removes it) and serves that state. */
   followRef(name: string, commit: null | string): Promise<void>
+  /**
+   * Follower: makes the secondary index definitions of each branch those of the leader
+   * (`branch -> definitions`), building new indexes and dropping others; read-only or not.
+   */
+  followIndexes(definitions: Record<string, Array<{field: string; name: string; table: string}>>): Promise<void>
   /** Removes the documents whose expiry has passed now, without waiting for the sweep timer. */
   sweepExpired(): Promise<void>
   asOf(id: string, options: AsOfOptions): Promise<Doc | undefined>

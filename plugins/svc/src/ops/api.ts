@@ -1,18 +1,28 @@
 import {resolve} from 'node:path'
 
-import {openEngine} from '../engine/index.js'
 import {type BackupOptions, backupDataDir, checkBackupOptions, type FlushSource} from './backup.js'
 import {requireDataDir} from './data-dir.js'
+import type {ExportToDirectoryResult} from './export-dir.js'
 import type {BackupManifest} from './manifest.js'
 import {quietSource} from './offline.js'
-import {restoreBackup as restoreOffline, type RestoreOptions, type RestoreResult} from './restore.js'
+import type {RestoreOptions, RestoreResult} from './restore.js'
 import {callServer, liveServer} from './server-link.js'
-import {type ExportSnapshotOptions, exportSnapshotFrom, type ImportResult, importSnapshotOffline} from './snapshot.js'
+import type {ExportSnapshotOptions, ImportResult} from './snapshot.js'
 
 export type {BackupManifest} from './manifest.js'
 export type {RestoreOptions, RestoreResult} from './restore.js'
 export type {ImportResult} from './snapshot.js'
-export {exportToDirectory, type ExportToDirectoryResult} from './export-dir.js'
+export type {ExportToDirectoryResult} from './export-dir.js'
+
+// Each operation imports what only it needs (the engine, restore, snapshots) when it runs: the
+// CLI starts a process per command, and loading the whole engine up front cost half a second
+// of an incremental backup that takes one.
+
+/** Writes every document of a branch as a file under a directory (see ops/export-dir.ts). */
+export async function exportToDirectory(options: {branch?: string; dataDir: string; output: string}): Promise<ExportToDirectoryResult> {
+  const {exportToDirectory: exportDir} = await import('./export-dir.js')
+  return exportDir(options)
+}
 
 /**
  * Runs `local` on an engine this process opens, or, when a server holds the data directory,
@@ -31,6 +41,7 @@ async function onDataDir<T>(dataDir: string, remote: {body: unknown; path: strin
       quiet.release()
     }
   }
+  const {openEngine} = await import('../engine/index.js')
   const engine = await openEngine(dataDir, {fullText: false})
   try {
     return await local(engine)
@@ -46,14 +57,18 @@ export function createBackup(options: BackupOptions & {dataDir: string}): Promis
 }
 
 /** Restores a backup into a data directory no server holds (see ops/restore.ts). */
-export function restoreBackup(options: RestoreOptions): Promise<RestoreResult> {
-  return restoreOffline(options)
+export async function restoreBackup(options: RestoreOptions): Promise<RestoreResult> {
+  const {restoreBackup: restore} = await import('./restore.js')
+  return restore(options)
 }
 
 /** A Git bundle of chosen branches (all when `refs` is empty); writes `<output>.manifest.json`. */
 export function exportSnapshot(options: ExportSnapshotOptions & {dataDir: string}): Promise<BackupManifest> {
   const output = resolve(options.output)
-  return onDataDir(options.dataDir, {body: {output, refs: options.refs ?? []}, path: '/api/v1/export'}, (source) => exportSnapshotFrom(source, {...options, output}))
+  return onDataDir(options.dataDir, {body: {output, refs: options.refs ?? []}, path: '/api/v1/export'}, async (source) => {
+    const {exportSnapshotFrom} = await import('./snapshot.js')
+    return exportSnapshotFrom(source, {...options, output})
+  })
 }
 
 /**
@@ -61,9 +76,10 @@ export function exportSnapshot(options: ExportSnapshotOptions & {dataDir: string
  * branches are created and existing ones moved forward, and the full-text index catches up.
  * On a running server only new branches can be imported.
  */
-export function importSnapshot(options: {dataDir: string; input: string; onProgress?: (t: string) => void; verify?: boolean}): Promise<ImportResult> {
+export async function importSnapshot(options: {dataDir: string; input: string; onProgress?: (t: string) => void; verify?: boolean}): Promise<ImportResult> {
   const link = liveServer(options.dataDir)
   if (link) return callServer<ImportResult>(link, '/api/v1/import', {input: resolve(options.input), verify: options.verify === true})
   requireDataDir(options.dataDir)
+  const {importSnapshotOffline} = await import('./snapshot.js')
   return importSnapshotOffline(options)
 }

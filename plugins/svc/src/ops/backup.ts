@@ -7,9 +7,12 @@ import {pipeline} from 'node:stream/promises'
 import {createGzip} from 'node:zlib'
 
 import {EngineError} from '../engine/errors.js'
-import {git} from '../engine/git.js'
-import {type BackupFormat, type BackupManifest, sha256File, writeManifest} from './manifest.js'
-import {explainDiskFull, run} from './proc.js'
+import {git, gitEnv} from '../engine/git.js'
+import {LAYOUT_NAMES} from '../engine/layout.js'
+import {readBundleHeader} from './bundle.js'
+import {countDocuments} from './doc-count.js'
+import {type BackupFormat, type BackupManifest, writeManifest} from './manifest.js'
+import {explainDiskFull} from './proc.js'
 import {stageRepository, type StagedRepo} from './stage.js'
 
 export interface BackupOptions {
@@ -52,6 +55,10 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
   mkdirSync(dirname(output), {recursive: true})
   progress('flushing the write-ahead log and taking a consistent point')
   let documents: number | undefined
+  // The base commit is looked up in the live repository while the stage is made (it is there
+  // already, or the backup fails), so its lookup adds nothing to the backup's time.
+  const baseResolved = options.baseCommit === undefined || format !== 'bundle' ? Promise.resolve(undefined) : resolveCommit(join(source.dataDir, LAYOUT_NAMES.repo), options.baseCommit)
+  baseResolved.catch(() => {})
   const stage = await stageRepository(source.dataDir, async () => {
     await source.flush()
     documents = source.stats?.().documents
@@ -59,7 +66,8 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
   const tmp = join(dirname(output), `.${basename(output)}.partial`)
   try {
     // Counting main's documents walks its tree: done beside the archive, not after it.
-    const counted = documents === undefined ? countDocuments(stage).catch(explainDiskFull) : Promise.resolve(documents)
+    const main = stage.refs.find((r) => r.name === 'refs/heads/main')
+    const counted = documents !== undefined || !main ? Promise.resolve(documents ?? 0) : countDocuments(source.dataDir, stage.repo, main.commit).catch(explainDiskFull)
     counted.catch(() => {})
     let refs = stage.refs
     let checksum: string
@@ -67,13 +75,13 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
       progress(`writing ${output}`)
       checksum = await writeTarGz(stage, tmp).catch(explainDiskFull)
     } else {
-      const base = options.baseCommit === undefined ? undefined : await resolveCommit(stage.repo, options.baseCommit)
+      const base = await baseResolved
       progress(`writing ${output}`)
-      await run('git', ['-C', stage.repo, 'bundle', 'create', '-q', tmp, '--branches', ...(base ? [`^${base}`] : [])]).catch((error: Error) => {
+      checksum = await writeHashed('git', ['-C', stage.repo, 'bundle', 'create', '-q', '-', '--branches', ...(base ? [`^${base}`] : [])], tmp, false).catch((error: Error) => {
         if (base && /empty bundle/.test(error.message)) throw new EngineError('not_found', `nothing was written after base commit ${options.baseCommit}; no incremental backup is needed`)
         return explainDiskFull(error)
       })
-      ;[refs, checksum] = await Promise.all([bundleRefs(stage.repo, tmp), sha256File(tmp)])
+      refs = readBundleHeader(tmp).refs
       options = {...options, baseCommit: base}
     }
     const documentCount = await counted
@@ -99,18 +107,17 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
 }
 
 /**
- * `tar` writes the archive to a pipe and this process hashes it on its way to the file: one
- * pass over the bytes, no second read for the checksum. Git's packs are already deflated, so
- * gzip's fastest level loses almost nothing in size and saves most of its time.
+ * `tar` (or `git bundle create -`) writes to a pipe and this process hashes the bytes on their
+ * way to the file: one pass, no second read for the checksum. Git's packs are already deflated,
+ * so gzip's fastest level loses almost nothing in size and saves most of its time.
  */
-function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
-  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
-  const tar = spawn('tar', ['-cf', '-', '-C', stage.dir, ...members], {stdio: ['ignore', 'pipe', 'pipe']})
+function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): Promise<string> {
+  const child = spawn(cmd, args, {env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe']})
   let stderr = ''
-  tar.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  const tarDone = new Promise<void>((resolve, reject) => {
-    tar.on('error', reject)
-    tar.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `tar failed: ${stderr.trim().split('\n').slice(-3).join('; ') || `exit ${code}`}`))))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `${cmd === 'git' ? 'git bundle' : cmd} failed: ${stderr.trim().split('\n').slice(-3).join('; ') || `exit ${code}`}`))))
   })
   const hash = createHash('sha256')
   const hashing = new Transform({
@@ -119,13 +126,21 @@ function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
       cb(null, chunk)
     },
   })
-  return Promise.all([pipeline(tar.stdout, createGzip({level: 1}), hashing, createWriteStream(file)), tarDone]).then(
+  const stages = gzip ? pipeline(child.stdout, createGzip({level: 1}), hashing, createWriteStream(file)) : pipeline(child.stdout, hashing, createWriteStream(file))
+  // Whichever fails first names the cause: a full disk fails the file before the program
+  // sees its broken pipe; a program's own error (an empty bundle) ends a complete pipe.
+  return Promise.all([done, stages]).then(
     () => hash.digest('hex'),
     (error: unknown) => {
-      tar.kill()
+      child.kill()
       throw error
     },
   )
+}
+
+function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
+  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
+  return writeHashed('tar', ['-cf', '-', '-C', stage.dir, ...members], file, true)
 }
 
 export async function resolveCommit(repo: string, commit: string): Promise<string> {
@@ -136,20 +151,3 @@ export async function resolveCommit(repo: string, commit: string): Promise<strin
   }
 }
 
-/** The branch refs a bundle carries (`git bundle list-heads`). */
-export async function bundleRefs(repo: string, file: string): Promise<Array<{commit: string; name: string}>> {
-  const out = await run('git', ['-C', repo, 'bundle', 'list-heads', file])
-  return out.split('\n').filter(Boolean).map((l) => {
-    const [commit, name] = l.split(' ')
-    return {commit, name}
-  }).filter((r) => r.name.startsWith('refs/heads/'))
-}
-
-async function countDocuments(stage: StagedRepo): Promise<number> {
-  const main = stage.refs.find((r) => r.name === 'refs/heads/main')
-  if (!main) return 0
-  const {stdout} = await git(stage.repo, ['ls-tree', '-r', '--name-only', main.commit])
-  let n = 0
-  for (const line of stdout.split('\n')) if (line.endsWith('.json')) n++
-  return n
-}

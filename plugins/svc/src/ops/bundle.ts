@@ -29,7 +29,8 @@ export function detectFormat(file: string): BackupFormat {
 }
 
 export function readBundleHeader(file: string): BundleHeader {
-  let buf = head(file, 1 << 20)
+  // A header is a few lines per branch: 64 KiB holds hundreds of branches without reading the pack.
+  let buf = head(file, 64 << 10)
   let end = buf.indexOf('\n\n')
   if (end === -1) {
     buf = head(file, 64 << 20)

@@ -1,6 +1,7 @@
 import type {Engine, Logger} from '../engine/types.js'
 import {EngineError} from '../engine/errors.js'
 import {git} from '../engine/git.js'
+import {definitionsAt, parseDefinitions} from './index-definitions.js'
 import {Periodic, retryAfter} from './periodic.js'
 import {gitRemoteCommand} from './proc.js'
 import {listRemotes} from './remotes.js'
@@ -34,12 +35,15 @@ function trackingPrefix(remote: string): string {
 /**
  * A read-only follower: every second it fetches every branch of its leader (a Git remote of
  * `data/repo`, or a URL), then points each local branch at the leader's head, creates new
- * branches and removes deleted ones, and the full-text index catches up on what changed.
+ * branches and removes deleted ones, and the full-text index catches up on what changed. The
+ * leader's secondary index definitions come along (index-definitions.ts) and are built here.
  * Clients' writes are refused (code `read_only`) for as long as the server follows.
  */
 export class Follower {
   private readonly loop: Periodic
   private readonly state: FollowStatus
+  /** The leader's index definitions as last applied here. */
+  private definitions: string | undefined
 
   constructor(private readonly engine: Engine, private readonly remote: string, private readonly log: Logger, tickMs = 1000) {
     this.state = {behind: [], failures: 0, heads: {}, lag: 0, remote}
@@ -96,8 +100,21 @@ export class Follower {
       this.log.info('followed the leader', {branch: name, commit: leader.get(name)})
     }
     for (const name of removed) await this.engine.followRef(name, null)
+    await this.followDefinitions(changed.length + removed.length > 0)
     this.state.behind = []
     this.state.lag = 0
+  }
+
+  /**
+   * Builds the secondary indexes the leader defines (and drops the others) when its definitions
+   * or the set of branches changed; a leader that publishes none leaves the local ones alone.
+   */
+  private async followDefinitions(branchesMoved: boolean): Promise<void> {
+    const text = await definitionsAt(this.engine.repo, `${definitionsPrefix(this.remote)}index-definitions`)
+    if (text === undefined || (text === this.definitions && !branchesMoved)) return
+    await this.engine.followIndexes(parseDefinitions(text))
+    if (text !== this.definitions) this.log.info('followed the leader\'s index definitions', {remote: this.remote})
+    this.definitions = text
   }
 
   private async countLag(leader: Map<string, string>, local: Map<string, string>, changed: string[]): Promise<number> {
@@ -107,9 +124,14 @@ export class Follower {
   }
 }
 
+/** Where the follower keeps the leader's `refs/svc/*` (the index definitions). */
+function definitionsPrefix(remote: string): string {
+  return `refs/svc-follow/${/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(remote) ? remote : 'follow'}/`
+}
+
 /** `git fetch --prune` of every branch into the tracking namespace; a hung leader is cut off. */
 function fetchAll(repo: string, remote: string, prefix: string): Promise<void> {
-  return gitRemoteCommand(repo, ['fetch', '--quiet', '--prune', '--no-tags', remote, `+refs/heads/*:${prefix}*`], FETCH_TIMEOUT_MS)
+  return gitRemoteCommand(repo, ['fetch', '--quiet', '--prune', '--no-tags', remote, `+refs/heads/*:${prefix}*`, `+refs/svc/*:${definitionsPrefix(remote)}*`], FETCH_TIMEOUT_MS)
 }
 
 /**

@@ -59,12 +59,26 @@ export function readManifest(file: string): BackupManifest | undefined {
 
 /** Refuses a file whose SHA-256 differs from its manifest's (a damaged or truncated copy). */
 export async function checkAgainstManifest(file: string): Promise<BackupManifest | undefined> {
+  const check = startManifestCheck(file)
+  await check.verified
+  return check.manifest
+}
+
+/**
+ * The manifest of `file` at once (a size that differs fails here), and its SHA-256 computed in
+ * the background: a restore unpacks meanwhile into a scratch directory and awaits `verified`
+ * before anything takes the target's name, so the hash costs no time of its own.
+ */
+export function startManifestCheck(file: string): {checksum: Promise<string>; manifest: BackupManifest | undefined; verified: Promise<void>} {
   const m = readManifest(file)
-  if (!m) return undefined
   const size = statSync(file).size
-  const sum = size === m.size ? await sha256File(file) : ''
-  if (size !== m.size || sum !== m.checksum) {
-    throw new EngineError('invalid_argument', `${file} does not match its manifest (${size === m.size ? 'SHA-256 differs' : `size ${size}, manifest says ${m.size}`}): the copy is damaged; use another copy of the backup`)
-  }
-  return m
+  const damaged = (why: string): EngineError => new EngineError('invalid_argument', `${file} does not match its manifest (${why}): the copy is damaged; use another copy of the backup`)
+  if (m && size !== m.size) throw damaged(`size ${size}, manifest says ${m.size}`)
+  const checksum = sha256File(file)
+  const verified = checksum.then((sum) => {
+    if (m && sum !== m.checksum) throw damaged('SHA-256 differs')
+  })
+  // Awaited by the caller on every path that keeps a result; never an unhandled rejection.
+  verified.catch(() => {})
+  return {checksum, manifest: m, verified}
 }

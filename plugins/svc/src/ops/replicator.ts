@@ -2,6 +2,7 @@ import {stat} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import type {Engine, Logger} from '../engine/types.js'
+import {publishDefinitions} from './index-definitions.js'
 import {Periodic, retryAfter} from './periodic.js'
 import {gitRemoteCommand} from './proc.js'
 import {listRemotes} from './remotes.js'
@@ -31,11 +32,15 @@ let running: Replicator | undefined
  * Pushes every branch to each Git remote of the repository whenever the heads change (checked
  * every second), with `--prune` so removed branches go too and `+` so the remote mirrors this
  * database. A failed push is retried with exponential back-off (1 s, 2 s, ... 60 s); nothing is
- * lost meanwhile, since a push sends everything the remote lacks.
+ * lost meanwhile, since a push sends everything the remote lacks. The secondary index
+ * definitions travel too, on DEFINITIONS_REF (see index-definitions.ts).
  */
 export class Replicator {
   private readonly loop: Periodic
   private status = new Map<string, RemoteStatus>()
+  /** The index definitions last published to DEFINITIONS_REF, and last pushed to each remote. */
+  private definitions: string | undefined
+  private pushedDefinitions = new Map<string, string>()
   /** The remotes as of the repository config's last change (see currentRemotes). */
   private remotes?: {config: string; list: Array<{name: string}>}
 
@@ -52,6 +57,8 @@ export class Replicator {
   }
 
   private async tick(): Promise<void> {
+    // Published even without remotes: a follower may fetch from this repository directly.
+    this.definitions = await publishDefinitions(this.engine.dataDir, this.engine.repo, this.definitions)
     const remotes = await this.currentRemotes()
     for (const name of this.status.keys()) if (!remotes.some((r) => r.name === name)) this.status.delete(name)
     if (remotes.length === 0) return
@@ -83,12 +90,13 @@ export class Replicator {
         st.pending = false
         continue
       }
-      st.pending = JSON.stringify(sorted(st.pushed)) !== JSON.stringify(sorted(heads)) || st.lastPushAt === undefined
+      st.pending = JSON.stringify(sorted(st.pushed)) !== JSON.stringify(sorted(heads)) || st.lastPushAt === undefined || this.pushedDefinitions.get(r.name) !== this.definitions
       if (!st.pending) continue
       if (st.retryAt && Date.parse(st.retryAt) > Date.now()) continue
       try {
         await push(this.engine.repo, r.name)
         st.pushed = heads
+        if (this.definitions !== undefined) this.pushedDefinitions.set(r.name, this.definitions)
         st.lastPushAt = new Date().toISOString()
         st.failures = 0
         st.retryAt = undefined
@@ -110,7 +118,7 @@ function sorted(o: Record<string, string>): Array<[string, string]> {
 }
 
 function push(repo: string, remote: string): Promise<void> {
-  return gitRemoteCommand(repo, ['push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*'], PUSH_TIMEOUT_MS)
+  return gitRemoteCommand(repo, ['push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*', '+refs/svc/*:refs/svc/*'], PUSH_TIMEOUT_MS)
 }
 
 /** Server hooks (servers/run.ts, servers/health.ts). */

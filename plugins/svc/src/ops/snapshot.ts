@@ -8,6 +8,7 @@ import {git} from '../engine/git.js'
 import {validateBranch} from '../engine/ids.js'
 import type {FlushSource} from './backup.js'
 import {readBundleHeader} from './bundle.js'
+import {countDocuments} from './doc-count.js'
 import {type BackupManifest, checkAgainstManifest, sha256File, writeManifest} from './manifest.js'
 import {holdIdleDataDir, reindexDataDir} from './offline.js'
 import {explainDiskFull, explainRefLock, run} from './proc.js'
@@ -52,12 +53,12 @@ export async function exportSnapshotFrom(source: FlushSource, options: ExportSna
     await run('git', ['-C', stage.repo, 'bundle', 'create', '-q', tmp, ...refs.map((r) => r.name)]).catch(explainDiskFull)
     renameSync(tmp, output)
     const main = refs.find((r) => r.name === 'refs/heads/main') ?? refs[0]
-    const {stdout} = await git(stage.repo, ['ls-tree', '-r', '--name-only', main.commit]).catch(explainDiskFull)
+    const documents = await countDocuments(source.dataDir, stage.repo, main.commit).catch(explainDiskFull)
     const manifest: BackupManifest = {
       base_commit: null,
       checksum: await sha256File(output),
       created_at: new Date().toISOString(),
-      documents: stdout.split('\n').filter((l) => l.endsWith('.json')).length,
+      documents,
       format: 'bundle',
       kind: 'snapshot',
       path: output,

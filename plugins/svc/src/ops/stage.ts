@@ -105,7 +105,33 @@ function linkObjects(from: string, to: string): boolean {
     if (!files.includes(`${base}.pack`)) continue
     if (!link(join(packDir, `${base}.pack`), join(to, 'pack', `${base}.pack`))) return false
     if (!link(join(packDir, f), join(to, 'pack', f))) return false
-    if (files.includes(`${base}.rev`) && !link(join(packDir, `${base}.rev`), join(to, 'pack', `${base}.rev`))) return false
+    // The reverse index and the reachability bitmap belong to their pack and are as immutable
+    // as it is. Without the bitmap, `git bundle create main ^base` walks the base commit's whole
+    // tree to know what to leave out: seconds for 100k documents instead of a lookup.
+    for (const ext of ['rev', 'bitmap']) if (files.includes(`${base}.${ext}`) && !link(join(packDir, `${base}.${ext}`), join(to, 'pack', `${base}.${ext}`))) return false
   }
+  linkCommitGraph(join(from, 'info'), join(to, 'info'), link)
   return true
+}
+
+/**
+ * The commit-graph file (or chain) spares Git parsing every commit of a history walk. It names
+ * only commits, which Git never deletes while they are reachable, so a linked copy stays true
+ * for the staged refs; a graph that vanished meanwhile is skipped (it only makes walks faster).
+ */
+function linkCommitGraph(from: string, to: string, link: (a: string, b: string) => boolean): void {
+  if (existsSync(join(from, 'commit-graph'))) link(join(from, 'commit-graph'), join(to, 'commit-graph'))
+  const chain = join(from, 'commit-graphs')
+  if (!existsSync(chain)) return
+  mkdirSync(join(to, 'commit-graphs'), {recursive: true})
+  let files: string[]
+  try {
+    files = readdirSync(chain)
+  } catch {
+    return
+  }
+  // The graph files first, the chain file that names them last.
+  let whole = true
+  for (const f of files.filter((f) => f.endsWith('.graph'))) whole = link(join(chain, f), join(to, 'commit-graphs', f)) && whole
+  if (whole && files.includes('commit-graph-chain')) link(join(chain, 'commit-graph-chain'), join(to, 'commit-graphs', 'commit-graph-chain'))
 }

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {execFile} from 'node:child_process'
-import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
 
@@ -8,15 +8,9 @@ import pg from 'pg'
 
 import {runCli, startServer} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
+import {filesUnder} from '../../../../packages/kit/test/helpers/files-under.js'
 
 const run = promisify(execFile)
-
-/** Every file under `dir` (the data directory: WAL, repository, index, pid files). */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, {recursive: true, withFileTypes: true})
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-}
 
 // Issue 20: a planted PostgreSQL password must never reach stdout, stderr (debug logs included),
 // error messages sent to clients, or any file svc writes; wrong passwords are logged without it.

@@ -45,8 +45,9 @@ export async function listenForCallback(ports: number[], preferred?: number): Pr
   const early: Outcome[] = []
 
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost')
-    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+    // A request target such as `//` is no URL: anything on this loopback port must get an answer, not end the login.
+    const url = URL.canParse(req.url ?? '/', 'http://localhost') ? new URL(req.url ?? '/', 'http://localhost') : undefined
+    if (req.method !== 'GET' || url?.pathname !== CALLBACK_PATH) {
       res.writeHead(404, {'content-type': 'text/plain'}).end('not found')
       return
     }

@@ -32,6 +32,13 @@ export function isCorruption(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')
 }
 
+function checkPages(db: Database.Database): void {
+  const problems = db.pragma('quick_check', {simple: false}) as Array<{quick_check: string}>
+  if (problems.length !== 1 || problems[0].quick_check !== 'ok') {
+    throw Object.assign(new Error(`integrity check failed: ${problems.slice(0, 3).map((p) => p.quick_check).join('; ')}`), {code: 'SQLITE_CORRUPT'})
+  }
+}
+
 /**
  * Checks a branch's index file without changing it (for `svc diagnose`): the documents it holds,
  * or an error naming what is wrong.
@@ -39,8 +46,7 @@ export function isCorruption(error: unknown): boolean {
 export function inspectIndexFile(file: string): {documents: number} {
   const db = new Database(file, {fileMustExist: true, readonly: true})
   try {
-    const problems = db.pragma('quick_check', {simple: false}) as Array<{quick_check: string}>
-    if (problems.length !== 1 || problems[0].quick_check !== 'ok') throw new Error(`integrity check failed: ${problems.slice(0, 3).map((p) => p.quick_check).join('; ')}`)
+    checkPages(db)
     const format = db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined
     if (format !== FTS_FORMAT) throw new Error(`index format ${format}, this version reads ${FTS_FORMAT}`)
     return {documents: db.prepare('SELECT count(*) FROM docs').pluck().get() as number}
@@ -64,8 +70,11 @@ export class IndexStore {
     updDoc: Database.Statement<[string, number | bigint]>
   }
 
-  /** Opens (creating when missing) and checks the file; throws when it is unreadable or of another format. */
-  constructor(readonly file: string, options: {check?: boolean} = {}) {
+  /**
+   * Opens (creating when missing); throws when it is unreadable or of another format. The page
+   * check (quickCheck) reads the whole file, so the engine runs it in the background instead.
+   */
+  constructor(readonly file: string) {
     mkdirSync(dirname(file), {recursive: true})
     this.db = new Database(file)
     try {
@@ -73,12 +82,6 @@ export class IndexStore {
       this.db.pragma('synchronous = NORMAL')
       // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
       this.db.pragma('cache_size = -32000')
-      if (options.check !== false) {
-        const problems = this.db.pragma('quick_check', {simple: false}) as Array<{quick_check: string}>
-        if (problems.length !== 1 || problems[0].quick_check !== 'ok') {
-          throw Object.assign(new Error(`integrity check failed: ${problems.slice(0, 3).map((p) => p.quick_check).join('; ')}`), {code: 'SQLITE_CORRUPT'})
-        }
-      }
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
@@ -114,6 +117,11 @@ export class IndexStore {
 
   close(): void {
     if (this.db.open) this.db.close()
+  }
+
+  /** SQLite's `quick_check` of every page; throws an SQLITE_CORRUPT error naming the first problems. */
+  quickCheck(): void {
+    checkPages(this.db)
   }
 
   /** Runs `fn` in one transaction: a batch of writes costs one commit, not one per document. */

@@ -7,6 +7,7 @@ import {randomBytes, randomInt} from 'node:crypto'
 import type {Socket} from 'node:net'
 
 import type {Logger} from '../../engine/types.js'
+import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, SqlError} from '../../query/index.js'
@@ -120,6 +121,8 @@ export class PgConnection {
         await this.message(m.type, m.body)
         if (this.phase === 'ready') handled++
         if (this.out.length > 65_536) this.flush()
+        // A client that sends many queries and never reads the answers waits here (issue 24).
+        await whileUnread(this.socket)
       }
       this.onWaiting?.(this.phase !== 'ready' || this.reader.buffered > 0, handled)
     } catch (error) {

@@ -7,6 +7,7 @@ import {createServer} from 'node:net'
 import {ConnectionGuard, Connections, type NetLimits} from '@toolkit/kit'
 
 import type {RunningServer, ServerContext} from '../../engine/types.js'
+import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
 import {listen} from '../listen.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
@@ -86,6 +87,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       fedWhileBusy = false
       try {
         const out: Array<Buffer | string> = []
+        let outBytes = 0
         let handled = 0
         for (;;) {
           let pending: Promise<Reply> | Reply
@@ -106,16 +108,22 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           } else pending = executeGet(sess, key, shared)
           handled++
           const reply = pending instanceof Promise ? await pending : pending
+          const before = out.length
           encode(reply, sess.resp3, out)
+          for (let k = before; k < out.length; k++) outBytes += out[k].length
           if (sess.quit) {
             dead = true
             socket.end(join(out))
             return
           }
           // Flush large batches early so memory stays bounded on very long pipelines.
-          if (out.length > 4096) {
+          if (out.length > 4096 || outBytes > MAX_UNREAD_REPLY_BYTES / 4) {
             if (!socket.write(join(out))) socket.pause()
             out.length = 0
+            outBytes = 0
+            // A client that pipelines large reads and never reads waits here instead of growing the server.
+            await whileUnread(socket)
+            if (socket.destroyed) return
           }
         }
         if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
@@ -161,3 +169,4 @@ function join(out: Array<Buffer | string>): Buffer | string {
   if (out.every((p) => typeof p === 'string')) return (out as string[]).join('')
   return Buffer.concat(out.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)))
 }
+

@@ -1,7 +1,7 @@
 import {randomUUID} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 
-import {ConnectionGuard, Connections, httpServerLimits, type NetLimits} from '@toolkit/kit'
+import {ConnectionGuard, Connections, drainRefusedBody, httpServerLimits, type NetLimits} from '@toolkit/kit'
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
@@ -155,28 +155,6 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     },
     port,
   }
-}
-
-/** Past this many bytes a refused body is not read to its end: the connection is closed instead. */
-const DRAIN_LIMIT = 64 * 1024 * 1024
-
-/**
- * A client still sending a body that was refused (413) would see its connection reset before it
- * reads the answer if the server closed at once; so the rest of the body is read and dropped (it is
- * body bytes, never taken for a next request), up to DRAIN_LIMIT, past which the connection closes.
- */
-function drainRefusedBody(req: IncomingMessage, res: ServerResponse): void {
-  const declared = Number(req.headers['content-length'])
-  if (declared > DRAIN_LIMIT) {
-    res.setHeader('connection', 'close')
-    return
-  }
-  let seen = 0
-  req.on('data', (chunk: Buffer) => {
-    seen += chunk.length
-    if (seen > DRAIN_LIMIT) req.socket.destroy()
-  })
-  req.resume()
 }
 
 function errorReply(error: unknown): {code: string; fields: Record<string, unknown>; headers: Record<string, string>; message: string; status: number} {

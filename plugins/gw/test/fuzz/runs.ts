@@ -1,0 +1,7 @@
+/** The fixed seed of every gw fuzz test (FUZZ_SEED overrides it to explore; a failure prints the seed and path to replay). */
+export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20_241_124)
+
+/** A run count kept to a few seconds in CI; FUZZ_RUNS_FACTOR=20 (say) for a longer search. */
+export function fuzzRuns(base: number): number {
+  return Math.max(1, Math.round(base * Number(process.env.FUZZ_RUNS_FACTOR ?? 1)))
+}

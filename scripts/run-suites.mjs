@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Runs the test suites of `npm test` in stages, several suites of a stage at once. Most of the
+// suites' time is spent waiting on the processes they start (the built CLI, git, servers,
+// PostgreSQL, the agent CLIs), so on a two-core machine three suites side by side finish in
+// well under the time they take one after another. Each suite's output is kept and printed whole
+// when it ends, so the log reads like a serial run. TEST_JOBS=1 runs everything one at a time.
+//
+//   node scripts/run-suites.mjs            every stage
+//   node scripts/run-suites.mjs unit e2e   only these stages
+import {spawn} from 'node:child_process'
+import {createWriteStream, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+const npm = (script, workspace) => ['npm', ['run', script, ...(workspace ? ['-w', workspace] : []), '--silent']]
+
+// Longest suites first: the stage ends when its longest suite does.
+const STAGES = {
+  checks: [
+    {cmd: npm('typecheck'), name: 'typecheck'},
+    {cmd: npm('lint'), name: 'lint'},
+  ],
+  unit: [
+    {cmd: npm('test:unit', 'plugins/campaign'), name: 'campaign unit'},
+    {cmd: npm('test:unit', 'plugins/svc'), name: 'svc unit'},
+    {cmd: npm('test:unit', 'plugins/gw'), name: 'gw unit'},
+    {cmd: npm('test:unit', 'packages/kit'), name: 'kit unit'},
+  ],
+  e2e: [
+    {cmd: npm('test:e2e', 'plugins/gw'), name: 'gw e2e'},
+    {cmd: npm('test:e2e', 'plugins/campaign'), name: 'campaign e2e'},
+    {cmd: npm('test:e2e', 'plugins/svc'), name: 'svc e2e'},
+    {cmd: ['npx', ['mocha']], name: 'root e2e'},
+    {cmd: npm('test:bindings'), name: 'bindings'},
+  ],
+}
+
+const jobs = Math.max(1, Number(process.env.TEST_JOBS) || 3)
+const wanted = process.argv.slice(2)
+for (const s of wanted) if (!(s in STAGES)) throw new Error(`unknown stage ${s}; stages: ${Object.keys(STAGES).join(', ')}`)
+const stages = wanted.length > 0 ? wanted : Object.keys(STAGES)
+const logs = mkdtempSync(join(tmpdir(), 'toolkit-suites-'))
+
+function run(suite, index) {
+  const file = join(logs, `${index}.log`)
+  const out = createWriteStream(file)
+  const started = Date.now()
+  return new Promise((resolve) => {
+    const [bin, args] = suite.cmd
+    const child = spawn(bin, args, {env: process.env, stdio: ['ignore', 'pipe', 'pipe']})
+    child.stdout.pipe(out, {end: false})
+    child.stderr.pipe(out, {end: false})
+    child.on('close', (code, signal) => {
+      out.end(() => {
+        const seconds = Math.round((Date.now() - started) / 1000)
+        const ok = code === 0
+        process.stdout.write(`\n===== ${suite.name}: ${ok ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds} s =====\n`)
+        process.stdout.write(readFileSync(file, 'utf8'))
+        process.stdout.write(`===== end of ${suite.name} =====\n`)
+        resolve({name: suite.name, ok, seconds})
+      })
+    })
+  })
+}
+
+async function stage(name) {
+  const suites = STAGES[name]
+  const results = []
+  let next = 0
+  const worker = async () => {
+    while (next < suites.length) {
+      const i = next++
+      results.push(await run(suites[i], `${name}-${i}`))
+    }
+  }
+  process.stdout.write(`\n##### stage ${name}: ${suites.map((s) => s.name).join(', ')} (${jobs} at a time)\n`)
+  await Promise.all(Array.from({length: Math.min(jobs, suites.length)}, worker))
+  return results
+}
+
+let failed = []
+const summary = []
+for (const name of stages) {
+  const results = await stage(name)
+  summary.push(...results)
+  failed = results.filter((r) => !r.ok)
+  // A later stage is not worth its minutes when an earlier one failed.
+  if (failed.length > 0) break
+}
+rmSync(logs, {force: true, recursive: true})
+process.stdout.write(`\n##### summary\n${summary.map((r) => `${r.ok ? 'ok    ' : 'FAILED'} ${r.name} (${r.seconds} s)`).join('\n')}\n`)
+process.exitCode = failed.length > 0 ? 1 : 0

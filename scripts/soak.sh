@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The long reliability run (issue 20; docs/reliability.md "Soak"): the svc crash soak for
+# SOAK_CYCLES kill/restart cycles (default 20; CI runs 3), then every fuzz suite of svc, gw and
+# campaign with FUZZ_RUNS_FACTOR times their CI run counts (default 10). Stops at the first failure;
+# a fast-check failure prints the seed and path that replay it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SOAK_CYCLES="${SOAK_CYCLES:-20}"
+export FUZZ_RUNS_FACTOR="${FUZZ_RUNS_FACTOR:-10}"
+export FUZZ_REPORT=1
+mocha=(npx mocha --no-config --import=tsx --timeout 3600000)
+npm run build
+echo "svc crash soak: ${SOAK_CYCLES} cycles"
+(cd plugins/svc && "${mocha[@]}" test/fuzz/crash-soak.fuzz.test.ts)
+echo "gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
+(cd plugins/gw && "${mocha[@]}" 'test/fuzz/*.test.ts')
+(cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')
