@@ -23,10 +23,11 @@ describe('svc console at /ui, in Debian chromium', function () {
   let browser: Browser
   let page: Page
   const problems: string[] = []
+  const dataDir = join(tempDir('svc-ui-'), 'data')
 
   before(async () => {
     mkdirSync(SHOTS, {recursive: true})
-    server = await startServer(['--data-dir', join(tempDir('svc-ui-'), 'data'), '--http-port', '0', '--disable-redis', '--disable-sql'])
+    server = await startServer(['--data-dir', dataDir, '--http-port', '0', '--disable-redis', '--disable-sql'])
     base = `http://127.0.0.1:${server.ready.rest as number}`
     const put = async (id: string, doc: unknown): Promise<void> => {
       const res = await fetch(`${base}/api/v1/documents/${id}`, {body: JSON.stringify(doc), headers: {'content-type': 'application/json'}, method: 'PUT'})
@@ -70,6 +71,17 @@ describe('svc console at /ui, in Debian chromium', function () {
     await page.locator('.timeline li').nth(1).getByRole('button', {name: 'View'}).click()
     expect(await page.textContent('#doc-json')).to.include('"Oslo"')
     await page.screenshot({fullPage: true, path: join(SHOTS, 'documents.png')})
+    // The whole table as of users:1's first version, when users:2 did not exist yet; then today's again.
+    const {versions} = (await (await fetch(`${base}/api/v1/documents/users:1/history`)).json()) as {versions: Array<{commit: string}>}
+    const rows = (): Promise<string[]> => page.evaluate<string[]>(`[...document.querySelectorAll('#doc-list tr.doc-row')].map((tr) => tr.dataset.id)`)
+    await page.fill('#asof', versions[1].commit)
+    await page.press('#asof', 'Tab')
+    await page.waitForFunction(() => (globalThis as unknown as {document: PageDocument}).document.querySelectorAll('#doc-list tr.doc-row').length === 1)
+    expect(await rows()).to.deep.equal(['users:1'])
+    await page.fill('#asof', '')
+    await page.press('#asof', 'Tab')
+    await page.waitForFunction(() => (globalThis as unknown as {document: PageDocument}).document.querySelectorAll('#doc-list tr.doc-row').length === 2)
+    expect(await rows()).to.deep.equal(['users:1', 'users:2'])
   })
 
   it('searches with highlighted matches and runs SQL into a table', async () => {
@@ -136,6 +148,25 @@ describe('svc console at /ui, in Debian chromium', function () {
     const html = await fetch(`${base}/ui`)
     expect(html.headers.get('content-security-policy')).to.include("default-src 'self'")
     expect((await fetch(`${base}/ui/secret.txt`)).status).to.equal(404)
+  })
+
+  it('is read-only on a follower: no editor, a line saying why', async () => {
+    const follower = await startServer(['--data-dir', join(tempDir('svc-ui-'), 'follower'), '--follow', join(dataDir, 'repo'), '--http-port', '0', '--disable-redis', '--disable-sql'])
+    const fpage = await browser.newPage()
+    try {
+      const fbase = `http://127.0.0.1:${follower.ready.rest as number}`
+      for (let i = 0; i < 300 && (await fetch(`${fbase}/api/v1/documents/users:1`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 200))
+      await fpage.goto(`${fbase}/ui`)
+      await fpage.selectOption('#table', 'users')
+      await fpage.click('tr[data-id="users:1"]')
+      await fpage.waitForSelector('#doc-json')
+      expect(await fpage.textContent('#doc-view')).to.include('Read-only')
+      expect(await fpage.locator('#save-doc, #doc-edit').count()).to.equal(0)
+    } finally {
+      await fpage.close()
+      follower.child.kill('SIGTERM')
+      await follower.exited
+    }
   })
 })
 

@@ -86,6 +86,33 @@ describe('svc REST API', function () {
     expect((await call('DELETE', '/api/v1/delete/notes:2')).status).to.equal(200)
   })
 
+  it('lists a table as it stood at a commit or a time: later documents left out, deleted ones back, paged', async () => {
+    await call('PUT', '/api/v1/documents/pets:a', JSON.stringify({name: 'Rex'}))
+    await call('PUT', '/api/v1/documents/pets:b', JSON.stringify({name: 'Tom'}))
+    await call('PUT', '/api/v1/documents/pets:c', JSON.stringify({name: 'Kit'}))
+    const then = ((await call('GET', '/api/v1/documents/pets:c/history')).json as {versions: Array<{commit: string; time: string}>}).versions[0]
+    await call('PUT', '/api/v1/documents/pets:a', JSON.stringify({name: 'Rex II'}))
+    await call('DELETE', '/api/v1/documents/pets:b')
+    await call('PUT', '/api/v1/documents/pets:d', JSON.stringify({name: 'New'}))
+    expect((await call('GET', '/api/v1/documents?table=pets')).json).to.deep.equal({
+      documents: [{id: 'pets:a', name: 'Rex II'}, {id: 'pets:c', name: 'Kit'}, {id: 'pets:d', name: 'New'}],
+    })
+    const asThen = {documents: [{id: 'pets:a', name: 'Rex'}, {id: 'pets:b', name: 'Tom'}, {id: 'pets:c', name: 'Kit'}]}
+    expect((await call('GET', `/api/v1/documents?table=pets&commit=${then.commit}`)).json).to.deep.equal(asThen)
+    expect((await call('GET', `/api/v1/documents?table=pets&time=${encodeURIComponent(then.time)}`)).json).to.deep.equal(asThen)
+    const first = (await call('GET', `/api/v1/documents?table=pets&commit=${then.commit}&limit=2`)).json as {documents: Array<{id: string}>; nextCursor: string}
+    expect(first.documents.map((d) => d.id)).to.deep.equal(['pets:a', 'pets:b'])
+    const second = (await call('GET', `/api/v1/documents?table=pets&commit=${then.commit}&cursor=${first.nextCursor}`)).json
+    expect(second).to.deep.equal({documents: [{id: 'pets:c', name: 'Kit'}]})
+    expect((await call('GET', '/api/v1/documents?table=pets&time=2000-01-01T00:00:00Z')).json).to.deep.equal({documents: []})
+    const bad = await call('GET', '/api/v1/documents?table=pets&time=yesterday')
+    expect([bad.status, (bad.json as {error: {code: string}}).error.code]).to.deep.equal([400, 'invalid_argument'])
+    const unknown = await call('GET', `/api/v1/documents?table=pets&commit=${'0'.repeat(40)}`)
+    expect(unknown.status).to.equal(404)
+    // The current listing is untouched by the as-of ones.
+    expect(((await call('GET', '/api/v1/documents?table=pets')).json as {documents: unknown[]}).documents).to.have.length(3)
+  })
+
   it('searches and manages branches', async () => {
     await call('PUT', '/api/v1/documents/s:1', JSON.stringify({text: 'the quick brown fox'}))
     await db.reindex()

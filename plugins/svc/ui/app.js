@@ -54,12 +54,13 @@ async function loadPage(cursor) {
   if ($('#table').value) q.set('table', $('#table').value)
   if ($('#prefix').value) q.set('prefix', $('#prefix').value)
   if (cursor) q.set('cursor', cursor)
+  // "As of": the table as it stood at that commit or time, listed by the server from that tree.
+  const asOf = $('#asof').value.trim()
+  if (asOf) q.set(/^[0-9a-f]{4,40}$/.test(asOf) ? 'commit' : 'time', asOf)
   const page = await api(`/api/v1/documents?${q}`)
   state.cursor = page.nextCursor
   $('#next-page').disabled = !page.nextCursor
-  const asOf = $('#asof').value.trim()
-  let docs = page.documents
-  if (asOf) docs = (await Promise.all(docs.map((d) => versionAsOf(d.id, asOf)))).filter(Boolean)
+  const docs = page.documents
   $('#doc-list tbody').replaceChildren(
     ...docs.map((d) =>
       el(
@@ -71,15 +72,6 @@ async function loadPage(cursor) {
     ),
   )
   if (docs.length === 0) $('#doc-list tbody').replaceChildren(el('tr', {}, el('td', {colspan: '2', class: 'muted'}, 'No documents')))
-}
-
-async function versionAsOf(id, asOf) {
-  const key = /^[0-9a-f]{4,40}$/.test(asOf) ? 'commit' : 'time'
-  try {
-    return await api(`${docPath(id, '/as-of')}?${key}=${encodeURIComponent(asOf)}`)
-  } catch {
-    return undefined
-  }
 }
 
 async function openDoc(id) {

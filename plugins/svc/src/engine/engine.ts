@@ -21,7 +21,7 @@ import {BlobReader, CORRUPT_OBJECT} from './reader.js'
 import {beginTransaction} from './transaction.js'
 import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
-import {lowerBound} from './sorted.js'
+import {clampLimit, pageIds} from './list-page.js'
 import {type CommitSpec, CommitWriter} from './writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
@@ -154,6 +154,8 @@ export class GitEngine implements Engine {
   private pendingQueue: Array<{branch: string; ids: string[]; seq: number}> = []
   private pressureWaiters: Array<() => void> = []
   private reader!: BlobReader
+  /** The tree of the last commit listed as of (`list` with `asOf`), for the next pages. */
+  private asOfTree?: {commit: string; state: Promise<BranchState>}
   private seq = 0
   private sentSeq = 0
   private wal!: WriteAheadLog
@@ -181,11 +183,7 @@ export class GitEngine implements Engine {
 
   async asOf(id: string, options: AsOfOptions): Promise<Doc | undefined> {
     const p = parseId(id)
-    const branch = this.branch(options.branch)
-    let commit: string | undefined
-    if (options.commit !== undefined) commit = this.checkCommit(options.commit)
-    else if (options.time !== undefined) commit = await this.commitAt(branch.name, options.time)
-    else throw new EngineError('invalid_argument', 'as-of needs a commit or a time')
+    const commit = await this.asOfCommit(this.branch(options.branch).name, options)
     if (!commit) return undefined
     await this.syncGit()
     return this.docAt(commit, docPath(p))
@@ -483,6 +481,7 @@ export class GitEngine implements Engine {
   }
 
   async list(options: ListOptions = {}): Promise<ListResult> {
+    if (options.asOf !== undefined) return this.listAsOf(options, options.asOf)
     const ids = this.listIds(options)
     const skipped: Damage[] = []
     const docs = await Promise.all(ids.ids.map((id) => this.get(id, options).catch((error: unknown) => skipDamaged(error, skipped))))
@@ -503,29 +502,7 @@ export class GitEngine implements Engine {
   /** Ids in order for a listing page, without reading the documents. */
   listIds(options: ListOptions = {}): {ids: string[]; nextCursor?: string} {
     const b = this.branch(options.branch)
-    const limit = clampLimit(options.limit, 100, 10_000)
-    let table = options.table
-    let prefix = options.prefix ?? ''
-    if (table === undefined && prefix.includes(':')) table = prefix.slice(0, prefix.indexOf(':'))
-    if (table !== undefined && !prefix.startsWith(`${table}:`)) prefix = `${table}:${prefix}`
-    const tables = table === undefined ? [...b.tables.keys()].sort() : [table]
-    const out: string[] = []
-    const now = b.expiring.size > 0 ? this.now() : 0
-    for (const t of tables) {
-      const entry = b.tables.get(t)
-      if (!entry) continue
-      entry.sorted ??= [...entry.ids].sort()
-      const sorted = entry.sorted
-      let i = lowerBound(sorted, options.cursor !== undefined && options.cursor >= prefix ? options.cursor : prefix)
-      if (options.cursor !== undefined && sorted[i] === options.cursor) i++
-      for (; i < sorted.length && out.length <= limit; i++) {
-        if (!sorted[i].startsWith(prefix)) break
-        if (now !== 0 && b.expiring.has(sorted[i]) && b.docs.get(sorted[i])!.expiresAt! <= now) continue
-        out.push(sorted[i])
-      }
-      if (out.length > limit) break
-    }
-    return out.length > limit ? {ids: out.slice(0, limit), nextCursor: out[limit - 1]} : {ids: out}
+    return pageIds(b, options, b.expiring.size > 0 ? this.now() : 0)
   }
 
   async put(doc: Doc, options: WriteOptions = {}): Promise<WriteResult> {
@@ -877,9 +854,48 @@ export class GitEngine implements Engine {
     if (this.closed) throw new EngineError('closed', 'engine is closed')
   }
 
+  /** The commit an as-of read looks at: the one given, or the branch's last at the time given. */
+  private async asOfCommit(branch: string, at: Omit<AsOfOptions, 'branch'>): Promise<string | undefined> {
+    if (at.commit !== undefined) return this.checkCommit(at.commit)
+    if (at.time !== undefined) return this.commitAt(branch, at.time)
+    throw new EngineError('invalid_argument', 'as-of needs a commit or a time')
+  }
+
+  /**
+   * A listing page of the branch as it stood at a commit or a time. The tree of that commit is
+   * read once (`git ls-tree`) and kept for the next pages of the same listing.
+   */
+  private async listAsOf(options: ListOptions, at: Omit<AsOfOptions, 'branch'>): Promise<ListResult> {
+    const branch = this.branch(options.branch)
+    const commit = await this.asOfCommit(branch.name, at)
+    if (!commit) return {docs: []}
+    await this.syncGit()
+    if (this.asOfTree?.commit !== commit) {
+      const state = emptyBranch(branch.name, true)
+      const loading = loadBranchTree(this.repo, this.reader, state, commit, this.log, () => {}).then(() => state)
+      this.asOfTree = {commit, state: loading}
+      loading.catch(() => {
+        if (this.asOfTree?.state === loading) this.asOfTree = undefined
+      })
+    }
+    const state = await this.asOfTree.state.catch((error: unknown) => {
+      throw new EngineError('not_found', `commit ${commit} cannot be listed: ${(error as Error).message.split('\n')[0]}`)
+    })
+    const page = pageIds(state, options, at.time === undefined ? 0 : parseTime(at.time))
+    const skipped: Array<{id: string; object: string}> = []
+    const bodies = await Promise.all(page.ids.map((id) => this.reader.read(state.docs.get(id)!.sha).catch(() => undefined)))
+    const docs: Doc[] = []
+    for (const [i, id] of page.ids.entries()) {
+      const body = bodies[i]
+      const problem = body === undefined ? 'missing' : jsonProblem(body)
+      if (problem === undefined) docs.push(JSON.parse(body!.toString('utf8')) as Doc)
+      else skipped.push({id, object: state.docs.get(id)!.sha})
+    }
+    return {docs, nextCursor: page.nextCursor, ...(skipped.length > 0 ? {skipped} : {})}
+  }
+
   private async commitAt(branch: string, time: number | string): Promise<string | undefined> {
-    const t = typeof time === 'number' ? time : /^\d+$/.test(time) ? Number(time) : Date.parse(time)
-    if (!Number.isFinite(t)) throw new EngineError('invalid_argument', `invalid time ${JSON.stringify(time)}: use RFC 3339 or epoch milliseconds`)
+    const t = parseTime(time)
     await this.syncGit()
     if (!(await refHeads(this.repo)).has(branch)) return undefined
     // Git dates have second precision; the Svc-Time trailer has milliseconds.
@@ -1218,19 +1234,19 @@ function checkExpiry(at: unknown): null | number {
   return at
 }
 
-function clampLimit(v: unknown, def: number, max: number): number {
-  if (v === undefined || v === null) return def
-  const n = Math.floor(Number(v))
-  if (!Number.isFinite(n) || n < 1) throw new EngineError('invalid_argument', `limit must be a positive integer, got ${JSON.stringify(v)}`)
-  return Math.min(n, max)
-}
-
 
 export function removeIndexDir(dir: string): void {
   rmSync(dir, {force: true, recursive: true})
 }
 
 /** Why bytes read from Git are not a stored document (not JSON, or not an object), or undefined when they are one. */
+/** An as-of time: epoch milliseconds, or RFC 3339. */
+function parseTime(time: number | string): number {
+  const t = typeof time === 'number' ? time : /^\d+$/.test(time) ? Number(time) : Date.parse(time)
+  if (!Number.isFinite(t)) throw new EngineError('invalid_argument', `invalid time ${JSON.stringify(time)}: use RFC 3339 or epoch milliseconds`)
+  return t
+}
+
 function jsonProblem(body: Buffer): string | undefined {
   try {
     const v: unknown = JSON.parse(body.toString('utf8'))

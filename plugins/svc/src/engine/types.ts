@@ -49,6 +49,8 @@ export type BatchOp =
   | {id: string; op: 'delete'}
 
 export interface ListOptions extends BranchOption {
+  /** List the branch as it stood at this commit, or at this time (its last commit then). */
+  asOf?: Omit<AsOfOptions, 'branch'>
   cursor?: string
   limit?: number
   /** Id prefix, e.g. `users:` or `users:a`. */

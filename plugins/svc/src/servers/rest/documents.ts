@@ -36,6 +36,13 @@ export function documentRoutes({engine}: RestContext): Route[] {
 
   const list = async (r: RestRequest): Promise<RestReply> => {
     const q = r.query
+    const commit = stringParam(q, 'commit')
+    const time = stringParam(q, 'time')
+    if (commit !== undefined || time !== undefined) {
+      // The table as it stood then: documents parsed from that commit's tree.
+      const at = await engine.list({asOf: {commit, time}, branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
+      return {json: {documents: at.docs, ...(at.nextCursor === undefined ? {} : {nextCursor: at.nextCursor}), ...(at.skipped ? {skipped: at.skipped} : {})}}
+    }
     const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
     // One damaged document is left out and named (as engine.list and search do); the rest of the page still answers.
     const skipped: Damage[] = []
