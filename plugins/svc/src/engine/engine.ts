@@ -154,8 +154,12 @@ export class GitEngine implements Engine {
   private pendingQueue: Array<{branch: string; ids: string[]; seq: number}> = []
   private pressureWaiters: Array<() => void> = []
   private reader!: BlobReader
-  /** The tree of the last commit listed as of (`list` with `asOf`), for the next pages. */
+  /**
+   * The tree of the last commit listed as of (`list` with `asOf`), for the next pages. Released a
+   * minute after its last use: at a million documents it is as large as a branch's own state.
+   */
   private asOfTree?: {commit: string; state: Promise<BranchState>}
+  private asOfRelease?: NodeJS.Timeout
   private seq = 0
   private sentSeq = 0
   private wal!: WriteAheadLog
@@ -225,6 +229,8 @@ export class GitEngine implements Engine {
     this.closed = true
     this.checkpoints.cancel()
     clearTimeout(this.sweepTimer)
+    clearTimeout(this.asOfRelease)
+    this.asOfTree = undefined
     await this.wal.close()
     await this.recovering
     if (this.writerDown) this.failure ??= new EngineError('unavailable', `${this.writerDown}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
@@ -878,6 +884,9 @@ export class GitEngine implements Engine {
         if (this.asOfTree?.state === loading) this.asOfTree = undefined
       })
     }
+    clearTimeout(this.asOfRelease)
+    this.asOfRelease = setTimeout(() => (this.asOfTree = undefined), 60_000)
+    this.asOfRelease.unref()
     const state = await this.asOfTree.state.catch((error: unknown) => {
       throw new EngineError('not_found', `commit ${commit} cannot be listed: ${(error as Error).message.split('\n')[0]}`)
     })
