@@ -22,11 +22,13 @@ const ROWS = arg('rows', 2000)
 const IN_VALUES = arg('in-values', 100_000)
 const OR_TERMS = arg('or-terms', 3000)
 const BODY_KB = arg('body-kb', 900)
+// Extra node flags for the server only, e.g. SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+const SERVER_NODE_ARGS = (process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const HEAVY = (process.argv.includes('--heavy') ? process.argv[process.argv.indexOf('--heavy') + 1] : 'in,or,rest,list,slow').split(',')
 
 function startAll(dataDir) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'warn'], {stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn(process.execPath, [...SERVER_NODE_ARGS, RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'warn'], {stdio: ['ignore', 'pipe', 'inherit']})
     let out = ''
     child.stdout.on('data', (d) => {
       out += d

@@ -53,6 +53,8 @@ export interface PgSession {
   cancelRequested: boolean
   database: string
   engine: Engine
+  /** `:max-in-values`: also caps an `= ANY(array)` list. */
+  maxInValues?: number
   /** NOTICE messages of the running statement (damaged documents a read skipped); set by execute. */
   notices?: string[]
   settings: Map<string, string>
@@ -91,7 +93,7 @@ export function branchOf(s: PgSession, schema?: string): string {
 }
 
 function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
-  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, schema: currentSchema(s), user: s.user, version: s.version}, sources}
+  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, maxInValues: s.maxInValues, schema: currentSchema(s), user: s.user, version: s.version}, sources}
 }
 
 function checkCancel(s: PgSession): void {

@@ -249,7 +249,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
     },
 
     session(init) {
-      return {cancelRequested: false, database: init.database ?? 'svc', engine, settings: init.settings ?? new Map(), txFailed: false, user: init.user ?? '', version}
+      return {cancelRequested: false, database: init.database ?? 'svc', engine, maxInValues: limits.maxInValues, settings: init.settings ?? new Map(), txFailed: false, user: init.user ?? '', version}
     },
   }
 }

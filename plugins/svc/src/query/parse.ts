@@ -26,7 +26,12 @@ export interface ParseLimits {
   maxInValues?: number
 }
 
-const DEFAULT_MAX_IN_VALUES = 100_000
+export const DEFAULT_MAX_IN_VALUES = 100_000
+
+/** 54001 for a value list (IN or an `= ANY` array) over `:max-in-values`. */
+export function tooManyValues(max: number, what = 'an IN list'): SqlError {
+  return new SqlError('54001', `statement is too complex: ${what} holds more than ${max} values`, {hint: 'send long value lists as one array parameter or in several statements (:max-in-values raises the limit)'})
+}
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 const DEFAULT_PARSE_TIMEOUT = 30_000
@@ -479,7 +484,7 @@ function literalList(sql: string, start: number, max: number): undefined | {end:
     }
     skip()
     if (sql[j] === ',') {
-      if (values.length >= max) throw new SqlError('54001', `statement is too complex: an IN list holds more than ${max} values`, {hint: 'send long value lists as one array parameter or in several statements (:max-in-values raises the limit)'})
+      if (values.length >= max) throw tooManyValues(max)
       j++
       continue
     }

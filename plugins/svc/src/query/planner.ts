@@ -7,7 +7,7 @@ import type {Expr} from 'pgsql-ast-parser'
 
 import type {Engine, Json} from '../engine/types.js'
 
-import {evaluate, type EvalCtx, flattenChain, listValues, type RowObj} from './eval.js'
+import {anyItems, evaluate, type EvalCtx, flattenChain, isConstArg, listValues, type RowObj} from './eval.js'
 import {stored} from './types.js'
 
 /** A plain filtered LIMIT query without ORDER BY stops reading once `stop` rows passed `test`. */
@@ -106,6 +106,12 @@ function idKeys(where: Expr | null | undefined, alias: string, single: boolean, 
   for (const c of splitAnd(where)) {
     if (c.type !== 'binary') continue
     if (c.op === '=') {
+      const any = c.right
+      if (refersToId(c.left, alias, single) && any.type === 'call' && (any.function.name === 'any' || any.function.name === 'some') && !any.function.schema && isConstArg(any.args[0])) {
+        // `id = ANY($1)`: the array's items are the keys (54001 past :max-in-values, as IN lists).
+        const items = anyItems(any.args[0], {}, ctx)
+        return items === null ? [] : [...new Set(items.filter((x) => x !== null).map(keyText))]
+      }
       const other = refersToId(c.left, alias, single) ? c.right : refersToId(c.right, alias, single) ? c.left : undefined
       if (other && isConst(other)) {
         const v = evaluate(other, {}, ctx)

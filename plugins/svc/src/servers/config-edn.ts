@@ -21,7 +21,7 @@ export interface ServerConfig {
   logLevel: LogLevel
   memoryLimitMb?: number
   postgresql: {enabled: boolean; host: string; maxInValues?: number; maxStatementBytes?: number; net: NetLimits; parseTimeoutMs?: number; password: string; port: number; username: string}
-  redis: {enabled: boolean; host: string; net: NetLimits; port: number}
+  redis: {enabled: boolean; host: string; maxReplyBytes?: number; net: NetLimits; port: number}
   /** `:remotes {:name "url"}`: Git remotes the server replicates to (ops/remotes.ts). */
   remotes: Record<string, string>
   /** `ui`: the console at /ui (on unless `--disable-ui` or `:servers {:rest {:ui false}}`). */
@@ -67,7 +67,7 @@ const SCHEMA: Record<string, Record<string, string> | string> = {
 }
 const SERVERS: Record<string, Record<string, string>> = {
   postgresql: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-in-values': 'int', 'max-statement-bytes': 'int', 'parse-timeout-ms': 'int', password: 'string', port: 'port', username: 'string'},
-  redis: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', port: 'port'},
+  redis: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', 'max-reply-bytes': 'int', host: 'string', port: 'port'},
   rest: {enabled: 'bool', 'header-timeout-ms': 'int', 'idle-timeout-ms': 'int', 'max-connections': 'int', host: 'string', 'max-body-bytes': 'int', port: 'port', ui: 'bool'},
 }
 
@@ -167,6 +167,7 @@ export const SVC_SETTINGS = {
   redisHost: '127.0.0.1',
   redisIdleTimeoutMs: DEFAULT_NET_LIMITS.idleTimeoutMs,
   redisMaxConnections: DEFAULT_NET_LIMITS.maxConnections,
+  redisMaxReplyBytes: 0,
   redisPort: 6379,
   restEnabled: true,
   restHeaderTimeoutMs: DEFAULT_NET_LIMITS.headerTimeoutMs,
@@ -212,6 +213,7 @@ const EDN_PATHS: Record<keyof SvcSettings, string[][]> = {
   redisHost: [['servers', 'redis', 'host']],
   redisIdleTimeoutMs: [['servers', 'redis', 'idle-timeout-ms']],
   redisMaxConnections: [['servers', 'redis', 'max-connections']],
+  redisMaxReplyBytes: [['servers', 'redis', 'max-reply-bytes']],
   redisPort: [['servers', 'redis', 'port']],
   restEnabled: [['servers', 'rest', 'enabled']],
   restHeaderTimeoutMs: [['servers', 'rest', 'header-timeout-ms']],
@@ -413,7 +415,7 @@ export async function loadServerConfig(
       port: v.postgresqlPort,
       username: v.postgresqlUsername,
     },
-    redis: {enabled: v.redisEnabled, host: v.redisHost, net: {headerTimeoutMs: v.redisHeaderTimeoutMs, idleTimeoutMs: v.redisIdleTimeoutMs, maxConnections: v.redisMaxConnections}, port: v.redisPort},
+    redis: {enabled: v.redisEnabled, host: v.redisHost, maxReplyBytes: opt(v.redisMaxReplyBytes), net: {headerTimeoutMs: v.redisHeaderTimeoutMs, idleTimeoutMs: v.redisIdleTimeoutMs, maxConnections: v.redisMaxConnections}, port: v.redisPort},
     remotes: remotes ?? {},
     rest: {enabled: v.restEnabled, host: v.restHost, maxBodyBytes: v.restMaxBodyBytes, net: {headerTimeoutMs: v.restHeaderTimeoutMs, idleTimeoutMs: v.restIdleTimeoutMs, maxConnections: v.restMaxConnections}, port: v.restPort, ui: v.restUi},
     wal: {checkpointMaxDelayMs: v.walCheckpointMaxDelayMs, maxPendingEntries: Math.max(1, v.walMaxPendingEntries)},

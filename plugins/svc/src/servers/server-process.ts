@@ -87,7 +87,7 @@ export async function runServer(cfg: ServerConfig, hooks: RunHooks): Promise<voi
     }
     if (cfg.redis.enabled) {
       const {startRedisServer} = await import('./redis/index.js')
-      const s = await startRedisServer(ctx, {host: cfg.redis.host, net: cfg.redis.net, port: cfg.redis.port})
+      const s = await startRedisServer(ctx, {host: cfg.redis.host, maxReplyBytes: cfg.redis.maxReplyBytes, net: cfg.redis.net, port: cfg.redis.port})
       servers.push({name: 'Redis', server: s})
       info.redis = s.port
     }

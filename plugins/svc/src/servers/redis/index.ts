@@ -2,7 +2,7 @@
  * The Redis-protocol server (RESP2 and RESP3). Commands from one connection run in order; all
  * replies produced from one socket read are written in one write, so pipelines cost one syscall.
  */
-import {createServer} from 'node:net'
+import {createServer, type Socket} from 'node:net'
 
 import {ConnectionGuard, Connections, type NetLimits} from '@toolkit/kit'
 
@@ -12,6 +12,7 @@ import {listen} from '../listen.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
+import {boundReply, DEFAULT_MAX_REPLY_BYTES} from './reply-limit.js'
 import {CursorTable, KeyLocks, type Session, type Shared} from './shared.js'
 
 export {COMMANDS} from './dispatch.js'
@@ -20,6 +21,8 @@ export interface RedisServerOptions {
   host: string
   /** Frame limits; defaults suit production, tests lower them. */
   limits?: Partial<ParserLimits>
+  /** The largest reply one command may give (default 64 MiB); larger answers an error (reply-limit.ts). */
+  maxReplyBytes?: number
   /** Connection count and timeouts (kit's DEFAULT_NET_LIMITS when absent). */
   net?: Partial<NetLimits>
   port: number
@@ -40,6 +43,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     cursors: new CursorTable(),
     engine: ctx.engine,
     locks: new KeyLocks(),
+    maxReplyBytes: options.maxReplyBytes || DEFAULT_MAX_REPLY_BYTES,
     startedAt: Date.now(),
     store: ctx.engine,
     version: VERSION,
@@ -98,7 +102,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             try {
               cmd = parser.next()
             } catch (error) {
-              if (out.length > 0) socket.write(join(out))
+              if (out.length > 0) writeReplies(socket, out)
               fail(error instanceof ProtocolError ? error.message.replace(/^Protocol error/, 'Protocol error') : String(error))
               return
             }
@@ -107,18 +111,19 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             pending = execute(sess, cmd, shared)
           } else pending = executeGet(sess, key, shared)
           handled++
-          const reply = pending instanceof Promise ? await pending : pending
+          const reply = boundReply(pending instanceof Promise ? await pending : pending, shared.maxReplyBytes)
           const before = out.length
           encode(reply, sess.resp3, out)
           for (let k = before; k < out.length; k++) outBytes += out[k].length
           if (sess.quit) {
             dead = true
-            socket.end(join(out))
+            writeReplies(socket, out)
+            socket.end()
             return
           }
           // Flush large batches early so memory stays bounded on very long pipelines.
           if (out.length > 4096 || outBytes > MAX_UNREAD_REPLY_BYTES / 4) {
-            if (!socket.write(join(out))) socket.pause()
+            if (!writeReplies(socket, out)) socket.pause()
             out.length = 0
             outBytes = 0
             // A client that pipelines large reads and never reads waits here instead of growing the server.
@@ -126,7 +131,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             if (socket.destroyed) return
           }
         }
-        if (out.length > 0 && !dead && !socket.write(join(out))) socket.pause()
+        if (out.length > 0 && !dead && !writeReplies(socket, out)) socket.pause()
         guard.waiting(socket, parser.buffered > 0, handled)
       } catch (error) {
         log.error('redis connection failed', {client: sess.id, error: String(error)})
@@ -165,8 +170,26 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
   }
 }
 
-function join(out: Array<Buffer | string>): Buffer | string {
-  if (out.every((p) => typeof p === 'string')) return (out as string[]).join('')
-  return Buffer.concat(out.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)))
-}
+/** Bulk values this large are written as they are, not copied into the batch (issue 24: one large MGET reply was copied whole). */
+const OWN_WRITE_BYTES = 64 * 1024
 
+/** Writes a batch of encoded replies: runs of small pieces joined into one write, large buffers by reference; false when the socket is full. */
+function writeReplies(socket: Socket, out: Array<Buffer | string>): boolean {
+  let ok = true
+  let run: Array<Buffer | string> = []
+  const flushRun = (): void => {
+    if (run.length === 0) return
+    ok = socket.write(run.every((p) => typeof p === 'string') ? (run as string[]).join('') : Buffer.concat(run.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))))
+    run = []
+  }
+  socket.cork()
+  for (const p of out) {
+    if (typeof p !== 'string' && p.length >= OWN_WRITE_BYTES) {
+      flushRun()
+      ok = socket.write(p)
+    } else run.push(p)
+  }
+  flushRun()
+  socket.uncork()
+  return ok
+}

@@ -31,6 +31,8 @@ export interface Shared {
   /** For commands that are not about keys (branches, search, history, stats). */
   engine: Engine
   locks: KeyLocks
+  /** The largest reply one command may give (reply-limit.ts). */
+  maxReplyBytes: number
   /** What key commands read and write through: the engine, or inside EXEC its transaction. */
   store: KeyStore
   startedAt: number

@@ -4,6 +4,7 @@
 import {type BatchOp, type Doc} from '../../engine/types.js'
 
 import {stringDoc, stringValue, typeOf} from './keyspace.js'
+import {replyTooLarge} from './reply-limit.js'
 import {err, OK, type Reply, ReplyError} from './resp.js'
 import {add64, c, type CommandSpec, engineError, float, int, int64, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
 
@@ -77,9 +78,23 @@ async function getset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   return setCmd(sess, [a[0], a[1], a[2], Buffer.from('GET')], sh)
 }
 
+/** Keys MGET reads at a time, so a reply over the limit is refused before all of it is loaded. */
+const MGET_CHUNK = 128
+
 async function mget(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
-  const docs = await loadMany(sh, sess, a.slice(1).map(s))
-  return docs.map((d) => (d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? stringValue(d) : null))
+  const keys = a.slice(1).map(s)
+  const out: Reply[] = []
+  let bytes = 0
+  for (let i = 0; i < keys.length; i += MGET_CHUNK) {
+    const docs = await loadMany(sh, sess, keys.slice(i, i + MGET_CHUNK))
+    for (const d of docs) {
+      const v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? stringValue(d) : null
+      bytes += v === null ? 0 : v.length
+      if (bytes > sh.maxReplyBytes) return replyTooLarge(sh.maxReplyBytes)
+      out.push(v)
+    }
+  }
+  return out
 }
 
 async function mset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {

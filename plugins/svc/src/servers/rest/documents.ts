@@ -5,6 +5,8 @@ import {skipDamaged} from '../../engine/errors.js'
 
 import {HttpError, intParam, type RestContext, type RestReply, type RestRequest, type Route, stringParam} from './router.js'
 
+const COMMA = Buffer.from(',')
+
 export function documentRoutes({engine}: RestContext): Route[] {
   const put = async (r: RestRequest, pathId: string | undefined): Promise<RestReply> => {
     const body = await r.json()
@@ -47,10 +49,17 @@ export function documentRoutes({engine}: RestContext): Route[] {
     // One damaged document is left out and named (as engine.list and search do); the rest of the page still answers.
     const skipped: Damage[] = []
     const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch}).catch((error: unknown) => skipDamaged(error, skipped))))
-    // Stored bytes pass through unparsed.
-    const items = docs.filter((d) => d !== undefined).map((d) => d.toString('utf8'))
+    // Stored bytes pass through unparsed and undecoded: decoding megabytes of documents to a
+    // string and encoding them back stalled every other client (issue 24).
+    const parts: Buffer[] = [Buffer.from('{"documents":[')]
+    for (const d of docs) {
+      if (d === undefined) continue
+      if (parts.length > 1) parts.push(COMMA)
+      parts.push(d)
+    }
     const tail = (page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`) + (skipped.length === 0 ? '' : `,"skipped":${JSON.stringify(skipped.map(({id, object}) => ({id, object})))}`)
-    return {body: `{"documents":[${items.join(',')}]${tail}}`}
+    parts.push(Buffer.from(`]${tail}}`))
+    return {body: Buffer.concat(parts)}
   }
 
   const history = async (r: RestRequest): Promise<RestReply> => ({
