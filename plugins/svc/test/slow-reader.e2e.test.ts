@@ -109,4 +109,45 @@ describe('svc Redis and PostgreSQL: a client that never reads its replies cannot
     s.child.kill('SIGTERM')
     expect((await s.exited).code).to.equal(0)
   })
+
+  it('REST: 200 pipelined listings of 900 KB documents from a client that reads nothing are built a few at a time, others are answered, every answer arrives once it reads', async () => {
+    s = await startServer(['--data-dir', join(tempDir(), 'data'), '--http-port', '0', '--disable-redis', '--disable-sql', '--log-level', 'error'])
+    const port = Number(s.ready.rest)
+    const blob = 'x'.repeat(900 * 1024)
+    for (const k of ['a', 'b']) {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/documents/big:${k}`, {body: JSON.stringify({blob}), headers: {'content-type': 'application/json'}, method: 'PUT'})
+      expect(r.status).to.equal(200)
+    }
+    const pid = s.child.pid as number
+    const before = rssMb(pid)
+    const n = 200
+    const slow = connect(port, '127.0.0.1')
+    slow.pause()
+    await new Promise((resolve) => slow.once('connect', resolve))
+    slow.write('GET /api/v1/documents?table=big HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(n))
+    let grown = 0
+    for (let i = 0; i < 12; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      grown = Math.max(grown, rssMb(pid) - before)
+    }
+    // Unbounded, all 200 answers (360 MB) were built at once.
+    expect(grown, `server RSS grew ${grown.toFixed(0)} MB for a client that reads nothing`).to.be.lessThan(100)
+    expect((await run('curl', ['-s', `http://127.0.0.1:${port}/healthz`])).stdout).to.include('ok')
+    let text = ''
+    await new Promise<void>((resolve, reject) => {
+      let statuses = 0
+      slow.on('data', (c: Buffer) => {
+        // 14 characters of the previous chunk: a status line split between chunks counts once.
+        const seen = text.slice(-14) + c.toString('latin1')
+        statuses += (seen.match(/HTTP\/1\.1 200 OK/g) ?? []).length
+        text = seen.slice(-64)
+        if (statuses === n && text.endsWith(']}')) resolve()
+      })
+      slow.on('error', reject)
+      slow.resume()
+    })
+    slow.destroy()
+    s.child.kill('SIGTERM')
+    expect((await s.exited).code).to.equal(0)
+  })
 })

@@ -27,3 +27,20 @@ export async function whileUnread(socket: Socket): Promise<void> {
   await drained(socket)
   if (!socket.destroyed) socket.resume()
 }
+
+const httpQueues = new WeakMap<Socket, Promise<void>>()
+
+/**
+ * HTTP/1.1 pipelining: Node parses every request of a pipelined burst at once and runs their
+ * handlers together, so a client that sends eight listings and never reads would make the server
+ * build all eight answers. Each request on a connection waits here until the answer before it has
+ * been handed to the socket and the client has less than MAX_UNREAD_REPLY_BYTES unread.
+ */
+export async function httpTurn(socket: Socket, done: Promise<void>): Promise<void> {
+  const before = httpQueues.get(socket)
+  const mine = (before ?? Promise.resolve()).then(() => done)
+  httpQueues.set(socket, mine)
+  if (before) await before
+  // Node's HTTP server pauses and resumes this socket itself; only wait for the client to read.
+  if (socket.writableLength > MAX_UNREAD_REPLY_BYTES && !socket.destroyed) await drained(socket)
+}

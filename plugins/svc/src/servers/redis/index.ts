@@ -93,7 +93,18 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
         const out: Array<Buffer | string> = []
         let outBytes = 0
         let handled = 0
+        let sliceStart = performance.now()
         for (;;) {
+          // Replies that come from memory resolve as microtasks, so a long pipeline of large reads
+          // would run in one turn of the event loop; past a time slice the others get their turn.
+          if (performance.now() - sliceStart > YIELD_AFTER_MS) {
+            if (out.length > 0 && !writeReplies(socket, out)) socket.pause()
+            out.length = 0
+            outBytes = 0
+            await new Promise((r) => setImmediate(r))
+            if (socket.destroyed) return
+            sliceStart = performance.now()
+          }
           let pending: Promise<Reply> | Reply
           // The common `GET key` frame skips the argument array and the command table.
           const key = sess.multi ? undefined : parser.nextGetKey()
@@ -169,6 +180,9 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     port,
   }
 }
+
+/** Longest run of one connection's commands before the event loop serves the other connections. */
+const YIELD_AFTER_MS = 8
 
 /** Bulk values this large are written as they are, not copied into the batch (issue 24: one large MGET reply was copied whole). */
 const OWN_WRITE_BYTES = 64 * 1024

@@ -5,6 +5,7 @@ import {ConnectionGuard, Connections, drainRefusedBody, httpServerLimits, type N
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
+import {httpTurn} from '../backpressure.js'
 import type {Health} from '../health.js'
 import type {ServerMetrics} from '../metrics.js'
 import {listen} from '../listen.js'
@@ -83,6 +84,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse, started: bigint): Promise<void> => {
+    await httpTurn(req.socket, new Promise((r) => res.once('close', () => r())))
     const url = req.url ?? '/'
     const qi = url.indexOf('?')
     const path = qi === -1 ? url : url.slice(0, qi)
