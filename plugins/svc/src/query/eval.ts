@@ -362,10 +362,12 @@ const IN_FAST_MIN = 16
 const inLookups = new WeakMap<unknown[], Map<Expr, InLookup>>()
 
 function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
-  const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
-  let byExpr = constant ? inLookups.get(ctx.params) : undefined
+  // Only constant lists are cached, so the cache is asked first: checking a 3,000-value list for
+  // constancy on every row cost as much as the lookup it saves.
+  let byExpr = inLookups.get(ctx.params)
   const hit = byExpr?.get(r)
   if (hit) return hit
+  const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
   const items = listValues(evaluate(r, row, ctx))
   const lookup: InLookup = {items, sawNull: items.includes(null)}
   if (constant && items.length >= IN_FAST_MIN) {

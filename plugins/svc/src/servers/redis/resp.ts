@@ -227,7 +227,11 @@ export function encode(reply: Reply, resp3: boolean, out: Array<Buffer | string>
   if (reply === null) {
     out.push(resp3 ? '_\r\n' : '$-1\r\n')
   } else if (typeof reply === 'string') {
-    out.push(`$${Buffer.byteLength(reply)}\r\n${reply}\r\n`)
+    if (reply.length >= 65_536) {
+      // One pass to UTF-8, and the bytes then go to the socket by reference (issue 24).
+      const b = Buffer.from(reply)
+      out.push(`$${b.length}\r\n`, b, CRLF)
+    } else out.push(`$${Buffer.byteLength(reply)}\r\n${reply}\r\n`)
   } else if (typeof reply === 'number' || typeof reply === 'bigint') {
     out.push(`:${reply}\r\n`)
   } else if (typeof reply === 'boolean') {
