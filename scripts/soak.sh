@@ -12,6 +12,7 @@ mocha=(npx mocha --no-config --import=tsx --timeout 3600000)
 npm run build
 echo "svc crash soak: ${SOAK_CYCLES} cycles"
 (cd plugins/svc && "${mocha[@]}" test/fuzz/crash-soak.fuzz.test.ts)
-echo "gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
+echo "svc, gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
+(cd plugins/svc && "${mocha[@]}" 'test/fuzz/*.test.ts' --exclude test/fuzz/crash-soak.fuzz.test.ts)
 (cd plugins/gw && "${mocha[@]}" 'test/fuzz/*.test.ts')
 (cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')
