@@ -1094,10 +1094,13 @@ export class GitEngine implements Engine {
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
         const w = this.newWriter()
         this.writer = w
+        const resent = this.sendIdx
         for (const u of this.unsent) this.dispatch(w, u)
         // The checkpoint proves the new process took every commit sent again.
         await w.checkpoint()
         if (this.writer !== w) return 'retry'
+        // Writes acknowledged during that checkpoint were only queued (the writer was down): send them before the next checkpoint counts them in Git.
+        for (const u of this.unsent) if (u.idx > resent) this.dispatch(w, u)
         this.writerRestarts++
         this.writerDown = undefined
         this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
