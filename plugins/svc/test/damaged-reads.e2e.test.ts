@@ -141,6 +141,13 @@ describe('svc: a damaged document fails alone in reads of many documents (built 
       (error: {code?: string; message: string}) => error,
     )
     expect(err?.message).to.include('d:k4').and.include(blobs['d:k4'])
+    // A whole-table scan and an = ANY array lookup skip the damaged documents and say so (issue 24).
+    notices.length = 0
+    expect((await client.query('SELECT count(*)::int AS c FROM d')).rows).to.deep.equal([{c: 2}])
+    for (const id of ['d:k2', 'd:k3', 'd:k4']) expect(notices.some((n) => n.includes(id)), `${id} in ${notices.join(' | ')}`).to.equal(true)
+    notices.length = 0
+    expect((await client.query('SELECT id FROM d WHERE id = ANY($1) ORDER BY id', [['k1', 'k2', 'k5']])).rows.map((r: {id: string}) => r.id)).to.deep.equal(['k1', 'k5'])
+    expect(notices.join(' ')).to.include('d:k2')
     // The connection stays usable.
     expect((await client.query('SELECT 1 AS one')).rows).to.deep.equal([{one: 1}])
   }

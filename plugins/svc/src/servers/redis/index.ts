@@ -102,6 +102,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             out.length = 0
             outBytes = 0
             await new Promise((r) => setImmediate(r))
+            // The same bound as a flush: a client that never reads waits here.
+            await whileUnread(socket)
             if (socket.destroyed) return
             sliceStart = performance.now()
           }
