@@ -2,6 +2,7 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {quickCheckFile} from './fts/check.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
 import type {Logger} from './types.js'
 
@@ -42,6 +43,8 @@ export interface IndexSearchResult {
   /** Set while the index is behind the branch: the answer covers only what is indexed so far. */
   incomplete?: IndexStatus
   total: number
+  /** Set when `total` is an estimate: the query matches more documents than one search ranks (fts/store.ts SEARCH_WINDOW). */
+  totalEstimated?: true
 }
 
 interface BranchIndex {
@@ -184,7 +187,7 @@ export class FullTextIndex {
       return b.store.search(query, options)
     })
     const now = this.branches.get(branch)!
-    const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0}
+    const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0, ...(r?.estimated ? {totalEstimated: true as const} : {})}
     if (now.state !== 'ready') result.incomplete = this.status(branch)
     return result
   }
@@ -292,8 +295,10 @@ export class FullTextIndex {
     let total = 0
     try {
       // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
-      // at open, so a large index never delays the server's start.
-      b.store.quickCheck()
+      // at open, so a large index never delays the server's start, and in a worker thread, so
+      // reading every page never stalls requests.
+      await quickCheckFile(b.store.file)
+      if (!live()) return
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []
       for (let after = 0; live(); ) {
