@@ -57,6 +57,9 @@ interface BranchIndex {
   writes: Map<string, {body: Buffer; sha: string} | undefined>
 }
 
+/** Documents per transaction while an index is first built (see process). */
+const BUILD_BATCH = 4000
+
 /** Rows walked per event-loop turn when the index is compared with the branch. */
 const SCAN_PAGE = 5000
 
@@ -244,7 +247,7 @@ export class FullTextIndex {
     if (b) this.reconcile(name, b)
   }
 
-  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string): void {
+  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string, row?: {rowid: number} | null): void {
     let doc: unknown
     try {
       doc = JSON.parse(body.toString('utf8'))
@@ -253,7 +256,7 @@ export class FullTextIndex {
       this.o.logger.error('document could not be indexed', {error: (error as Error).message, id})
       return
     }
-    b.store.put(id, sha, documentText(doc))
+    b.store.put(id, sha, documentText(doc), row)
   }
 
   /** Opens the branch's index file; a damaged one is reported and replaced by an empty one. */
@@ -329,13 +332,25 @@ export class FullTextIndex {
       }
       total = b.queue.length
       if (total > 0) this.o.logger.info('reindex started', {branch: name, documents: total})
-      // 3. Read and index the queued documents, one transaction per batch.
-      while (b.queue.length > 0 && live()) {
-        const batch = b.queue.splice(0, this.o.batchSize)
-        const reads = await Promise.all(batch.map((id) => {
+      // 3. Read and index the queued documents, one transaction per batch. A first build (or a
+      // rebuild) writes larger transactions: FTS5 flushes and merges segments per commit, which
+      // is most of the cost of a small one; an index being built has no earlier version to compare.
+      const building = b.store.documents === 0
+      const size = building ? Math.max(this.o.batchSize, BUILD_BATCH) : this.o.batchSize
+      const fetch = (): {batch: string[]; reads: Promise<Array<{body: Buffer; sha: string} | null | undefined>>} => {
+        const batch = b.queue.splice(0, size)
+        const reads = Promise.all(batch.map((id) => {
           const current = this.o.currentSha(name, id)
-          return current === undefined || b.store.sha(id) === current ? undefined : this.o.readBody(name, id).catch(() => null)
+          return current === undefined || (!building && b.store.sha(id) === current) ? undefined : this.o.readBody(name, id).catch(() => null)
         }))
+        return {batch, reads}
+      }
+      // The next batch is read from Git while this one is indexed: git and SQLite overlap.
+      let next = b.queue.length > 0 ? fetch() : undefined
+      while (next && live()) {
+        const {batch} = next
+        const reads = await next.reads
+        next = b.queue.length > 0 ? fetch() : undefined
         if (!live()) return
         this.applyWrites(b)
         b.store.transaction(() => {
@@ -343,12 +358,18 @@ export class FullTextIndex {
             const id = batch[i]
             const r = reads[i]
             const current = this.o.currentSha(name, id)
-            if (current === undefined) b.store.remove(id)
-            else if (r === null) {
+            if (current === undefined) {
+              b.store.remove(id)
+              continue
+            }
+            if (r === null) {
               this.progress.documentErrors++
               this.o.logger.error('document could not be read for indexing', {branch: name, id})
-            } else if (r && r.sha === current && b.store.sha(id) !== current) {
-              this.indexOne(b, id, r.body, r.sha)
+              continue
+            }
+            const row = r && r.sha === current ? b.store.rowOf(id) : undefined
+            if (r && r.sha === current && row?.sha !== current) {
+              this.indexOne(b, id, r.body, r.sha, row ?? null)
               indexed++
               this.progress.documentsIndexed++
             }

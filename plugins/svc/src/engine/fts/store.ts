@@ -151,8 +151,8 @@ export class IndexStore {
   }
 
   /** Adds a document or replaces the indexed version of it. */
-  put(id: string, sha: string, text: string): void {
-    const row = this.st.row.get(id)
+  /** `row`: what rowOf(id) returned just before, so a batch looks each id up once (null: not indexed). */
+  put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
     let rowid: number | bigint
     if (row) {
       this.st.delText.run(row.rowid)
@@ -173,6 +173,11 @@ export class IndexStore {
     this.st.delDoc.run(row.rowid)
     this.docCount--
     return true
+  }
+
+  /** The row of `id` and the blob sha of its indexed version. */
+  rowOf(id: string): {rowid: number; sha: string} | undefined {
+    return this.st.row.get(id)
   }
 
   /** The blob sha of the indexed version of `id`. */
