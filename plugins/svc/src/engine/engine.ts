@@ -649,11 +649,11 @@ export class GitEngine implements Engine {
     if (typeof query !== 'string' || query.trim() === '') throw new EngineError('invalid_argument', 'search needs a non-empty query')
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
-    const {ids, incomplete, total} = this.index.search(b.name, query, {limit, offset, table: options.table})
+    const {ids, incomplete, total, totalEstimated} = this.index.search(b.name, query, {limit, offset, table: options.table})
     const skipped: Damage[] = []
     const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
     const hits = ids.flatMap((h, i) => (docs[i] ? [{doc: docs[i]!, id: h.id, score: h.score}] : []))
-    return {hits, total: total - (ids.length - hits.length), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {}), ...(incomplete ? {index: incomplete} : {})}
+    return {hits, total: total - (ids.length - hits.length), ...(totalEstimated ? {totalEstimated} : {}), ...(skipped.length > 0 ? {skipped: skipped.map(({id, object}) => ({id, object}))} : {}), ...(incomplete ? {index: incomplete} : {})}
   }
 
   stats(): EngineStats {
