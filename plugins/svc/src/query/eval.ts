@@ -5,6 +5,7 @@ import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
+import {toCharDatetime} from './to-char.js'
 import {DEFAULT_MAX_IN_VALUES, DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA, tooManyValues} from './parse.js'
 import {arrayOid, castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
@@ -811,6 +812,12 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       while (i < j && set.has(cs[i])) i++
       while (j > i && set.has(cs[j - 1])) j--
       return cs.slice(i, j).join('')
+    }
+    case 'to_char': {
+      const [v, f] = args()
+      if (v === null || f === null || v === undefined || f === undefined) return null
+      if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return toCharDatetime(v, text(f))
+      throw unsupported(`to_char of ${V.typeNameOf(v)} (dates and timestamps only)`)
     }
     case 'pg_typeof': {
       const a0 = e.args[0]

@@ -794,6 +794,24 @@ const CATALOG = [
   'SHOW timezone',
 ]
 
+/** to_char of dates and timestamps: the common template patterns. */
+const TO_CHAR = [
+  "SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS') FROM times ORDER BY id",
+  "SELECT to_char(tz, 'YYYY-MM-DD HH24:MI:SS.US TZ OF') FROM times ORDER BY id",
+  "SELECT to_char(d, 'DD Mon YYYY'), to_char(d, 'FMDD FMMonth YYYY'), to_char(d, 'Day, Month DD') FROM times ORDER BY id",
+  "SELECT to_char(ts, 'HH12:MI AM'), to_char(ts, 'hh:mi:ss pm'), to_char(ts, 'HH24:MI:SS.MS') FROM times ORDER BY id",
+  "SELECT to_char(ts, 'DY dy Dy DAY day MON mon'), to_char(ts, 'Q WW W D DDD J CC') FROM times ORDER BY id",
+  "SELECT to_char(ts, 'IYYY-IW-ID IDDD'), to_char(ts, 'YY YYY Y Y,YYY') FROM times ORDER BY id",
+  "SELECT to_char(ts, 'DDth Mon, FMDDth, FMDDTH') FROM times ORDER BY id",
+  "SELECT to_char(ts, '\"Quarter\" Q \"of\" YYYY'), to_char(ts, 'FF1 FF3 FF6') FROM times ORDER BY id",
+  "SELECT to_char(timestamp '2024-03-05 00:07:09.123456', 'YYYY/MM/DD HH12 AM A.M. p.m. SSSS')",
+  "SELECT to_char(date '2021-01-03', 'IYYY IW ID'), to_char(date '2020-12-31', 'IYYY IW DDD WW')",
+  "SELECT to_char(timestamptz '2024-07-14 23:59:59+00', 'FMMonth FMDD, YYYY \"at\" FMHH12:MI PM TZ')",
+  "SELECT to_char(NULL::timestamp, 'YYYY'), to_char(now()::date, NULL)",
+  "SELECT to_char(d, 'YYYY BC') FROM times ORDER BY id",
+  "SELECT to_char(ts, 'hh24 mi ss ms us iw q') FROM times ORDER BY id",
+]
+
 export const CASES: string[] = [
   ...LITERALS,
   ...arithmetic(),
@@ -812,6 +830,7 @@ export const CASES: string[] = [
   ...JSONB_NUMBERS,
   ...ARRAYS,
   ...SUBQUERIES,
+  ...TO_CHAR,
   ...CATALOG,
 ]
 
