@@ -1,5 +1,6 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
@@ -68,7 +69,20 @@ describe('gw serve: resources and prompts of an upstream that was down reconnect
     const c = await open('tok-reader')
     const architecture = (await c.listResources()).resources.find((r) => r.name === 'everything__architecture.md')
     expect(architecture, 'a listed resource of server-everything').to.not.equal(undefined)
+    const changed = {prompts: 0, resources: 0}
+    c.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changed.resources++
+    })
+    c.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      changed.prompts++
+    })
     await downForLong()
+    // The upstream's resources and prompts left the listings: the session was told of both.
+    await until(() => changed.resources > 0 && changed.prompts > 0, 10_000, 'resources and prompts list_changed')
+    expect((await c.listResources()).resources).to.deep.equal([])
+    expect((await c.listPrompts()).prompts).to.deep.equal([])
+    changed.resources = 0
+    changed.prompts = 0
     log.length = 0
     await upstream.restart()
     // All at once, right after the restart: none may answer with the outage the proxy last saw.
@@ -89,6 +103,8 @@ describe('gw serve: resources and prompts of an upstream that was down reconnect
     expect(prompt.messages.length).to.be.greaterThan(0)
     expect(completion.completion.values).to.deep.equal(['Engineering'])
     expect(log.filter((l) => /connected/.test(l)), 'one reconnection shared by the four requests').to.have.length(1)
+    await until(() => changed.resources > 0 && changed.prompts > 0, 10_000, 'list_changed again when the upstream is back')
+    expect((await c.listPrompts()).prompts.map((p) => p.name)).to.include('everything__simple-prompt')
   })
 
   it('an upstream that stays down: the ACL decides by the last listing first, then a clear -32603 after one reconnection attempt', async () => {
