@@ -4,8 +4,8 @@ import {PromptListChangedNotificationSchema, ResourceListChangedNotificationSche
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
-import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {type Everything, memoryTokenStore, rpcError, startEverything, until} from './helpers.js'
+import type {RunningProxy} from '../../src/proxy/serve.js'
+import {type Everything, rpcError, serveBearer, startEverything, until} from './helpers.js'
 
 describe('gw serve: resources and prompts of an upstream that was down reconnect it first, as tools/call does', function () {
   this.timeout(90_000)
@@ -34,29 +34,14 @@ describe('gw serve: resources and prompts of an upstream that was down reconnect
   before(async () => {
     upstream = await startEverything()
     const servers = {everything: {url: upstream.url}}
-    proxy = await startServe({
-      config: {
-        file: '/virtual/servers.json',
-        raw: {
-          gwServers: servers,
-          serverAuth: {
-            acl: {
-              default: 'deny',
-              roles: {docs: [{access: 'read', server: 'everything', tools: ['architecture.md']}], reader: [{access: 'read', server: '*'}]},
-            },
-            bearer: {tokens: {'tok-docs': {roles: ['docs'], subject: 'dee'}, 'tok-reader': {roles: ['reader'], subject: 'rita'}}},
-            providers: ['bearer'],
-          },
-        },
-        servers,
+    proxy = await serveBearer(
+      servers,
+      {
+        roles: {docs: [{access: 'read', server: 'everything', tools: ['architecture.md']}], reader: [{access: 'read', server: '*'}]},
+        tokens: {'tok-docs': {roles: ['docs'], subject: 'dee'}, 'tok-reader': {roles: ['reader'], subject: 'rita'}},
       },
-      connectTimeoutMs: 2000,
-      env: {},
-      http: {host: '127.0.0.1', port: 0},
-      log: (m) => log.push(m),
-      pingIntervalMs: 300,
-      store: memoryTokenStore(),
-    })
+      {connectTimeoutMs: 2000, log: (m) => log.push(m), pingIntervalMs: 300},
+    )
   })
 
   after(async () => {

@@ -4,8 +4,8 @@ import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/st
 import {ResourceUpdatedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 
-import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {memoryTokenStore, until} from './helpers.js'
+import type {RunningProxy} from '../../src/proxy/serve.js'
+import {serveBearer, until} from './helpers.js'
 import {startSubscribingUpstream, type SubscribingUpstream} from './subscribing-upstream.js'
 
 const DOC = 'test://doc'
@@ -37,24 +37,7 @@ describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK u
   before(async () => {
     upstream = await startSubscribingUpstream()
     const servers = {subs: {url: upstream.url}}
-    proxy = await startServe({
-      config: {
-        file: '/virtual/servers.json',
-        raw: {
-          gwServers: servers,
-          serverAuth: {
-            acl: {default: 'deny', roles: {reader: [{access: 'read', server: '*'}]}},
-            bearer: {tokens: {'tok-reader': {roles: ['reader'], subject: 'rita'}}},
-            providers: ['bearer'],
-          },
-        },
-        servers,
-      },
-      env: {},
-      http: {host: '127.0.0.1', port: 0},
-      log: () => {},
-      store: memoryTokenStore(),
-    })
+    proxy = await serveBearer(servers, {roles: {reader: [{access: 'read', server: '*'}]}, tokens: {'tok-reader': {roles: ['reader'], subject: 'rita'}}})
   })
 
   afterEach(async () => {
