@@ -25,6 +25,9 @@ export interface ChainOptions extends FlowContext {
 export const isExpired = (t: TokenEntry, nowMs = Date.now()): boolean =>
   typeof t.expires_at === 'number' && t.expires_at <= Math.floor(nowMs / 1000) + EXPIRY_SKEW_S
 
+/** Past its expiry without any margin: a 401 to it says the token is old, not that the grant is dead. */
+const lapsed = (t: TokenEntry, nowMs = Date.now()): boolean => typeof t.expires_at === 'number' && t.expires_at <= Math.floor(nowMs / 1000)
+
 export function authorizationHeader(t: TokenEntry): string {
   const type = !t.token_type || t.token_type.toLowerCase() === 'bearer' ? 'Bearer' : t.token_type
   return `${type} ${t.access_token}`
@@ -37,6 +40,8 @@ export function authorizationHeader(t: TokenEntry): string {
  */
 export class CredentialChain {
   private refreshed = false
+  /** One more refresh for a token that lapsed between being issued and being used (a slow machine, a short-lived token). */
+  private lapsedRefresh = true
 
   /** The server's entry in the store: its URL as written in servers.json. */
   private readonly key: string
@@ -65,13 +70,18 @@ export class CredentialChain {
 
   /** The server answered 401 to `sent`: refresh once if possible, else start over. */
   async unauthorized(challenge: Challenge, sent: Credential): Promise<Credential> {
+    const again = sent.token?.refresh_token !== undefined && this.lapsedRefresh && lapsed(sent.token, this.o.now?.())
+    if (sent.token && (again || ((sent.source === 'store' || sent.source === 'refreshed') && !this.refreshed && sent.token.refresh_token))) {
+      if (this.refreshed) this.lapsedRefresh = false
+      const fresh = await this.tryRefresh(sent.token)
+      if (fresh) return {source: 'refreshed', token: fresh}
+      return this.acquire(challenge, 'the server rejected the saved token')
+    }
     if (sent.token && (sent.source === 'store' || sent.source === 'refreshed')) {
-      if (sent.token.refresh_token && !this.refreshed) {
-        const fresh = await this.tryRefresh(sent.token)
-        if (fresh) return {source: 'refreshed', token: fresh}
-      }
-      // The server rejects it: a dead token must not be sent again by the next run.
-      await this.dropToken(sent.token)
+      // The server rejects it: a dead token must not be sent again by the next run. A token whose
+      // refresh token was honoured moments ago is not dead (its access token lapsed on the way):
+      // it stays, so the next run refreshes it instead of asking the user to sign in again.
+      if (!(sent.source === 'refreshed' && sent.token.refresh_token)) await this.dropToken(sent.token)
       return this.acquire(challenge, 'the server rejected the saved token')
     }
     if (sent.source === 'oauth' || sent.source === 'manual') {

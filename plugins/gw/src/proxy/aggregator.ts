@@ -3,7 +3,7 @@ import type {CallToolResult, Tool} from '@modelcontextprotocol/sdk/types.js'
 import {closest} from '@toolkit/kit'
 
 import {type CompiledAcl, evaluate, TOOL_SEPARATOR, type ToolRef, type User} from './acl.js'
-import {type CatalogHandlers, catalogHandlers} from './catalog-handlers.js'
+import {type CatalogHandlers, catalogHandlers, type SubscriptionTarget} from './catalog-handlers.js'
 import {INVALID_PARAMS, MAX_ARGUMENT_DEPTH, nestedDeeperThan, shortParamsError} from './params.js'
 import {type UpstreamPool, UpstreamUnavailableError} from './upstreams.js'
 
@@ -138,7 +138,7 @@ export function toolHandlers(ctx: AggregatorContext): ToolHandlers {
 }
 
 /** The resource URIs each session subscribed to (updates are passed on only to those). */
-const subscriptions = new WeakMap<Server, Set<string>>()
+const subscriptions = new WeakMap<Server, Map<string, SubscriptionTarget>>()
 
 /**
  * Passes one pool event on to a session: list_changed of the kind that changed, or a resource
@@ -196,17 +196,30 @@ export async function createAggregatingServer(
   server.setRequestHandler(t.ListPromptsRequestSchema, (_req, extra) => catalog.listPrompts(user(extra)))
   server.setRequestHandler(t.GetPromptRequestSchema, (req, extra) => catalog.getPrompt(user(extra), req.params, extra.signal))
   server.setRequestHandler(t.CompleteRequestSchema, (req, extra) => catalog.complete(user(extra), req.params, extra.signal))
-  const subscribed = new Set<string>()
+  // One hold on the upstream subscription per URI this session subscribed to, given back when it
+  // unsubscribes or ends: the upstream is unsubscribed only when no session holds the URI.
+  const subscribed = new Map<string, SubscriptionTarget>()
   subscriptions.set(server, subscribed)
   server.setRequestHandler(t.SubscribeRequestSchema, async (req, extra) => {
-    await catalog.subscribe(user(extra), req.params.uri, extra.signal)
-    subscribed.add(req.params.uri)
+    const at = await catalog.subscribe(user(extra), req.params.uri, extra.signal)
+    // Subscribing twice is one subscription: the second hold goes back at once.
+    if (subscribed.has(req.params.uri)) await catalog.unsubscribe(at)
+    else subscribed.set(req.params.uri, at)
     return {}
   })
   server.setRequestHandler(t.UnsubscribeRequestSchema, async (req) => {
+    const at = subscribed.get(req.params.uri)
     subscribed.delete(req.params.uri)
+    if (at) await catalog.unsubscribe(at)
     return {}
   })
+  const ended = server.onclose
+  server.onclose = () => {
+    ended?.()
+    const held = [...subscribed.values()]
+    subscribed.clear()
+    for (const at of held) catalog.unsubscribe(at).catch(() => {})
+  }
   // Params that fail the SDK's validation get a short -32602, not the validator's dump.
   const table = (server as unknown as {_requestHandlers: Map<string, (request: {method: string}, extra: unknown) => Promise<unknown>>})._requestHandlers
   for (const [method, handler] of table) {

@@ -19,8 +19,19 @@ export interface CatalogHandlers {
   listResources(user: User): Promise<{resources: Resource[]}>
   listResourceTemplates(user: User): Promise<{resourceTemplates: ResourceTemplate[]}>
   readResource(user: User, uri: string, signal?: AbortSignal): Promise<ReadResourceResult>
-  /** Checks the ACL and subscribes the upstream; the session keeps the URI to pass updates on. */
-  subscribe(user: User, uri: string, signal?: AbortSignal): Promise<void>
+  /**
+   * Checks the ACL and takes one hold on the upstream's subscription; the session keeps the URI
+   * to pass updates on, and the returned target to give the hold back with `unsubscribe`.
+   */
+  subscribe(user: User, uri: string, signal?: AbortSignal): Promise<SubscriptionTarget>
+  /** Gives back one hold taken by `subscribe` (the upstream is unsubscribed when the last one goes). */
+  unsubscribe(target: SubscriptionTarget): Promise<void>
+}
+
+/** Where a proxied resource URI is subscribed: the upstream and its own URI. */
+export interface SubscriptionTarget {
+  server: string
+  upstreamUri: string
 }
 
 const prefix = (server: string, uri: string) => `${server}${TOOL_SEPARATOR}${uri}`
@@ -54,17 +65,34 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
     return error
   }
 
-  /** The upstream and the ACL reference of a proxied URI: a listed resource, a template it fits, or the bare URI. */
+  /**
+   * A server that is down is given one reconnection (within the connection timeout and the
+   * request's own) before its outage is reported, as tools/call does: a redeploy goes unnoticed.
+   */
+  const revived = async (server: string, signal?: AbortSignal): Promise<void> => {
+    if (pool.unavailable(server)) await pool.revive(server, undefined, signal)
+  }
+
+  /**
+   * The upstream and the ACL reference of a proxied URI: a listed resource, a template it fits, or
+   * the bare URI. A server that is down is judged by its last listing, so the rule that decides
+   * while it is up decides while it is down too.
+   */
   const locate = async (uri: string): Promise<{ref: ToolRef; server: string; upstreamUri: string}> => {
     const listed = pool.resource(uri)
     if (listed) return {ref: listed.ref, server: listed.server, upstreamUri: listed.upstreamUri}
     const server = pool.serverOf(uri)
     if (server === undefined) throw new RpcError(INVALID_PARAMS, `unknown resource "${uri}": proxied URIs start with <server>${TOOL_SEPARATOR}`)
-    return resourceTarget(server, uri.slice(server.length + TOOL_SEPARATOR.length), () => undefined, pool.templates())
+    const last = pool.unavailable(server) ? pool.lastCatalog(server) : undefined
+    const lastListed = (fullUri: string) => last?.resources.find((r) => r.fullUri === fullUri)
+    return resourceTarget(server, uri.slice(server.length + TOOL_SEPARATOR.length), lastListed, last ? last.templates : pool.templates())
   }
 
-  /** A listed prompt the user may read; the ACL speaks before an unknown or unavailable one is reported. */
-  const promptFor = (user: User, name: string): ProxiedPrompt => {
+  /**
+   * A prompt the user may read, reconnecting its server first when it is down; the ACL speaks
+   * before an unknown or unavailable one is reported.
+   */
+  const promptFor = async (user: User, name: string, signal?: AbortSignal): Promise<ProxiedPrompt> => {
     const p = pool.prompt(name)
     if (p) {
       deny(user, name, p.ref)
@@ -72,7 +100,11 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
     }
     const server = pool.serverOf(name)
     if (server !== undefined) {
-      deny(user, name, readRef(server, name.slice(server.length + TOOL_SEPARATOR.length)))
+      const last = pool.unavailable(server) ? pool.lastCatalog(server)?.prompts.find((x) => x.fullName === name) : undefined
+      deny(user, name, last?.ref ?? readRef(server, name.slice(server.length + TOOL_SEPARATOR.length)))
+      await revived(server, signal)
+      const back = pool.prompt(name)
+      if (back) return back
       const down = pool.unavailable(server)
       if (down) throw outage(down, server)
     }
@@ -96,22 +128,26 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
       await warm()
       const {ref} = params
       if (ref.type === 'ref/prompt') {
-        const p = promptFor(user, String(ref.name))
+        const p = await promptFor(user, String(ref.name), signal)
         return completeAt(p.server, {...params, ref: {...ref, name: p.upstreamName}}, signal)
       }
       const uri = String((ref as {uri?: unknown}).uri)
-      const template = pool.templates().find((t) => t.template.uriTemplate === uri)
+      const owner = pool.serverOf(uri)
+      const down = owner !== undefined && pool.unavailable(owner) ? pool.lastCatalog(owner)?.templates : undefined
+      const template = (down ?? pool.templates()).find((t) => t.template.uriTemplate === uri)
       if (template) {
         deny(user, uri, template.ref)
+        await revived(template.server, signal)
         return completeAt(template.server, {...params, ref: {...ref, uri: template.upstreamTemplate}}, signal)
       }
       const at = await locate(uri)
       deny(user, uri, at.ref)
+      await revived(at.server, signal)
       return completeAt(at.server, {...params, ref: {...ref, uri: at.upstreamUri}}, signal)
     },
     async getPrompt(user, params, signal) {
       await warm()
-      const p = promptFor(user, params.name)
+      const p = await promptFor(user, params.name, signal)
       try {
         const r = await pool.getPrompt(p, params.arguments, signal)
         return {...r, messages: r.messages.map((m) => ({...m, content: rewriteUris(p.server, [m.content])[0]}))}
@@ -135,6 +171,7 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
       await warm()
       const at = await locate(uri)
       deny(user, uri, at.ref)
+      await revived(at.server, signal)
       try {
         const r = await pool.readResource(at.server, at.upstreamUri, signal)
         return {...r, contents: rewriteUris(at.server, r.contents)}
@@ -146,11 +183,14 @@ export function catalogHandlers(ctx: AggregatorContext): CatalogHandlers {
       await warm()
       const at = await locate(uri)
       deny(user, uri, at.ref)
+      await revived(at.server, signal)
       try {
         await pool.subscribe(at.server, at.upstreamUri, signal)
       } catch (error) {
         throw outage(error, at.server)
       }
+      return {server: at.server, upstreamUri: at.upstreamUri}
     },
+    unsubscribe: (target) => pool.unsubscribe(target.server, target.upstreamUri),
   }
 }

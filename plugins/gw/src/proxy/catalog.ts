@@ -74,12 +74,18 @@ async function pages<T>(list: (cursor?: string) => Promise<{items: T[]; nextCurs
   return all
 }
 
+const METHOD_NOT_FOUND = -32_601
+
 const params = (cursor?: string) => (cursor ? {cursor} : undefined)
 
-/** Lists one kind of an upstream's catalog; resources and prompts only when it declares them. */
+/**
+ * Lists one kind of an upstream's catalog, only when the server declares it: a server of
+ * resources or prompts alone answers tools/list with "method not found", which is no outage.
+ */
 export async function listKind(client: Client, kind: 'prompts' | 'resources' | 'tools', raw: RawCatalog): Promise<RawCatalog> {
   const caps = client.getServerCapabilities()
   if (kind === 'tools') {
+    if (!caps?.tools) return {...raw, tools: []}
     const tools = await pages(async (c) => {
       const r = await client.listTools(params(c))
       return {items: r.tools, nextCursor: r.nextCursor}
@@ -93,9 +99,13 @@ export async function listKind(client: Client, kind: 'prompts' | 'resources' | '
         const r = await client.listResources(params(c))
         return {items: r.resources, nextCursor: r.nextCursor}
       }),
+      // Templates are optional in practice: a server without them answers "method not found".
       pages(async (c) => {
         const r = await client.listResourceTemplates(params(c))
         return {items: r.resourceTemplates, nextCursor: r.nextCursor}
+      }).catch((error: unknown) => {
+        if ((error as {code?: unknown})?.code === METHOD_NOT_FOUND) return []
+        throw error
       }),
     ])
     return {...raw, resources, templates}

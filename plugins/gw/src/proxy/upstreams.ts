@@ -61,6 +61,13 @@ export interface PoolOptions {
   idleMs?: (name: string) => number | undefined
 }
 
+/** One upstream subscription shared by the client sessions that asked for it. */
+interface Subscription {
+  holders: number
+  /** The upstream's answer to the one resources/subscribe sent for all of them. */
+  ready: Promise<void>
+}
+
 /** A clear, client-facing error for a call that cannot be forwarded. */
 export class UpstreamUnavailableError extends Error {}
 
@@ -130,6 +137,8 @@ class Upstream {
   inflight = 0
   /** The tools of the last successful listing, kept while down so the ACL can still judge calls to them. */
   known = new Map<string, ProxiedTool>()
+  /** The whole last listing, kept while down: resources and prompts are judged by it before a reconnect. */
+  lastCatalog: Catalog = nameCatalog('', EMPTY_RAW, undefined)
   lastAttempt = 0
   /** Did the last connection attempt run out of time (rather than being refused)? */
   lastTimedOut = false
@@ -141,8 +150,11 @@ class Upstream {
   retry: NodeJS.Timeout | undefined
   state: UpstreamState
   stopped = false
-  /** Upstream URIs some client subscribed to, subscribed again after a reconnect. */
-  subscriptions = new Set<string>()
+  /**
+   * Upstream URIs some client sessions subscribed to, with how many hold each: the upstream is
+   * subscribed once, unsubscribed when the last holder leaves, and subscribed again after a reconnect.
+   */
+  subscriptions = new Map<string, Subscription>()
 
   constructor(
     readonly name: string,
@@ -230,8 +242,9 @@ class Upstream {
       this.idleTimer = undefined
       if (this.state !== 'up' || this.stopped) return
       const left = this.lastUsed + this.idleMs - Date.now()
-      if (left > 0 || this.inflight > 0) {
-        this.idleTimer = setTimeout(check, Math.max(left, 100))
+      // A server some client subscribed to stays up: asleep, it could not send the updates.
+      if (left > 0 || this.inflight > 0 || this.subscriptions.size > 0) {
+        this.idleTimer = setTimeout(check, this.subscriptions.size > 0 ? this.idleMs : Math.max(left, 100))
         this.idleTimer.unref()
         return
       }
@@ -325,7 +338,7 @@ class Upstream {
       raw = await listKind(c.client, 'resources', raw)
       raw = await listKind(c.client, 'prompts', raw)
       this.setCatalog(raw)
-      for (const uri of this.subscriptions) await c.client.subscribeResource({uri}).catch(() => this.subscriptions.delete(uri))
+      for (const uri of this.subscriptions.keys()) await c.client.subscribeResource({uri}).catch(() => this.subscriptions.delete(uri))
       this.state = 'up'
       this.error = undefined
       this.backoff = this.o.minBackoffMs
@@ -423,6 +436,7 @@ class Upstream {
     this.raw = raw
     this.listed = true
     this.catalog = nameCatalog(this.name, raw, this.o.toolAccess?.get(this.name))
+    this.lastCatalog = this.catalog
     this.known = new Map(this.catalog.tools.map((t) => [t.fullName, t]))
   }
 }
@@ -550,8 +564,10 @@ export class UpstreamPool extends EventEmitter {
     this.o.toolAccess = toolAccess
     const stopping: Promise<void>[] = []
     const starting: Upstream[] = []
+    const replaced = new Map<string, Upstream>()
     for (const [n, u] of this.upstreams) {
       if (!names.includes(n) || changed.has(n)) {
+        replaced.set(n, u)
         this.upstreams.delete(n)
         stopping.push(u.stop())
       }
@@ -559,6 +575,9 @@ export class UpstreamPool extends EventEmitter {
     for (const n of names) {
       if (this.upstreams.has(n)) continue
       const u = this.create(n)
+      // A restarted server is subscribed again to what the sessions still hold.
+      const before = replaced.get(n)
+      if (before) u.subscriptions = before.subscriptions
       this.upstreams.set(n, u)
       if (u.state !== 'idle') starting.push(u)
     }
@@ -619,12 +638,66 @@ export class UpstreamPool extends EventEmitter {
     }, signal)
   }
 
-  /** Subscribes the upstream to a resource once, for every session that asks (updates fan out as `resourceUpdated`). */
+  /**
+   * Takes one hold on the upstream's subscription to a resource: the first hold sends
+   * resources/subscribe, later ones share it (updates fan out as `resourceUpdated`). Each hold is
+   * given back with `unsubscribe`.
+   */
   async subscribe(server: string, upstreamUri: string, signal?: AbortSignal): Promise<void> {
     const u = this.upstream(server)
-    if (u.subscriptions.has(upstreamUri)) return
-    await u.forward((c) => c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs}), signal)
-    u.subscriptions.add(upstreamUri)
+    let s = u.subscriptions.get(upstreamUri)
+    if (!s) {
+      const entry: Subscription = {
+        holders: 0,
+        ready: u.forward(async (c) => {
+          await c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs})
+        }, signal),
+      }
+      // A refused subscription is forgotten at once, so the next client asks the upstream again.
+      entry.ready.catch(() => {
+        if (u.subscriptions.get(upstreamUri) === entry) u.subscriptions.delete(upstreamUri)
+      })
+      u.subscriptions.set(upstreamUri, entry)
+      s = entry
+    }
+    // Held before the answer arrives, so a last holder leaving meanwhile does not unsubscribe it.
+    s.holders++
+    try {
+      await s.ready
+    } catch (error) {
+      s.holders--
+      throw error
+    }
+  }
+
+  /**
+   * Gives back one hold (a session unsubscribed or ended): the upstream is sent
+   * resources/unsubscribe when the last holder leaves. An upstream that is not up has nothing to
+   * be told (its subscription ended with its session) and is not started for it.
+   */
+  async unsubscribe(server: string, upstreamUri: string): Promise<void> {
+    const u = this.upstreams.get(server)
+    const s = u?.subscriptions.get(upstreamUri)
+    if (!u || !s) return
+    s.holders--
+    if (s.holders > 0) return
+    u.subscriptions.delete(upstreamUri)
+    // A subscription still on its way: its answer is awaited first, or the upstream would see the unsubscribe before the subscribe.
+    const subscribed = await s.ready.then(
+      () => true,
+      () => false,
+    )
+    if (!subscribed || u.state !== 'up' || u.subscriptions.has(upstreamUri)) return
+    await u
+      .forward(async (c) => {
+        await c.client.unsubscribeResource({uri: upstreamUri}, {timeout: this.callTimeoutMs})
+      })
+      .catch(() => {})
+  }
+
+  /** The last listing of a server, kept while it is down (empty before its first listing). */
+  lastCatalog(server: string): Catalog | undefined {
+    return this.upstreams.get(server)?.lastCatalog
   }
 
   private upstream(server: string): Upstream {

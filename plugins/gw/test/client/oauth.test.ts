@@ -46,6 +46,7 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
     const visited: string[] = []
     const before = Math.floor(Date.now() / 1000)
     const r = await whoami(options({openUrl: browser(visited)}))
+    const after = Math.ceil(Date.now() / 1000)
     expect(r.auth).to.equal('oauth')
     expect(server.stats.registrations).to.equal(1)
     expect(server.stats.codeExchanges).to.equal(1)
@@ -61,7 +62,8 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
     const token = file.tokens[server.url]
     expect(token.access_token).to.match(/^at-/)
     expect(token.refresh_token).to.match(/^rt-/)
-    expect(token.expires_at).to.be.within(before + 3599, before + 3602)
+    // Issued an hour ahead of some moment of the sign-in (which a loaded machine can make long).
+    expect(token.expires_at).to.be.within(before + 3599, after + 3601)
     expect(statSync(box.authFile).mode & 0o777).to.equal(0o600)
   })
 
@@ -114,6 +116,40 @@ describe('gw client: OAuth against an SDK-built protected MCP server', () => {
     } finally {
       await c.close()
     }
+  })
+
+  it('a refreshed token that lapses before it is used is refreshed once more; the saved sign-in is never erased by it', async () => {
+    server.settings.accessTtl = 5
+    await whoami(options())
+    // Every token issued now is already past its expiry when it arrives (a slow machine, a very short-lived token).
+    server.settings.accessTtl = -1
+    const noTerminal = options({interactive: false, openUrl: async () => expect.fail('browser opened')})
+    const error = await whoami(noTerminal).then(
+      () => expect.fail('connected with tokens the server refuses'),
+      (error_: Error) => error_,
+    )
+    expect(error.message).to.include('no terminal is attached to sign in')
+    expect(server.stats.refreshes, 'the initial refresh and one more for the token that lapsed').to.equal(2)
+    const kept = JSON.parse(readFileSync(box.authFile, 'utf8')).tokens[server.url] as undefined | {refresh_token?: string}
+    expect(kept?.refresh_token, 'the refresh token the server just issued is kept').to.match(/^rt-/)
+    // Once tokens live long enough again, the next run refreshes with it: no new sign-in.
+    server.settings.accessTtl = 3600
+    const r = await whoami(noTerminal)
+    expect(r.auth).to.equal('refreshed')
+    expect(server.stats.authorizations).to.equal(1)
+  })
+
+  it('a wrong Authorization header on another entry with the same URL leaves the saved OAuth tokens alone', async () => {
+    await whoami(options())
+    const before = readFileSync(box.authFile, 'utf8')
+    const error = await connectServer('wrong', {headers: {Authorization: 'Bearer wrong'}, url: server.url}, options()).then(
+      () => expect.fail('connected with a wrong header'),
+      (error_: Error) => error_,
+    )
+    expect(error.message).to.match(/rejected the Authorization header from servers.json/)
+    expect(readFileSync(box.authFile, 'utf8')).to.equal(before)
+    const r = await whoami(options({openUrl: async () => expect.fail('browser opened')}))
+    expect(r.auth).to.equal('store')
   })
 
   it('refresh failure: the OAuth flow starts again', async () => {

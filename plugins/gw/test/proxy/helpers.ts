@@ -155,3 +155,28 @@ export async function stopReplicas(replicas: Array<ServingCli | undefined>, redi
   await upstream?.kill()
   if (dir) rmSync(dir, {force: true, recursive: true})
 }
+
+/**
+ * `gw serve --http` in process on a free loopback port, with bearer tokens and a role ACL
+ * (default deny): the set-up the in-process proxy tests share. `extra` adds or overrides
+ * request fields (limits, timeouts, log).
+ */
+export async function serveBearer(
+  servers: Record<string, {args?: string[]; command?: string; url?: string}>,
+  auth: {roles: Record<string, unknown[]>; tokens: Record<string, {roles: string[]; subject: string}>},
+  extra: Partial<import('../../src/proxy/serve.js').ServeRequest> = {},
+): Promise<import('../../src/proxy/serve.js').RunningProxy> {
+  const {startServe} = await import('../../src/proxy/serve.js')
+  return startServe({
+    config: {
+      file: '/virtual/servers.json',
+      raw: {gwServers: servers, serverAuth: {acl: {default: 'deny', roles: auth.roles}, bearer: {tokens: auth.tokens}, providers: ['bearer']}},
+      servers,
+    },
+    env: {},
+    http: {host: '127.0.0.1', port: 0},
+    log: () => {},
+    store: memoryTokenStore(),
+    ...extra,
+  })
+}

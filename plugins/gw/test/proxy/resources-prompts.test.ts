@@ -4,8 +4,8 @@ import {ResourceUpdatedNotificationSchema} from '@modelcontextprotocol/sdk/types
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
-import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {EVERYTHING, type Everything, memoryTokenStore, rpcError, startEverything, until} from './helpers.js'
+import type {RunningProxy} from '../../src/proxy/serve.js'
+import {EVERYTHING, type Everything, rpcError, serveBearer, startEverything, until} from './helpers.js'
 
 describe('gw serve: resources and prompts of the upstreams (server-everything, SDK client)', function () {
   this.timeout(60_000)
@@ -25,30 +25,13 @@ describe('gw serve: resources and prompts of the upstreams (server-everything, S
     direct = new Client({name: 'direct', version: '1'})
     await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)))
     const servers = {everything: {url: upstream.url}, local: {args: [EVERYTHING, 'stdio'], command: process.execPath}}
-    proxy = await startServe({
-      config: {
-        file: '/virtual/servers.json',
-        raw: {
-          gwServers: servers,
-          serverAuth: {
-            acl: {
-              default: 'deny',
-              roles: {
-                docs: [{access: 'read', server: 'everything', tools: ['simple-prompt', 'architecture.md']}],
-                reader: [{access: 'read', server: '*'}],
-                writer: [{access: 'write', server: '*'}],
-              },
-            },
-            bearer: {tokens: {'tok-docs': {roles: ['docs'], subject: 'dee'}, 'tok-reader': {roles: ['reader'], subject: 'rita'}, 'tok-writer': {roles: ['writer'], subject: 'will'}}},
-            providers: ['bearer'],
-          },
-        },
-        servers,
+    proxy = await serveBearer(servers, {
+      roles: {
+        docs: [{access: 'read', server: 'everything', tools: ['simple-prompt', 'architecture.md']}],
+        reader: [{access: 'read', server: '*'}],
+        writer: [{access: 'write', server: '*'}],
       },
-      env: {},
-      http: {host: '127.0.0.1', port: 0},
-      log: () => {},
-      store: memoryTokenStore(),
+      tokens: {'tok-docs': {roles: ['docs'], subject: 'dee'}, 'tok-reader': {roles: ['reader'], subject: 'rita'}, 'tok-writer': {roles: ['writer'], subject: 'will'}},
     })
   })
 

@@ -199,4 +199,35 @@ describe('gw serve: one user cannot take the proxy down (built CLI)', function (
     await calmRun
     s.child.kill('SIGTERM')
   })
+
+  it('--max-sessions closes the least recently used session to admit a new one; --session-idle closes idle sessions, not busy ones', async () => {
+    const config = writeConfig('sessions.json', {bearer: {tokens: {'tok-a': 'a', 'tok-b': 'b', 'tok-c': 'c', 'tok-d': 'd'}}, providers: ['bearer']})
+    const list = (session: string, token: string) => rpc(s.url, {from: '127.0.0.1', session, token}, {id: 2, method: 'tools/list'})
+    let s = await serve(config, ['--max-sessions', '3'])
+    const a = await openSession(s.url, '127.0.0.1', 'tok-a')
+    const b = await openSession(s.url, '127.0.0.1', 'tok-b')
+    const c = await openSession(s.url, '127.0.0.1', 'tok-c')
+    // a is used again, so b is now the least recently used: the fourth user's session replaces it.
+    expect((await list(a, 'tok-a')).status).to.equal(200)
+    const d = await openSession(s.url, '127.0.0.1', 'tok-d')
+    expect((await list(b, 'tok-b')).status, 'the least recently used session was closed').to.equal(404)
+    for (const [session, token] of [[a, 'tok-a'], [c, 'tok-c'], [d, 'tok-d']]) expect((await list(session, token)).status).to.equal(200)
+    s.child.kill('SIGTERM')
+
+    s = await serve(config, ['--session-idle', '1'])
+    const idle = await openSession(s.url, '127.0.0.1', 'tok-a')
+    const busy = await openSession(s.url, '127.0.0.1', 'tok-b')
+    // The sweep runs every second: busy sends a request every 200 ms for 3 s, idle sends none.
+    for (let i = 0; i < 15; i++) {
+      const r = await list(busy, 'tok-b')
+      expect(r.status, 'a session in use is never closed for idleness').to.equal(200)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const gone = await list(idle, 'tok-a')
+    expect(gone.status, 'the idle session was closed').to.equal(404)
+    expect(JSON.stringify(gone.body)).to.include('Session not found')
+    // Its user opens a new one and is served.
+    expect((await list(await openSession(s.url, '127.0.0.1', 'tok-a'), 'tok-a')).status).to.equal(200)
+    s.child.kill('SIGTERM')
+  })
 })

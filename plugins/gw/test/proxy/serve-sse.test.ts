@@ -4,8 +4,8 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
 
 import {ACCESS_DENIED} from '../../src/proxy/aggregator.js'
-import {type RunningProxy, startServe} from '../../src/proxy/serve.js'
-import {type Everything, memoryTokenStore, startEverything} from './helpers.js'
+import type {RunningProxy} from '../../src/proxy/serve.js'
+import {type Everything, serveBearer, startEverything} from './helpers.js'
 
 describe('gw serve: the legacy HTTP+SSE transport (/sse + /messages) for 2024-11-05 clients', function () {
   this.timeout(60_000)
@@ -33,24 +33,14 @@ describe('gw serve: the legacy HTTP+SSE transport (/sse + /messages) for 2024-11
   before(async () => {
     upstream = await startEverything()
     const servers = {everything: {url: upstream.url}}
-    proxy = await startServe({
-      config: {
-        file: '/virtual/servers.json',
-        raw: {
-          gwServers: servers,
-          serverAuth: {
-            acl: {default: 'deny', roles: {admin: [{access: '*', server: '*'}], viewer: [{access: 'read', server: '*'}]}},
-            bearer: {tokens: {'tok-admin': {roles: ['admin'], subject: 'alice'}, 'tok-viewer': {roles: ['viewer'], subject: 'bob'}}},
-            providers: ['bearer'],
-          },
-        },
-        servers,
+    proxy = await serveBearer(
+      servers,
+      {
+        roles: {admin: [{access: '*', server: '*'}], viewer: [{access: 'read', server: '*'}]},
+        tokens: {'tok-admin': {roles: ['admin'], subject: 'alice'}, 'tok-viewer': {roles: ['viewer'], subject: 'bob'}},
       },
-      env: {},
-      http: {host: '127.0.0.1', limits: {maxSessionsPerSubject: 3}, port: 0},
-      log: () => {},
-      store: memoryTokenStore(),
-    })
+      {http: {host: '127.0.0.1', limits: {maxSessionsPerSubject: 3}, port: 0}},
+    )
     base = new URL(proxy.url!).origin
   })
 

@@ -1,0 +1,117 @@
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {SSEClientTransport} from '@modelcontextprotocol/sdk/client/sse.js'
+import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {ResourceUpdatedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
+import {expect} from 'chai'
+
+import type {RunningProxy} from '../../src/proxy/serve.js'
+import {serveBearer, until} from './helpers.js'
+import {startSubscribingUpstream, type SubscribingUpstream} from './subscribing-upstream.js'
+
+const DOC = 'test://doc'
+const PROXIED = `subs__${DOC}`
+const HEADERS = {authorization: 'Bearer tok-reader'}
+
+describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK upstream on loopback)', function () {
+  this.timeout(60_000)
+  let upstream: SubscribingUpstream
+  let proxy: RunningProxy
+  const clients: Array<{client: Client; transport: SSEClientTransport | StreamableHTTPClientTransport}> = []
+
+  /** A client session through the proxy that records the resources/updated it receives. */
+  const open = async (transport: 'sse' | 'streamable' = 'streamable') => {
+    const c = new Client({name: 'subscriptions-test', version: '1'})
+    const seen: string[] = []
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      seen.push(n.params.uri)
+    })
+    const t =
+      transport === 'sse'
+        ? new SSEClientTransport(new URL('/sse', proxy.url!), {eventSourceInit: {fetch: (u, init) => fetch(u, {...init, headers: {...init?.headers, ...HEADERS}})}, requestInit: {headers: HEADERS}})
+        : new StreamableHTTPClientTransport(new URL(proxy.url!), {requestInit: {headers: HEADERS}})
+    await c.connect(t)
+    clients.push({client: c, transport: t})
+    return {client: c, seen, transport: t}
+  }
+
+  before(async () => {
+    upstream = await startSubscribingUpstream()
+    const servers = {subs: {url: upstream.url}}
+    proxy = await serveBearer(servers, {roles: {reader: [{access: 'read', server: '*'}]}, tokens: {'tok-reader': {roles: ['reader'], subject: 'rita'}}})
+  })
+
+  afterEach(async () => {
+    // Ends each session on the proxy (closing a Streamable HTTP client alone leaves it to expire).
+    for (const {client, transport} of clients.splice(0)) {
+      if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {})
+      await client.close().catch(() => {})
+    }
+    await until(() => upstream.subscribed().length === 0, 10_000, 'every subscription released')
+    upstream.log.length = 0
+  })
+
+  after(async () => {
+    await proxy?.close()
+    await upstream?.close()
+  })
+
+  it('subscribes the upstream once for two sessions; one leaving keeps the other updated; the last leaving unsubscribes it', async () => {
+    const a = await open()
+    const b = await open()
+    await a.client.subscribeResource({uri: PROXIED})
+    await b.client.subscribeResource({uri: PROXIED})
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`])
+    await upstream.update(DOC)
+    await until(() => a.seen.length === 1 && b.seen.length === 1, 10_000, 'both sessions to get the update')
+    expect(a.seen).to.deep.equal([PROXIED])
+
+    await a.client.unsubscribeResource({uri: PROXIED})
+    expect(upstream.log, 'one session left: the upstream keeps the subscription').to.deep.equal([`subscribe ${DOC}`])
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await upstream.update(DOC)
+    await until(() => b.seen.length === 2, 10_000, 'the session still subscribed to get the second update')
+    expect(a.seen, 'the session that unsubscribed gets no more updates').to.deep.equal([PROXIED])
+
+    await b.client.unsubscribeResource({uri: PROXIED})
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+    expect(upstream.subscribed()).to.deep.equal([])
+    // Subscribing again after everyone left asks the upstream again.
+    await a.client.subscribeResource({uri: PROXIED})
+    expect(upstream.log.at(-1)).to.equal(`subscribe ${DOC}`)
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+  })
+
+  it('a session subscribing twice holds one subscription: one unsubscribe releases it', async () => {
+    const a = await open()
+    await a.client.subscribeResource({uri: PROXIED})
+    await a.client.subscribeResource({uri: PROXIED})
+    await a.client.unsubscribeResource({uri: PROXIED})
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+  })
+
+  it('releases the subscriptions of a session that ends (DELETE), and the other session keeps its own', async () => {
+    const a = await open()
+    const b = await open()
+    await a.client.subscribeResource({uri: PROXIED})
+    await a.client.subscribeResource({uri: 'subs__test://other'})
+    await b.client.subscribeResource({uri: PROXIED})
+    await (a.transport as StreamableHTTPClientTransport).terminateSession()
+    await until(() => upstream.subscribed().length === 1, 10_000, 'the ended session to release test://other')
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, 'subscribe test://other', 'unsubscribe test://other'])
+    await upstream.update(DOC)
+    await until(() => b.seen.length === 1, 10_000, 'the remaining session to get the update')
+    await (b.transport as StreamableHTTPClientTransport).terminateSession()
+    await until(() => upstream.subscribed().length === 0, 10_000, 'the last session to release test://doc')
+    expect(upstream.log.at(-1)).to.equal(`unsubscribe ${DOC}`)
+  })
+
+  it('releases the subscriptions of a legacy SSE session when its stream closes', async () => {
+    const s = await open('sse')
+    await s.client.subscribeResource({uri: PROXIED})
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await s.client.close()
+    await until(() => upstream.subscribed().length === 0, 10_000, 'the closed SSE session to release its subscription')
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+  })
+})
