@@ -56,7 +56,12 @@ import type {
 export interface EngineOptions {
   /** Bytes of document bodies kept in memory for reads (default 64 MiB). */
   cacheBytes?: number
-  /** Quiet period before Git catches up with a burst of writes (default 10 ms); capped by checkpointMaxDelayMs. */
+  /**
+   * Quiet period before Git catches up with a burst of writes (default 50 ms); capped by
+   * checkpointMaxDelayMs. Each checkpoint starts a new pack without delta bases: at 10 ms a steady
+   * stream of group commits got one every ~8 writes and fast-import spent 2-3x the CPU per write
+   * (docs/benchmarks.md, "Write path, issue 26").
+   */
   checkpointDelayMs?: number
   /** Longest time an acknowledged write waits before a Git checkpoint (default 1000 ms). */
   checkpointMaxDelayMs?: number
@@ -176,7 +181,7 @@ export class GitEngine implements Engine {
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.clock = options.now ?? Date.now
-    this.checkpoints = new CheckpointSchedule(() => void this.runCheckpoint(), {delayMs: options.checkpointDelayMs ?? 10, maxDelayMs: options.checkpointMaxDelayMs ?? 1000})
+    this.checkpoints = new CheckpointSchedule(() => void this.runCheckpoint(), {delayMs: options.checkpointDelayMs ?? 50, maxDelayMs: options.checkpointMaxDelayMs ?? 1000})
     this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
