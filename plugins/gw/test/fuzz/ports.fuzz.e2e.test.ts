@@ -4,30 +4,15 @@ import {expect} from 'chai'
 import fc from 'fast-check'
 import type {ChildProcess} from 'node:child_process'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {connect} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {blast} from '../../../../packages/kit/test/helpers/raw-socket.js'
 import {serveCli, type ServingCli} from '../proxy/helpers.js'
 import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 const TOOLS_ONLY = fileURLToPath(new URL('../fixtures/tools-only-server.mjs', import.meta.url))
-
-/** Sends `bytes` on a new connection and closes it after a short while (or when the server does). */
-function blast(port: number, bytes: Uint8Array): Promise<void> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(Buffer.from(bytes)))
-    const done = (): void => {
-      socket.destroy()
-      resolve()
-    }
-    socket.on('error', done)
-    socket.on('close', done)
-    socket.setTimeout(200, done)
-    socket.resume()
-  })
-}
 
 // Issue 20: random bytes to the listening port of `gw serve --http`; after each round of the
 // property the process is up, and after the run an MCP SDK client lists and calls tools.
