@@ -63,3 +63,18 @@ export function getOwn(port: number, path: string): Promise<{body: string; statu
     req.end()
   })
 }
+
+/** Sends `bytes` on a new connection and closes it after a short while (or when the server does): the fuzzers' junk on a port. */
+export function blast(port: number, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(Buffer.from(bytes)))
+    const done = (): void => {
+      socket.destroy()
+      resolve()
+    }
+    socket.on('error', done)
+    socket.on('close', done)
+    socket.setTimeout(200, done)
+    socket.resume()
+  })
+}

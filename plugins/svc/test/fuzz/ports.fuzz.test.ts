@@ -1,32 +1,17 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {connect} from 'node:net'
 import {join} from 'node:path'
 
 import {Redis} from 'ioredis'
 import pg from 'pg'
 
+import {blast} from '../../../../packages/kit/test/helpers/raw-socket.js'
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {stopServer} from './server.js'
 import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 const SEED = FUZZ_SEED
-
-/** Sends `bytes` on a new connection and closes it after a short while (or when the server does). */
-function blast(port: number, bytes: Uint8Array): Promise<void> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(Buffer.from(bytes)))
-    const done = (): void => {
-      socket.destroy()
-      resolve()
-    }
-    socket.on('error', done)
-    socket.on('close', done)
-    socket.setTimeout(200, done)
-    socket.resume()
-  })
-}
 
 // Issue 20: random bytes to every listening port of `svc server`; after each round, a correct
 // request on each protocol still answers and the stored data is unchanged.
