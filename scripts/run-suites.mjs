@@ -57,10 +57,19 @@ function run(suite, index) {
         process.stdout.write(`\n===== ${suite.name}: ${ok ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds} s =====\n`)
         process.stdout.write(readFileSync(file, 'utf8'))
         process.stdout.write(`===== end of ${suite.name} =====\n`)
-        resolve({name: suite.name, ok, seconds})
+        resolve({name: suite.name, ok, seconds, failures: ok ? '' : failureSection(readFileSync(file, 'utf8'))})
       })
     })
   })
+}
+
+// CI logs are often read from the end, so a failed suite's mocha failure list (or, when it has
+// none, its last lines) is repeated after the summary.
+function failureSection(log) {
+  const lines = log.split('\n')
+  const start = lines.findIndex((l) => /^\s+\d+ failing/.test(l))
+  const picked = start === -1 ? lines.slice(-60) : lines.slice(start, start + 300)
+  return picked.join('\n')
 }
 
 async function stage(name) {
@@ -89,4 +98,5 @@ for (const name of stages) {
 }
 rmSync(logs, {force: true, recursive: true})
 process.stdout.write(`\n##### summary\n${summary.map((r) => `${r.ok ? 'ok    ' : 'FAILED'} ${r.name} (${r.seconds} s)`).join('\n')}\n`)
+for (const r of failed) process.stdout.write(`\n##### why ${r.name} failed\n${r.failures}\n`)
 process.exitCode = failed.length > 0 ? 1 : 0
