@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The long reliability run (issue 20; docs/reliability.md "Soak"): the svc crash soak for
-# SOAK_CYCLES kill/restart cycles (default 20; CI runs 3), then every fuzz suite of svc, gw and
+# SOAK_CYCLES kill/restart cycles (default 20; CI runs 3), the disk-full and Git-writer-kill soaks
+# for as many cycles, then every fuzz suite of svc, gw and
 # campaign with FUZZ_RUNS_FACTOR times their CI run counts (default 10). Stops at the first failure;
 # a fast-check failure prints the seed and path that replay it.
 set -euo pipefail
@@ -12,6 +13,9 @@ mocha=(npx mocha --no-config --import=tsx --timeout 3600000)
 npm run build
 echo "svc crash soak: ${SOAK_CYCLES} cycles"
 (cd plugins/svc && "${mocha[@]}" test/fuzz/crash-soak.fuzz.test.ts)
-echo "gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
+echo "svc fault soak (disk full, Git writer killed): ${SOAK_CYCLES} cycles each"
+(cd plugins/svc && "${mocha[@]}" test/fuzz/crash-soak-faults.fuzz.test.ts)
+echo "svc, gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
+(cd plugins/svc && "${mocha[@]}" 'test/fuzz/*.test.ts' --exclude test/fuzz/crash-soak.fuzz.test.ts --exclude test/fuzz/crash-soak-faults.fuzz.test.ts)
 (cd plugins/gw && "${mocha[@]}" 'test/fuzz/*.test.ts')
 (cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')

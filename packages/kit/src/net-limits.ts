@@ -1,4 +1,4 @@
-import type {ServerOptions} from 'node:http'
+import type {Server, ServerOptions} from 'node:http'
 import type {Socket} from 'node:net'
 
 /** Connection limits of one listening server (per protocol, not per process). */
@@ -108,10 +108,15 @@ export class ConnectionGuard {
   }
 
   /**
-   * HTTP: counts each connection (call once, before `listen`); one past the limit is marked so
-   * `refuseRequest` answers its request with a 503, and is destroyed if it sends none in time.
+   * HTTP: counts each connection (call once, after setting `keepAliveTimeout`, before `listen`);
+   * one past the limit is marked so `refuseRequest` answers its request with a 503, and is
+   * destroyed if it sends none in time. A connection with no request in flight (never sent one, or
+   * kept alive after its last answer) is closed after `idleTimeoutMs` (Node adds its one-second
+   * keep-alive margin after an answer); a request being served, however long and silent (a slow
+   * query, an event stream), is never cut by it.
    */
-  watchHttp(server: {prependListener(event: 'connection', listener: (socket: Socket) => void): unknown}): void {
+  watchHttp(server: Server): void {
+    if (this.limits.idleTimeoutMs > 0) this.closeIdleHttp(server, this.limits.idleTimeoutMs)
     server.prependListener('connection', (socket: Socket) => {
       if (this.open >= this.limits.maxConnections) {
         this.refused.add(socket)
@@ -120,6 +125,26 @@ export class ConnectionGuard {
       }
       this.open++
       socket.once('close', () => this.open--)
+    })
+  }
+
+  /**
+   * Node's own socket timeout (`server.timeout`, re-armed by Node at each request, and
+   * `keepAliveTimeout` after each answer) raises the server's 'timeout' event; with a listener Node
+   * leaves the socket to it, so only sockets serving nothing are closed.
+   */
+  private closeIdleHttp(server: Server, idleMs: number): void {
+    const inFlight = new WeakMap<Socket, number>()
+    server.timeout = idleMs
+    server.keepAliveTimeout = Math.min(server.keepAliveTimeout || idleMs, idleMs)
+    server.prependListener('request', (req, res) => {
+      const socket = req.socket
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
+      res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1))
+    })
+    server.on('timeout', (socket: Socket) => {
+      if ((inFlight.get(socket) ?? 0) > 0) socket.setTimeout(idleMs)
+      else this.drop(socket, 'idle')
     })
   }
 

@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer, type Server} from 'node:net'
 
 import {ConnectionGuard, resolveNetLimits} from '../src/net-limits.js'
@@ -49,6 +50,31 @@ describe('ConnectionGuard (real loopback sockets)', () => {
     await new Promise((r) => setTimeout(r, 1000))
     expect(steady.socket.destroyed).to.equal(false)
     steady.socket.destroy()
+  })
+
+  it('HTTP: closes a connection serving nothing after idleTimeoutMs (never used, or kept alive), never one whose answer is still coming', async () => {
+    const guard = new ConnectionGuard({idleTimeoutMs: 400})
+    const http: HttpServer = createHttpServer((req, res) => {
+      if (req.url === '/slow') setTimeout(() => res.end('late'), 1500)
+      else res.end('ok')
+    })
+    http.keepAliveTimeout = 65_000
+    guard.watchHttp(http)
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r))
+    try {
+      const port = (http.address() as {port: number}).port
+      const started = Date.now()
+      const [silent, kept, slow] = await Promise.all([open(port), open(port), open(port)])
+      kept.socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n')
+      slow.socket.write('GET /slow HTTP/1.1\r\nhost: x\r\n\r\n')
+      expect((await silent.closed) - started).to.be.within(350, 3000)
+      expect((await kept.closed) - started, 'Node adds a second to the keep-alive timeout').to.be.within(350, 4000)
+      expect(kept.received()).to.match(/^HTTP\/1\.1 200[^]*ok$/)
+      await slow.closed
+      expect(slow.received(), 'answered after four idle timeouts, then closed once idle').to.match(/late$/)
+    } finally {
+      await new Promise((r) => http.close(r))
+    }
   })
 
   it('refuses limits that are not non-negative integers, and zero connections', () => {

@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {parseBusinessToml} from '../../src/input/business.js'
 import {readCatalog} from '../../src/input/catalog.js'
 import {exampleDir, tempDir} from '../helpers.js'
-import {FUZZ_SEED, fuzzRuns} from './runs.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 const business = readFileSync(join(exampleDir, 'business.toml'), 'utf8')
 const catalogCsv = readFileSync(join(exampleDir, 'catalog.csv'), 'utf8')
@@ -40,7 +40,7 @@ function mutations(text: string, values: string[]): fc.Arbitrary<string> {
 // Issue 20: business.toml and catalogs (CSV, JSON) from users: any file is read, or refused with
 // exit 2 naming the file; no parser error escapes as a crash.
 describe('campaign inputs: mutated business.toml and catalogs are read or refused with exit 2 naming the file (fast-check)', function () {
-  this.timeout(60_000)
+  this.timeout(fuzzTimeout(60_000))
 
   it('business.toml (fixed seed)', async () => {
     const values = ['"x"', '-1', '0', '1e400', 'nan', 'inf', '[]', '{}', '[1, "a"]', '"\\u0000"', '"' + 'w'.repeat(5000) + '"', '12.345', 'true', '1979-05-27', '"ftp://x"', '""']

@@ -10,7 +10,7 @@ import {toolSpecs, toolsFor} from '../../src/tools/registry.js'
 import type {ToolContext} from '../../src/tools/tool.js'
 import type {Workspace} from '../../src/types.js'
 import {sharedExampleRun, tempDir} from '../helpers.js'
-import {FUZZ_SEED, fuzzRuns} from './runs.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 /** A value of roughly the schema's shape, mutated: the kind of arguments a confused model sends. */
 function argumentsLike(schema: unknown, depth = 0): fc.Arbitrary<unknown> {
@@ -34,7 +34,7 @@ function argumentsLike(schema: unknown, depth = 0): fc.Arbitrary<unknown> {
 // get either a result or a refusal with a message the model can act on; a refused call changes
 // nothing, in memory or in workspace.json; no call crashes the run.
 describe('campaign tools: mutated model tool-call arguments (fast-check, the example run)', function () {
-  this.timeout(300_000)
+  this.timeout(fuzzTimeout(300_000))
   let base: Workspace
 
   before(async () => {

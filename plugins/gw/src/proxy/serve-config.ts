@@ -16,6 +16,8 @@ export const GW_SERVE_SETTINGS = {
   headerTimeoutMs: 30_000,
   healthInterval: 15,
   host: '127.0.0.1',
+  /** A connection with no request in flight is closed after this; 0: never. kit's net-limits. */
+  idleTimeoutMs: 600_000,
   insecure: false,
   maxBody: 4 * 1024 * 1024,
   /** Connections at once; one more is answered 503. */
@@ -30,7 +32,7 @@ export const GW_SERVE_SETTINGS = {
 export type GwServeSettings = typeof GW_SERVE_SETTINGS
 
 // Least value of each number (a port may also be 0: any free port).
-const MIN: Partial<Record<keyof GwServeSettings, number>> = {connectTimeout: 1, headerTimeoutMs: 100, healthInterval: 1, maxBody: 1024, maxConnections: 1, maxSessions: 1, maxSessionsPerUser: 1, port: 0, rateLimit: 0, rateLimitAddress: 0, sessionIdle: 1}
+const MIN: Partial<Record<keyof GwServeSettings, number>> = {connectTimeout: 1, headerTimeoutMs: 100, healthInterval: 1, idleTimeoutMs: 0, maxBody: 1024, maxConnections: 1, maxSessions: 1, maxSessionsPerUser: 1, port: 0, rateLimit: 0, rateLimitAddress: 0, sessionIdle: 1}
 
 /** The `"serve"` object of servers.json as one layer, its values checked against the defaults. */
 export function serveLayer(servers: ServersConfig): ConfigLayer | undefined {

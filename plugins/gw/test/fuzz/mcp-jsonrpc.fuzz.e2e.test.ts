@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {serveCli, type ServingCli} from '../proxy/helpers.js'
-import {FUZZ_SEED, fuzzRuns} from './runs.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 const TOOLS_ONLY = fileURLToPath(new URL('../fixtures/tools-only-server.mjs', import.meta.url))
 const PROTOCOL = '2025-06-18'
@@ -25,7 +25,7 @@ function parseAnswer(text: string): unknown {
 // a JSON-RPC error or a 4xx with a JSON body, never a 5xx or a crash; a real MCP client is served
 // all along.
 describe('gw serve --http: random and mutated JSON-RPC on /mcp (built CLI, fetch, MCP SDK client)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let dir: string
   let s: ServingCli
   let child: ChildProcess | undefined

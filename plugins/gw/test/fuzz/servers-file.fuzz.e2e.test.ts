@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {toolkit} from '../client/cli.js'
-import {FUZZ_SEED, fuzzRuns} from './runs.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
 const VALID = JSON.stringify(
   {
@@ -23,7 +23,7 @@ const VALID = JSON.stringify(
 // one), exit 2, and the file is left exactly as it was, by a command that only reads it and by
 // one that would write it.
 describe('gw servers.json: random and mutated files give exit 2 naming the file, the file unchanged (built CLI)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let home: string
 
   before(() => {

@@ -10,6 +10,7 @@ import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './err
 import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
+import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
 import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout} from './layout.js'
@@ -122,6 +123,8 @@ export class GitEngine implements Engine {
   /** Log sequence covered by the last checkpoint requested. */
   private requestedSeq = 0
   private repacking: Promise<void> | undefined
+  /** Aborted at close, so a long background Git job does not hold the shutdown. */
+  private readonly stopping = new AbortController()
   private failure: EngineError | undefined
   private checkpointedSeq = 0
   private closed = false
@@ -241,6 +244,7 @@ export class GitEngine implements Engine {
     if (this.writerDown) this.failure ??= new EngineError('unavailable', `${this.writerDown}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
     try {
       await this.flushInternal()
+      this.stopping.abort()
       await this.repacking
     } finally {
       await this.writer.close().catch((error: Error) => this.log.error('git fast-import did not exit cleanly', {error: error.message}))
@@ -1056,10 +1060,13 @@ export class GitEngine implements Engine {
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
         const w = this.newWriter()
         this.writer = w
+        const resent = this.sendIdx
         for (const u of this.unsent) this.dispatch(w, u)
         // The checkpoint proves the new process took every commit sent again.
         await w.checkpoint()
         if (this.writer !== w) return 'retry'
+        // Writes acknowledged during that checkpoint were only queued (the writer was down): send them before the next checkpoint counts them in Git.
+        for (const u of this.unsent) if (u.idx > resent) this.dispatch(w, u)
         this.writerRestarts++
         this.writerDown = undefined
         this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
@@ -1085,12 +1092,18 @@ export class GitEngine implements Engine {
     this.repacking ??= this.writer
       .restart()
       .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index']))
+      .then(() => this.writeGraph())
       .then(() => this.log.debug('repacked'))
       .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))
       .finally(() => {
         this.repacking = undefined
       })
     return this.repacking
+  }
+
+  private async writeGraph(): Promise<void> {
+    const error = await writeCommitGraph(this.repo, this.stopping.signal)
+    if (error) this.log.warn('history reads stay slower', {error: error.message})
   }
 
   private async start(): Promise<void> {
@@ -1140,6 +1153,13 @@ export class GitEngine implements Engine {
       this.sentSeq = Math.max(this.sentSeq, this.seq)
       // Documents that expired while the server was down are removed now (reads already hide them).
       this.scheduleSweep()
+      // A large repository without a commit-graph (from an older svc, a restore, a plain clone)
+      // gets one in the background; small ones get it with their first background repack.
+      if (this.stats().documents >= 5000 && !hasCommitGraph(this.repo)) {
+        this.repacking ??= this.writeGraph().finally(() => {
+          this.repacking = undefined
+        })
+      }
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
     } catch (error) {
       await this.reader?.close().catch(() => {})

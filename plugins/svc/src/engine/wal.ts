@@ -1,5 +1,5 @@
 import {mkdirSync, readdirSync, readFileSync, truncateSync} from 'node:fs'
-import {type FileHandle, open, unlink} from 'node:fs/promises'
+import {type FileHandle, open, truncate, unlink} from 'node:fs/promises'
 import {join} from 'node:path'
 import {crc32} from 'node:zlib'
 
@@ -29,6 +29,8 @@ export interface WalEntry {
 }
 
 interface Segment {
+  /** Bytes up to the end of the last acknowledged record. */
+  durable: number
   file: string
   maxSeq: number
   size: number
@@ -45,6 +47,7 @@ interface Queued {
 interface InFlight {
   batch: Queued[]
   done: Promise<void>
+  end: number
   seg: Segment
 }
 
@@ -65,6 +68,7 @@ export class WriteAheadLog {
   private flushing = false
   private rotate = false
   private broken: EngineError | undefined
+  private reopening: Promise<void> | undefined
   private queue: Queued[] = []
   private syncing: InFlight[] = []
   private segments: Segment[] = []
@@ -110,7 +114,7 @@ export class WriteAheadLog {
       }
       // Anything after the last whole record was never acknowledged: cut it so appends stay parseable.
       if (repair && off < data.length) truncateSync(file, off)
-      segments.push({file, maxSeq, size: off})
+      segments.push({durable: off, file, maxSeq, size: off})
     }
     return entries
   }
@@ -121,7 +125,7 @@ export class WriteAheadLog {
    */
   append(entry: WalEntry, onDurable: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new EngineError('closed', 'engine is closed'))
-    if (this.broken) return Promise.reject(this.broken)
+    if (this.broken) return this.reopen().then(() => (this.broken ? Promise.reject(this.broken) : this.append(entry, onDurable)))
     const payload = Buffer.from(JSON.stringify(entry))
     const head = Buffer.alloc(HEADER)
     head.writeUInt32LE(payload.length, 0)
@@ -169,7 +173,8 @@ export class WriteAheadLog {
         if (!this.active || !this.fh || this.active.size >= SEGMENT_BYTES || this.rotate) {
           while (this.syncing.length > 0) await this.syncing[0].done
         }
-        const seg = await this.segment()
+        const seg = await this.segment().catch((error: unknown) => this.fail(batch, error))
+        if (!seg) break
         const buf = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((b) => b.buf))
         const fh = this.fh!
         try {
@@ -180,7 +185,7 @@ export class WriteAheadLog {
           break
         }
         seg.size += buf.length
-        const entry: InFlight = {batch, done: Promise.resolve(), seg}
+        const entry: InFlight = {batch, done: Promise.resolve(), end: seg.size, seg}
         entry.done = fh.datasync().then(
           () => {
             this.fsyncs++
@@ -204,6 +209,7 @@ export class WriteAheadLog {
     for (const e of this.syncing.splice(0, i + 1)) {
       for (const b of e.batch) {
         e.seg.maxSeq = Math.max(e.seg.maxSeq, b.seq)
+        e.seg.durable = e.end
         try {
           b.onDurable()
           b.resolve()
@@ -222,13 +228,39 @@ export class WriteAheadLog {
     for (const b of this.queue.splice(0)) b.reject(this.broken)
   }
 
+  /**
+   * After a failed write or fsync (a full disk) the next append tries again: the active segment is
+   * cut back to its last acknowledged record, so no torn or refused record stays before new ones,
+   * and reopened. While that fails the log stays broken and appends are refused.
+   */
+  private reopen(): Promise<void> {
+    this.reopening ??= (async () => {
+      while (this.flushing || this.syncing.length > 0) await new Promise((r) => setTimeout(r, 2))
+      await this.fh?.close().catch(() => {})
+      this.fh = undefined
+      const seg = this.active
+      if (seg) {
+        await truncate(seg.file, seg.durable)
+        seg.size = seg.durable
+        this.fh = await open(seg.file, 'a')
+        await this.fh.datasync()
+      }
+      this.broken = undefined
+    })()
+      .catch(() => {})
+      .finally(() => {
+        this.reopening = undefined
+      })
+    return this.reopening
+  }
+
   private async segment(): Promise<Segment> {
     if (this.active && this.fh && this.active.size < SEGMENT_BYTES && !this.rotate) return this.active
     this.rotate = false
     await this.fh?.close()
     const last = this.segments.at(-1)
     const n = last ? Number(last.file.slice(-16, -4)) + 1 : 1
-    const seg: Segment = {file: join(this.dir, `${String(n).padStart(12, '0')}.log`), maxSeq: 0, size: 0}
+    const seg: Segment = {durable: 0, file: join(this.dir, `${String(n).padStart(12, '0')}.log`), maxSeq: 0, size: 0}
     this.fh = await open(seg.file, 'a')
     // A new file's directory entry must be durable too, or a crash could lose the whole segment.
     const dirFh = await open(this.dir, 'r')

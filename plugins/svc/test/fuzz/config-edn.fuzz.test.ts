@@ -6,8 +6,9 @@ import {join} from 'node:path'
 
 import {cliEnv, RUN_JS} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
-const SEED = 20_241_124
+const SEED = FUZZ_SEED
 
 /** Starts `svc server --config file`; resolves with the exit code and stderr, or 'listening' (then stops it). */
 function serve(config: string, dataDir: string): Promise<{code: null | number | 'listening'; stderr: string}> {
@@ -29,7 +30,7 @@ function serve(config: string, dataDir: string): Promise<{code: null | number | 
 // Issue 20: a broken config.edn is a clear error naming the file (and the key or line), exit 2,
 // and nothing is written: the data directory is not even created.
 describe('svc config.edn: random and mutated files give exit 2 with the file named, nothing written (built CLI)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   after(cleanupTempDirs)
 
   it('never crashes on a mutated config.edn (fast-check, fixed seed)', async () => {
@@ -55,7 +56,7 @@ describe('svc config.edn: random and mutated files give exit 2 with the file nam
         expect(r.stderr, text).to.not.match(/TypeError|at .*\.js:\d+/)
         expect(existsSync(data), `data directory created for ${text}`).to.equal(false)
       }),
-      {numRuns: 8, seed: SEED},
+      {numRuns: fuzzRuns(8), seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('config.edn outcomes', outcomes)
     expect(outcomes['2']).to.be.greaterThan(0)

@@ -16,7 +16,7 @@ const CYCLES = Number(process.env.SOAK_CYCLES ?? 3)
 const SEED = Number(process.env.SOAK_SEED ?? 20_241_124)
 
 describe('svc crash soak: SIGKILL during mixed REST/Redis/PostgreSQL writes loses no acknowledged write (built CLI)', function () {
-  this.timeout(600_000)
+  this.timeout(Math.max(600_000, CYCLES * 90_000))
   let s: Started | undefined
   after(() => {
     if (s?.child.exitCode === null) s.child.kill('SIGKILL')

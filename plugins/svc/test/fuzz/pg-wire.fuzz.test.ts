@@ -8,8 +8,9 @@ import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {type BackendMessage, cstr, errorFields, int16, int32, RawPg, sqlstate, startupPacket} from './pg-raw.js'
 import {stopServer} from './server.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
-const SEED = 20_241_124
+const SEED = FUZZ_SEED
 
 /** Parse + Bind of `SELECT $1::int4` with one binary parameter whose length field and bytes are given. */
 function bindInt4(lengthField: number, bytes: Buffer): Buffer[] {
@@ -19,7 +20,7 @@ function bindInt4(lengthField: number, bytes: Buffer): Buffer[] {
 }
 
 describe('svc PostgreSQL wire: malformed frontend messages get a protocol error, never a crash or a hang (built CLI, raw socket)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let s: Started
   let port: number
   let checker: pg.Client
@@ -144,7 +145,7 @@ describe('svc PostgreSQL wire: malformed frontend messages get a protocol error,
         }
         await stillServing()
       }),
-      {numRuns: 60, seed: SEED},
+      {numRuns: fuzzRuns(60), seed: SEED},
     )
     expect(rounds).to.be.at.least(60)
     expect(waiting, 'rounds where the server waited for more bytes').to.be.below(rounds)
@@ -172,7 +173,7 @@ describe('svc PostgreSQL wire: malformed frontend messages get a protocol error,
           c.send('Q', cstr('ROLLBACK'))
           await c.until('Z')
         }),
-        {numRuns: 300, seed: SEED},
+        {numRuns: fuzzRuns(300), seed: SEED},
       )
     } finally {
       c.close()

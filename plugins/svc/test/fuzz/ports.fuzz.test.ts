@@ -9,8 +9,9 @@ import pg from 'pg'
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {stopServer} from './server.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
-const SEED = 20_241_124
+const SEED = FUZZ_SEED
 
 /** Sends `bytes` on a new connection and closes it after a short while (or when the server does). */
 function blast(port: number, bytes: Uint8Array): Promise<void> {
@@ -30,7 +31,7 @@ function blast(port: number, bytes: Uint8Array): Promise<void> {
 // Issue 20: random bytes to every listening port of `svc server`; after each round, a correct
 // request on each protocol still answers and the stored data is unchanged.
 describe('svc server: random bytes on every port, then correct requests still answer (built CLI, raw sockets, ioredis, node-postgres)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let s: Started
   after(async () => {
     await stopServer(s)
@@ -53,7 +54,7 @@ describe('svc server: random bytes on every port, then correct requests still an
           await Promise.all(sends.map((b) => blast(port, b)))
           expect(s.child.exitCode, `server exited; stderr: ${s.stderr()}`).to.equal(null)
         }),
-        {numRuns: 80, seed: SEED},
+        {numRuns: fuzzRuns(80), seed: SEED},
       )
       expect(await redis.get('kept')).to.equal('v')
       expect((await sql.query('SELECT 1 AS one')).rows).to.deep.equal([{one: 1}])

@@ -8,8 +8,9 @@ import {Redis} from 'ioredis'
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {stopServer} from './server.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
-const SEED = 20_241_124
+const SEED = FUZZ_SEED
 
 /** A raw connection that collects every byte the server sends. */
 async function raw(port: number): Promise<{closed: () => boolean; received: () => Buffer; socket: Socket}> {
@@ -40,7 +41,7 @@ function resp(args: string[]): string {
 }
 
 describe('svc Redis protocol: random and mutated RESP frames get an error reply or a wait, never a crash (built CLI, raw socket, ioredis)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let s: Started
   let port: number
   let checker: Redis
@@ -88,7 +89,7 @@ describe('svc Redis protocol: random and mutated RESP frames get an error reply 
         c.socket.destroy()
         await stillServing()
       }),
-      {numRuns: 100, seed: SEED},
+      {numRuns: fuzzRuns(100), seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('redis mutated frames', outcomes)
     expect(outcomes.error, JSON.stringify(outcomes)).to.be.greaterThan(0)
@@ -118,7 +119,7 @@ describe('svc Redis protocol: random and mutated RESP frames get an error reply 
         split.socket.destroy()
         expect(split.received().toString()).to.equal(whole.received().toString())
       }),
-      {numRuns: 60, seed: SEED},
+      {numRuns: fuzzRuns(60), seed: SEED},
     )
     await stillServing()
   })

@@ -5,11 +5,12 @@ import {join} from 'node:path'
 import {startServer, type Started} from '../helpers/cli.js'
 import {cleanupTempDirs, tempDir} from '../helpers/tmp.js'
 import {stopServer} from './server.js'
+import {FUZZ_SEED, fuzzRuns, fuzzTimeout} from './runs.js'
 
-const SEED = 20_241_124
+const SEED = FUZZ_SEED
 
 describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, and what is acknowledged reads back exactly (built CLI, fetch)', function () {
-  this.timeout(180_000)
+  this.timeout(fuzzTimeout(180_000))
   let s: Started
   let base: string
   const kept = {id: 'kept:1', n: 12_345_678_901, nested: {list: [1, 'two', null, true]}, text: 'stored before the fuzzing'}
@@ -54,7 +55,7 @@ describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, an
           expect(answer.error?.message, text).to.be.a('string').and.not.equal('')
         }
       }),
-      {numRuns: 120, seed: SEED},
+      {numRuns: fuzzRuns(120), seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('rest random objects', statuses)
     expect(statuses[200]).to.be.greaterThan(0)
@@ -85,7 +86,7 @@ describe('svc REST: random JSON bodies get a 2xx or a 4xx naming the problem, an
         expect(r.status, `${method} ${path} ${text.slice(0, 80)}`).to.be.below(500)
         await r.arrayBuffer()
       }),
-      {numRuns: 100, seed: SEED},
+      {numRuns: fuzzRuns(100), seed: SEED},
     )
     if (process.env.FUZZ_REPORT) console.log('rest malformed bodies', statuses)
     await stillServing()

@@ -80,7 +80,7 @@ docs/gw-proxy.md and docs/gw-acl.md.`
               subjectRate: settings.rateLimit,
             },
             maxBodyBytes: settings.maxBody,
-            net: {headerTimeoutMs: settings.headerTimeoutMs, maxConnections: settings.maxConnections},
+            net: {headerTimeoutMs: settings.headerTimeoutMs, idleTimeoutMs: settings.idleTimeoutMs, maxConnections: settings.maxConnections},
             port: settings.port,
           }
         : undefined,

@@ -1,0 +1,27 @@
+import {execFile} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {gitEnv} from './git.js'
+
+/**
+ * A document's history is `git log -- <path>`, which walks every commit of the branch: at 100k
+ * commits that took 2.3 s of CPU, and the console's history view waited for it. Git's commit-graph
+ * with changed-path Bloom filters lets that walk skip parsing commits and diffing trees that cannot
+ * touch the path (0.26 s at 100k). Layers are split so each write adds only the new commits.
+ * Resolves when done; a failure or an abort (at close: Git removes its lock file on SIGTERM) only
+ * leaves history reads slower, so it resolves then too, with the reason.
+ */
+export function writeCommitGraph(repo: string, signal: AbortSignal): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(undefined)
+    execFile('git', ['-C', repo, 'commit-graph', 'write', '--reachable', '--changed-paths', '--split', '--no-progress'], {env: gitEnv(), signal}, (err, _stdout, stderr) => {
+      resolve(err && !signal.aborted ? new Error(`git commit-graph write failed: ${String(stderr).trim() || err.message}`) : undefined)
+    })
+  })
+}
+
+export function hasCommitGraph(repo: string): boolean {
+  const info = join(repo, 'objects', 'info')
+  return existsSync(join(info, 'commit-graph')) || existsSync(join(info, 'commit-graphs', 'commit-graph-chain'))
+}
