@@ -2,6 +2,7 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {quickCheckFile} from './fts/check.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
 import type {Logger} from './types.js'
 
@@ -42,6 +43,8 @@ export interface IndexSearchResult {
   /** Set while the index is behind the branch: the answer covers only what is indexed so far. */
   incomplete?: IndexStatus
   total: number
+  /** Set when `total` is an estimate: the query matches more documents than one search ranks (fts/store.ts SEARCH_WINDOW). */
+  totalEstimated?: true
 }
 
 interface BranchIndex {
@@ -53,6 +56,9 @@ interface BranchIndex {
   /** Acknowledged writes not yet applied to the index (undefined = delete). */
   writes: Map<string, {body: Buffer; sha: string} | undefined>
 }
+
+/** Documents per transaction while an index is first built (see process). */
+const BUILD_BATCH = 4000
 
 /** Rows walked per event-loop turn when the index is compared with the branch. */
 const SCAN_PAGE = 5000
@@ -184,7 +190,7 @@ export class FullTextIndex {
       return b.store.search(query, options)
     })
     const now = this.branches.get(branch)!
-    const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0}
+    const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0, ...(r?.estimated ? {totalEstimated: true as const} : {})}
     if (now.state !== 'ready') result.incomplete = this.status(branch)
     return result
   }
@@ -241,7 +247,7 @@ export class FullTextIndex {
     if (b) this.reconcile(name, b)
   }
 
-  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string): void {
+  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string, row?: {rowid: number} | null): void {
     let doc: unknown
     try {
       doc = JSON.parse(body.toString('utf8'))
@@ -250,7 +256,7 @@ export class FullTextIndex {
       this.o.logger.error('document could not be indexed', {error: (error as Error).message, id})
       return
     }
-    b.store.put(id, sha, documentText(doc))
+    b.store.put(id, sha, documentText(doc), row)
   }
 
   /** Opens the branch's index file; a damaged one is reported and replaced by an empty one. */
@@ -292,8 +298,10 @@ export class FullTextIndex {
     let total = 0
     try {
       // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
-      // at open, so a large index never delays the server's start.
-      b.store.quickCheck()
+      // at open, so a large index never delays the server's start, and in a worker thread, so
+      // reading every page never stalls requests.
+      await quickCheckFile(b.store.file)
+      if (!live()) return
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []
       for (let after = 0; live(); ) {
@@ -324,13 +332,25 @@ export class FullTextIndex {
       }
       total = b.queue.length
       if (total > 0) this.o.logger.info('reindex started', {branch: name, documents: total})
-      // 3. Read and index the queued documents, one transaction per batch.
-      while (b.queue.length > 0 && live()) {
-        const batch = b.queue.splice(0, this.o.batchSize)
-        const reads = await Promise.all(batch.map((id) => {
+      // 3. Read and index the queued documents, one transaction per batch. A first build (or a
+      // rebuild) writes larger transactions: FTS5 flushes and merges segments per commit, which
+      // is most of the cost of a small one; an index being built has no earlier version to compare.
+      const building = b.store.documents === 0
+      const size = building ? Math.max(this.o.batchSize, BUILD_BATCH) : this.o.batchSize
+      const fetch = (): {batch: string[]; reads: Promise<Array<{body: Buffer; sha: string} | null | undefined>>} => {
+        const batch = b.queue.splice(0, size)
+        const reads = Promise.all(batch.map((id) => {
           const current = this.o.currentSha(name, id)
-          return current === undefined || b.store.sha(id) === current ? undefined : this.o.readBody(name, id).catch(() => null)
+          return current === undefined || (!building && b.store.sha(id) === current) ? undefined : this.o.readBody(name, id).catch(() => null)
         }))
+        return {batch, reads}
+      }
+      // The next batch is read from Git while this one is indexed: git and SQLite overlap.
+      let next = b.queue.length > 0 ? fetch() : undefined
+      while (next && live()) {
+        const {batch} = next
+        const reads = await next.reads
+        next = b.queue.length > 0 ? fetch() : undefined
         if (!live()) return
         this.applyWrites(b)
         b.store.transaction(() => {
@@ -338,12 +358,18 @@ export class FullTextIndex {
             const id = batch[i]
             const r = reads[i]
             const current = this.o.currentSha(name, id)
-            if (current === undefined) b.store.remove(id)
-            else if (r === null) {
+            if (current === undefined) {
+              b.store.remove(id)
+              continue
+            }
+            if (r === null) {
               this.progress.documentErrors++
               this.o.logger.error('document could not be read for indexing', {branch: name, id})
-            } else if (r && r.sha === current && b.store.sha(id) !== current) {
-              this.indexOne(b, id, r.body, r.sha)
+              continue
+            }
+            const row = r && r.sha === current ? b.store.rowOf(id) : undefined
+            if (r && r.sha === current && row?.sha !== current) {
+              this.indexOne(b, id, r.body, r.sha, row ?? null)
               indexed++
               this.progress.documentsIndexed++
             }

@@ -18,12 +18,26 @@ import Database from 'better-sqlite3'
 import {matchExpression, tableToken} from './match.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
-export const FTS_FORMAT = '3'
+export const FTS_FORMAT = '4'
 export const FTS_FILE = 'fts.sqlite'
 
 export interface StoreHit {
   id: string
   score: number
+}
+
+/**
+ * Matches scored at most by one search, unless a page needs more: a word in most documents
+ * would otherwise cost a BM25 score per matching row (700k rows at 1M documents). Beyond it the
+ * newest matches are ranked (see search) and the total is estimated.
+ */
+export const SEARCH_WINDOW = 10_000
+
+export interface StoreSearch {
+  hits: StoreHit[]
+  total: number
+  /** Set when `total` is extrapolated from the newest matches (the query matches more than the window). */
+  estimated?: true
 }
 
 /** The SQLite error codes that mean the file itself is damaged (not a busy or full disk). */
@@ -59,7 +73,8 @@ export class IndexStore {
   private readonly db: Database.Database
   private docCount: number
   private readonly st: {
-    count: Database.Statement<[string], number>
+    bounds: Database.Statement<[], {hi: number | null; lo: number | null}>
+    probe: Database.Statement<[string, number], {edge: number | null; n: number}>
     delDoc: Database.Statement<[number | bigint]>
     delText: Database.Statement<[number | bigint]>
     insDoc: Database.Statement<[string, string]>
@@ -67,6 +82,7 @@ export class IndexStore {
     page: Database.Statement<[number | bigint, number], {id: string; rowid: number; sha: string}>
     row: Database.Statement<[string], {rowid: number; sha: string}>
     search: Database.Statement<[string, number, number], StoreHit>
+    searchFrom: Database.Statement<[string, number, number, number], StoreHit>
     updDoc: Database.Statement<[string, number | bigint]>
   }
 
@@ -85,13 +101,15 @@ export class IndexStore {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
-        CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
+        CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='unicode61 remove_diacritics 0');
       `)
       const format = (this.db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined)
       if (format === undefined) this.db.prepare(`INSERT INTO meta(key, value) VALUES ('format', ?)`).run(FTS_FORMAT)
       else if (format !== FTS_FORMAT) throw Object.assign(new Error(`index format ${format}, this version reads ${FTS_FORMAT}`), {code: 'SVC_FTS_FORMAT'})
       this.st = {
-        count: this.db.prepare<[string], number>('SELECT count(*) FROM text WHERE text MATCH ?').pluck(),
+        bounds: this.db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM docs'),
+        // FTS5 walks matches newest first and stops after the window: no scoring, no sort.
+        probe: this.db.prepare('SELECT count(*) AS n, min(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid DESC LIMIT ?)'),
         delDoc: this.db.prepare('DELETE FROM docs WHERE rowid = ?'),
         delText: this.db.prepare('DELETE FROM text WHERE rowid = ?'),
         insDoc: this.db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
@@ -101,6 +119,9 @@ export class IndexStore {
         // bm25 is lower-is-better; the weights give the table column no say in the score.
         search: this.db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT ? OFFSET ?) x
+          JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
+        searchFrom: this.db.prepare(`
+          SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid >= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
         updDoc: this.db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
       }
@@ -130,8 +151,8 @@ export class IndexStore {
   }
 
   /** Adds a document or replaces the indexed version of it. */
-  put(id: string, sha: string, text: string): void {
-    const row = this.st.row.get(id)
+  /** `row`: what rowOf(id) returned just before, so a batch looks each id up once (null: not indexed). */
+  put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
     let rowid: number | bigint
     if (row) {
       this.st.delText.run(row.rowid)
@@ -154,6 +175,11 @@ export class IndexStore {
     return true
   }
 
+  /** The row of `id` and the blob sha of its indexed version. */
+  rowOf(id: string): {rowid: number; sha: string} | undefined {
+    return this.st.row.get(id)
+  }
+
   /** The blob sha of the indexed version of `id`. */
   sha(id: string): string | undefined {
     return this.st.row.get(id)?.sha
@@ -164,11 +190,26 @@ export class IndexStore {
     return this.st.page.all(after, limit)
   }
 
-  search(query: string, options: {limit: number; offset: number; table?: string}): {hits: StoreHit[]; total: number} {
+  /**
+   * Best matches first, ranked by BM25. A query matching more rows than the window (a word in
+   * a large share of the documents, whose BM25 weight is then near zero anyway) ranks only the
+   * newest `window` matches and extrapolates the total from how far back they reach, so its cost
+   * stays bounded as the index grows. Smaller queries are ranked and counted exactly.
+   */
+  search(query: string, options: {limit: number; offset: number; table?: string}, window = SEARCH_WINDOW): StoreSearch {
     const match = matchExpression(query, options.table)
     if (match === undefined || this.docCount === 0) return {hits: [], total: 0}
-    const hits = this.st.search.all(match, options.limit, options.offset)
-    const total = hits.length > 0 && hits.length < options.limit ? options.offset + hits.length : this.st.count.get(match) ?? 0
-    return {hits, total}
+    const span = Math.max(window, 4 * (options.offset + options.limit))
+    // One pass without scoring: the number of matches up to the window, and how far back the
+    // window reaches. Fewer than the window: that count is the exact total.
+    const {edge, n} = this.st.probe.get(match, span) ?? {edge: null, n: 0}
+    if (n === 0 || edge === null) return {hits: [], total: 0}
+    if (n < span) return {hits: this.st.search.all(match, options.limit, options.offset), total: n}
+    const hits = this.st.searchFrom.all(match, edge, options.limit, options.offset)
+    const {hi, lo} = this.st.bounds.get() ?? {hi: null, lo: null}
+    if (hi === null || lo === null || hi <= edge) return {hits, total: n}
+    const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (hi - edge + 1)))
+    if (edge <= lo) return {hits, total: span}
+    return {estimated: true, hits, total}
   }
 }
