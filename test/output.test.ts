@@ -49,6 +49,9 @@ describe('output hook', () => {
     s.succeed('done')
     const t = capture(true)
     createOutput('json', {env: {}, stderr: t.stderr, stdout: t.stdout}).spinner('x').succeed()
-    expect(c.err() + t.err()).to.equal('')
+    // A terminal nobody sized (0 columns): ora would clear lines forever, so nothing is drawn.
+    const z = capture(true)
+    createOutput('text', {env: {}, stderr: Object.assign(z.stderr, {columns: 0}), stdout: z.stdout}).spinner('x').succeed('ok')
+    expect(c.err() + t.err() + z.err()).to.equal('')
   })
 })

@@ -5,7 +5,7 @@ import type {Writable} from 'node:stream'
 
 export interface OutputStreams {
   env?: Record<string, string | undefined>
-  stderr?: Writable & {isTTY?: boolean}
+  stderr?: Writable & {columns?: number; isTTY?: boolean}
   stdout?: Writable & {isTTY?: boolean}
 }
 
@@ -47,7 +47,9 @@ export function createOutput(format: OutputFormat, streams: OutputStreams = {}):
   const stdout = streams.stdout ?? process.stdout
   const stderr = streams.stderr ?? process.stderr
   const color = palette(colorEnabled(stderr, env))
-  const spinnersAllowed = format === 'text' && Boolean(stderr.isTTY) && env.CI === undefined
+  // A terminal of no width (a pty nobody sized, as under `script` or some CI runners) would make
+  // ora's line clearing loop forever, so the command never ended: no spinner there.
+  const spinnersAllowed = format === 'text' && Boolean(stderr.isTTY) && (stderr.columns ?? 0) > 0 && env.CI === undefined
 
   return {
     color,

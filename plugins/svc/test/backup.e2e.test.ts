@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {execFile} from 'node:child_process'
-import {copyFileSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
 
@@ -259,6 +259,8 @@ describe('toolkit svc backup and restore (built CLI, live server)', function () 
     expect(res.status).to.equal(409)
     expect(((await res.json()) as {error: {message: string}}).error.message).to.include('stop the server')
     expect(((await (await fetch(`${rest}/api/v1/documents/a:1`)).json()) as {v: string}).v).to.equal('alpha')
+    // server.json holds the ops token: only the data directory's owner may read it.
+    expect(statSync(join(data, 'server.json')).mode & 0o777).to.equal(0o600)
     s.child.kill('SIGTERM')
     expect((await s.exited).code).to.equal(0)
     expect(existsSync(join(data, 'server.json'))).to.equal(false)

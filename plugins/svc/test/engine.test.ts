@@ -5,6 +5,7 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 
 import {docPath, parseId} from '../src/engine/ids.js'
+import {createLogger} from '../src/engine/logger.js'
 import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, memoryLogger, tempDir} from './helpers/tmp.js'
 
@@ -182,14 +183,24 @@ describe('svc engine', () => {
     const body = '{\n  "id": "o:1",\n  "v": 2\n}\n'
     const path = docPath(parseId('o:1'))
     const msg = 'put o:1\n\nSvc-Op: put\nSvc-Id: o:1\nSvc-Seq: 2\n'
-    setTimeout(() => {
-      orphan.stdin.write(`commit refs/heads/main\ncommitter svc <svc@localhost> 1700000000 +0000\ndata ${msg.length}\n${msg}from refs/heads/main^0\nM 100644 inline ${path}\ndata ${body.length}\n${body}\ncheckpoint\n`)
-      orphan.stdin.end('done\n')
-    }, 400)
-    const {lines, logger} = memoryLogger()
-    const t0 = Date.now()
-    db = await openEngine(dir, {fullText: false, logger})
-    expect(Date.now() - t0).to.be.at.least(350)
+    // The orphan's last commit is sent only once the engine says it waits for the orphan: an open
+    // that read the branches without waiting would miss it, whatever the machine's speed.
+    let waiting!: () => void
+    const saysWaiting = new Promise<void>((resolve) => (waiting = resolve))
+    const lines: string[] = []
+    const logger = createLogger({
+      format: 'json',
+      level: 'debug',
+      write(line) {
+        lines.push(line)
+        if (line.includes('waiting for the git fast-import of the previous run to end')) waiting()
+      },
+    })
+    const opening = openEngine(dir, {fullText: false, logger})
+    await Promise.race([saysWaiting, opening.then(() => expect.fail('opened without waiting for the orphan'))])
+    orphan.stdin.write(`commit refs/heads/main\ncommitter svc <svc@localhost> 1700000000 +0000\ndata ${msg.length}\n${msg}from refs/heads/main^0\nM 100644 inline ${path}\ndata ${body.length}\n${body}\ncheckpoint\n`)
+    orphan.stdin.end('done\n')
+    db = await opening
     expect(lines.join('\n')).to.include('waited for the git fast-import of the previous run to end')
     expect(await db.get('o:1')).to.deep.equal({id: 'o:1', v: 2})
     await db.put({id: 'o:1', v: 3})

@@ -35,7 +35,12 @@ describe('toolkit svc server --follow (read-only follower, built CLI)', function
   after(async () => {
     io?.disconnect()
     await sql?.end().catch(() => {})
-    for (const s of started) if (s.child.exitCode === null) s.child.kill('SIGKILL')
+    // A clean stop: a killed server's git fast-import may still be writing while the directory is removed.
+    for (const s of started) {
+      if (s.child.exitCode !== null) continue
+      s.child.kill('SIGTERM')
+      await s.exited
+    }
     cleanupTempDirs()
   })
 
@@ -141,6 +146,11 @@ describe('toolkit svc server --follow (read-only follower, built CLI)', function
       const plan = async (): Promise<string> => (await f.query("EXPLAIN SELECT id FROM pets WHERE kind = 'cat'")).rows.map((r: Record<string, string>) => Object.values(r).join(' ')).join('\n')
       await until(async () => (await plan()).includes('Index Lookup using pets_kind'), 60_000, 'follower built the leader\'s index')
       expect((await ids('cat')).split(',')).to.have.length(10)
+      // What psql users and tools list: the follower's catalog names the leader's index.
+      expect((await f.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'pets' ORDER BY indexname")).rows).to.deep.equal([
+        {indexdef: 'CREATE INDEX pets_kind ON public.pets USING btree (kind)', indexname: 'pets_kind'},
+        {indexdef: 'CREATE UNIQUE INDEX pets_pkey ON public.pets USING btree (id)', indexname: 'pets_pkey'},
+      ])
 
       // The leader rewrites, deletes and adds: the follower's index answers with the new values.
       await lsql.query("UPDATE pets SET kind = 'dog' WHERE id = 'pets:0'")

@@ -3,7 +3,7 @@ import {mkdirSync, rmSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
-import {CheckpointSchedule} from './checkpoint-schedule.js'
+import {CheckpointLoop} from './checkpoint-loop.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './errors.js'
@@ -123,13 +123,8 @@ export class GitEngine implements Engine {
   private appending = 0
   private branchesState = new Map<string, BranchState>()
   private cache: BlobCache
-  private checkpointRunning = false
-  private checkpoints: CheckpointSchedule
-  private checkpointWaiters: Array<{after: number; reject(e: Error): void; resolve(): void}> = []
+  private checkpoints: CheckpointLoop
   private checkpointsSinceRepack = 0
-  private checkpointsStarted = 0
-  /** Checkpoints sent to fast-import and not yet reported done. */
-  private checkpointsInFlight = 0
   /** Log sequence covered by the last checkpoint requested. */
   private requestedSeq = 0
   private repacking: Promise<void> | undefined
@@ -181,7 +176,17 @@ export class GitEngine implements Engine {
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.clock = options.now ?? Date.now
-    this.checkpoints = new CheckpointSchedule(() => void this.runCheckpoint(), {delayMs: options.checkpointDelayMs ?? 50, maxDelayMs: options.checkpointMaxDelayMs ?? 1000})
+    this.checkpoints = new CheckpointLoop(
+      {
+        behind: () => this.sentSeq > this.checkpointedSeq,
+        checkpoint: () => this.checkpointNow(),
+        closed: () => this.closed,
+        failed: (error) => this.writerFailed(error),
+        failure: () => this.failure,
+        writerDown: () => this.writerDown !== undefined,
+      },
+      {delayMs: options.checkpointDelayMs ?? 50, maxDelayMs: options.checkpointMaxDelayMs ?? 1000},
+    )
     this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
 
@@ -288,7 +293,7 @@ export class GitEngine implements Engine {
     this.scheduleSweep()
     for (const idx of from.indexes?.values() ?? []) this.secondary.add(state, idx.def)
     if (from.indexes?.size) this.secondary.save(this.branchesState.values())
-    await this.forceCheckpoint()
+    await this.checkpoints.force()
     this.index?.addBranch(name)
     const heads = await refHeads(this.repo)
     this.log.info('branch created', {branch: name, from: from.name})
@@ -736,9 +741,9 @@ export class GitEngine implements Engine {
       },
     })
     this.sentSeq = entry.seq
-    if (this.checkpointsInFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
+    if (this.checkpoints.inFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
-    } else if (!replay) this.scheduleCheckpoint()
+    } else if (!replay) this.checkpoints.schedule()
   }
 
   /** Replaces an entry, keeping the expiry bookkeeping in step. */
@@ -954,15 +959,7 @@ export class GitEngine implements Engine {
   }
 
   private async flushInternal(): Promise<void> {
-    if (this.sentSeq > this.checkpointedSeq) await this.forceCheckpoint()
-  }
-
-  private forceCheckpoint(): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure)
-    const done = new Promise<void>((resolve, reject) => this.checkpointWaiters.push({after: this.checkpointsStarted, reject, resolve}))
-    this.checkpoints.cancel()
-    void this.runCheckpoint()
-    return done
+    if (this.sentSeq > this.checkpointedSeq) await this.checkpoints.force()
   }
 
   private prepare(doc: Doc, options: WriteOptions): {body: Buffer; id: string} {
@@ -978,28 +975,6 @@ export class GitEngine implements Engine {
     return {body, id}
   }
 
-  private async runCheckpoint(): Promise<void> {
-    // While the writer is down its restart sends everything again and then checkpoints.
-    if (this.checkpointRunning || this.writerDown) return
-    this.checkpointRunning = true
-    try {
-      while (this.sentSeq > this.checkpointedSeq || this.checkpointWaiters.length > 0) {
-        // Each checkpoint closes fast-import's pack, and the next pack starts without delta bases:
-        // while one is still on its way there is no point asking for another unless a caller waits.
-        if (this.checkpointsInFlight > 0 && this.checkpointWaiters.length === 0) break
-        await this.checkpointNow()
-        // Under a steady stream, let the debounce timer gather more commits per checkpoint.
-        if (!this.closed && this.checkpointWaiters.length === 0) break
-      }
-    } catch (error) {
-      this.writerFailed(error)
-    } finally {
-      this.checkpointRunning = false
-      // A checkpoint still on its way schedules the next one when it completes.
-      if (!this.failure && !this.writerDown && this.checkpointsInFlight === 0 && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
-    }
-  }
-
   /**
    * Asks fast-import for a checkpoint covering everything sent so far. Only a caller that waits
    * (flush, history, close) starts one while another is on its way; they complete in order.
@@ -1008,14 +983,8 @@ export class GitEngine implements Engine {
     const target = this.sentSeq
     const mark = this.sendIdx
     this.requestedSeq = target
-    const gen = ++this.checkpointsStarted
     const started = Date.now()
-    this.checkpointsInFlight++
-    try {
-      await this.writer.checkpoint()
-    } finally {
-      this.checkpointsInFlight--
-    }
+    const generation = await this.checkpoints.ask(() => this.writer.checkpoint())
     this.checkpointedSeq = Math.max(this.checkpointedSeq, target)
     let u = 0
     while (u < this.unsent.length && this.unsent[u].idx <= mark) u++
@@ -1035,15 +1004,12 @@ export class GitEngine implements Engine {
       }
     }
     this.pendingQueue.splice(0, n)
-    const ready = this.checkpointWaiters.filter((w) => w.after < gen)
-    this.checkpointWaiters = this.checkpointWaiters.filter((w) => w.after >= gen)
-    for (const w of ready) w.resolve()
     for (const w of this.pressureWaiters.splice(0)) w()
-    this.checkpoints.checkpointed(this.sentSeq > this.checkpointedSeq)
+    this.checkpoints.completed(generation, this.sentSeq > this.checkpointedSeq)
     this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
     if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
     // Writes that arrived while this one was on its way get the next checkpoint.
-    if (this.checkpointsInFlight === 0 && !this.failure && this.sentSeq > this.checkpointedSeq) this.scheduleCheckpoint()
+    if (this.checkpoints.inFlight === 0 && !this.failure && this.sentSeq > this.checkpointedSeq) this.checkpoints.schedule()
     await this.wal.release(this.checkpointedSeq)
   }
 
@@ -1085,7 +1051,7 @@ export class GitEngine implements Engine {
     const message = withDiskFullRemedy((error as Error).message)
     if (this.closed) {
       this.failure = new EngineError('unavailable', `git writer failed: ${message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
-      for (const w of this.checkpointWaiters.splice(0)) w.reject(this.failure)
+      this.checkpoints.rejectWaiters(this.failure)
       for (const w of this.pressureWaiters.splice(0)) w()
       return
     }
@@ -1115,7 +1081,7 @@ export class GitEngine implements Engine {
         this.writerDown = undefined
         this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
         for (const r of this.pressureWaiters.splice(0)) r()
-        void this.runCheckpoint()
+        void this.checkpoints.run()
         return 'done'
       },
       closed: () => this.closed,
@@ -1148,11 +1114,6 @@ export class GitEngine implements Engine {
   private async writeGraph(): Promise<void> {
     const error = await writeCommitGraph(this.repo, this.stopping.signal)
     if (error) this.log.warn('history reads stay slower', {error: error.message})
-  }
-
-  private scheduleCheckpoint(): void {
-    if (this.closed && this.checkpointWaiters.length === 0) return
-    this.checkpoints.schedule()
   }
 
   private async start(): Promise<void> {
@@ -1194,7 +1155,7 @@ export class GitEngine implements Engine {
         this.requestedSeq = this.checkpointedSeq
         for (const e of replay) this.apply(e, true)
         this.log.info('replaying acknowledged writes not yet in git', {entries: replay.length})
-        this.scheduleCheckpoint()
+        this.checkpoints.schedule()
       } else {
         this.sentSeq = this.seq
         await this.wal.release(this.seq)

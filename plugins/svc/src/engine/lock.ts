@@ -172,11 +172,13 @@ export function runningWriter(dataDir: string): number | undefined {
  * A process killed with SIGKILL leaves its `git fast-import` running until that has read the
  * rest of its pipe, and it may still update refs at a checkpoint it finds there. Waits for it to
  * end (it ends by itself: its input is closed) before the engine reads refs, and kills it if it
- * has not ended after `timeoutMs`. Returns the pid waited for, if any.
+ * has not ended after `timeoutMs`. Returns the pid waited for, if any; `onWaiting` hears of it
+ * before the wait (an operator sees why the start pauses).
  */
-export async function waitForOrphanWriter(dataDir: string, timeoutMs = 30_000): Promise<number | undefined> {
+export async function waitForOrphanWriter(dataDir: string, onWaiting?: (pid: number) => void, timeoutMs = 30_000): Promise<number | undefined> {
   const pid = runningWriter(dataDir)
   if (pid === undefined) return undefined
+  onWaiting?.(pid)
   const until = Date.now() + timeoutMs
   while (isFastImport(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 25))
   if (isFastImport(pid)) {

@@ -26,7 +26,7 @@ export async function prepareRepository(dataDir: string, repo: string, previousC
     await git(repo, ['config', k, v])
   }
   if (previousCrashed) {
-    const orphan = await waitForOrphanWriter(dataDir)
+    const orphan = await waitForOrphanWriter(dataDir, (pid) => log.warn('waiting for the git fast-import of the previous run to end', {pid}))
     if (orphan) log.warn('waited for the git fast-import of the previous run to end', {pid: orphan})
   }
   for (const p of removeStaleGitLocks(repo, previousCrashed)) log.warn('removed stale git lock file', {path: p})

@@ -1,5 +1,7 @@
-import {readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {git} from '../engine/git.js'
 import {LAYOUT_NAMES} from '../engine/layout.js'
@@ -22,9 +24,7 @@ function readCache(dataDir: string): CountCache | undefined {
 
 function writeCache(dataDir: string, value: CountCache): void {
   try {
-    const tmp = `${cacheFile(dataDir)}.${process.pid}.tmp`
-    writeFileSync(tmp, JSON.stringify(value))
-    renameSync(tmp, cacheFile(dataDir))
+    writeFileAtomicSync(cacheFile(dataDir), JSON.stringify(value), {fsync: false})
   } catch {
     // Only a cache: the next count walks the tree again.
   }

@@ -1,5 +1,7 @@
 import {createHash} from 'node:crypto'
-import {createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync} from 'node:fs'
+import {createReadStream, existsSync, readFileSync, statSync} from 'node:fs'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {EngineError} from '../engine/errors.js'
 
@@ -42,8 +44,7 @@ export function sha256File(file: string): Promise<string> {
 /** Writes `<file>.manifest.json` atomically. */
 export function writeManifest(m: BackupManifest): void {
   const out = manifestPath(m.path)
-  writeFileSync(`${out}.tmp`, `${JSON.stringify(m, null, 2)}\n`)
-  renameSync(`${out}.tmp`, out)
+  writeFileAtomicSync(out, `${JSON.stringify(m, null, 2)}\n`)
 }
 
 /** The manifest written beside `file`, when there is one. */

@@ -1,6 +1,8 @@
 import {randomBytes} from 'node:crypto'
-import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {EngineError} from '../engine/errors.js'
 import {requireDataDir} from './data-dir.js'
@@ -35,8 +37,7 @@ export const SCHEDULES_FILE = 'schedules.json'
 export const SCHEDULE_STATE_FILE = 'schedule-state.json'
 
 function writeAtomic(file: string, value: unknown): void {
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(value, null, 2)}\n`)
-  renameSync(`${file}.tmp`, file)
+  writeFileAtomicSync(file, `${JSON.stringify(value, null, 2)}\n`)
 }
 
 export function readSchedules(dataDir: string): Schedule[] {

@@ -1,6 +1,8 @@
 import {randomBytes, timingSafeEqual} from 'node:crypto'
-import {readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {readFileSync, rmSync} from 'node:fs'
 import {join, resolve} from 'node:path'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {EngineError} from '../engine/errors.js'
 import {lockState} from '../engine/lock.js'
@@ -31,10 +33,8 @@ let current: ServerLink | undefined
 export function publishServerLink(o: {backupDir?: string; dataDir: string; rest?: {host: string; port: number}}): ServerLink {
   const dataDir = resolve(o.dataDir)
   const link: ServerLink = {backupDir: resolve(o.backupDir ?? join(dataDir, '..', 'backups')), dataDir, pid: process.pid, rest: o.rest, token: randomBytes(24).toString('hex')}
-  const file = join(dataDir, LINK_FILE)
-  rmSync(`${file}.tmp`, {force: true})
-  writeFileSync(`${file}.tmp`, JSON.stringify(link), {mode: 0o600})
-  renameSync(`${file}.tmp`, file)
+  // It holds the token: 0600 from its first byte.
+  writeFileAtomicSync(join(dataDir, LINK_FILE), JSON.stringify(link), {mode: 0o600})
   current = link
   return link
 }

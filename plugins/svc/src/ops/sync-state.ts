@@ -1,5 +1,7 @@
-import {readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
+
+import {writeFileAtomicSync} from '@toolkit/kit'
 
 import {LAYOUT_NAMES} from '../engine/layout.js'
 import type {FollowStatus} from './follower.js'
@@ -32,8 +34,8 @@ export function recordSyncState(dataDir: string, part: Pick<SyncState, 'follow' 
   lastWritten.set(file, body)
   const state: SyncState = {...readSyncState(dataDir), ...part, pid: process.pid, updatedAt: new Date().toISOString()}
   try {
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`)
-    renameSync(`${file}.tmp`, file)
+    // Only status for diagnose and /health: not worth an fsync on every push.
+    writeFileAtomicSync(file, `${JSON.stringify(state, null, 2)}\n`, {fsync: false})
   } catch {
     // A full disk must not stop replication itself; the next change tries again.
     lastWritten.delete(file)

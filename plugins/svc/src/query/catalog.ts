@@ -302,7 +302,7 @@ export function emptyCatalogResult(sql: string): QueryResult | undefined {
 // ---------------------------------------------------------------------------------------
 // information_schema and pg_catalog tables read by ordinary statements
 
-const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user', 'pg_class', 'pg_attribute', 'pg_index'])
+const VIRTUAL = new Set(['tables', 'columns', 'pg_tables', 'pg_namespace', 'pg_database', 'schemata', 'pg_settings', 'pg_type', 'pg_roles', 'pg_user', 'pg_class', 'pg_attribute', 'pg_index', 'pg_indexes'])
 
 /** Column types of the catalog tables, as PostgreSQL declares them (names are `name`, information_schema text is varchar). */
 const CATALOG_OIDS: Record<string, Record<string, number>> = {
@@ -310,6 +310,7 @@ const CATALOG_OIDS: Record<string, Record<string, number>> = {
   pg_attribute: {attname: OID.name, attnotnull: OID.bool, attnum: OID.int2, attrelid: OID.oid, atttypid: OID.oid},
   pg_class: {oid: OID.oid, relkind: OID.char, relname: OID.name, relnamespace: OID.oid},
   pg_index: {indexrelid: OID.oid, indisprimary: OID.bool, indisunique: OID.bool, indrelid: OID.oid},
+  pg_indexes: {indexdef: OID.text, indexname: OID.name, schemaname: OID.name, tablename: OID.name, tablespace: OID.name},
   pg_namespace: {nspname: OID.name, nspowner: OID.oid, oid: OID.oid, schema_name: OID.name},
   pg_tables: {hasindexes: OID.bool, schemaname: OID.name, tablename: OID.name, tableowner: OID.name},
   pg_type: {oid: OID.oid, typname: OID.name},
@@ -396,6 +397,13 @@ export async function virtualTable(s: PgSession, table: string, alias: string): 
     case 'pg_index': {
       for (const ix of await allIndexes(s, branch)) {
         rows.push({indexrelid: oidOf(branch, ix.name), indisprimary: ix.primary, indisunique: ix.primary, indrelid: oidOf(branch, ix.table)})
+      }
+      break
+    }
+    case 'pg_indexes': {
+      for (const ix of await allIndexes(s, branch)) {
+        const indexdef = `CREATE ${ix.primary ? 'UNIQUE ' : ''}INDEX ${ix.name} ON ${schema}.${ix.table} USING btree (${ix.field})`
+        rows.push({indexdef, indexname: ix.name, schemaname: schema, tablename: ix.table, tablespace: null})
       }
       break
     }
