@@ -2,7 +2,7 @@
 // Search before and after the bounded search of issue 26, on the same documents and queries in
 // one process: "before" is the FTS5 index as svc had it (no prefix index; BM25 of every match,
 // then a count of every match), "after" is engine/fts/store.ts (prefix indexes for 3-4
-// characters; an unscored walk of at most 10,000 newest matches, BM25 of those only).
+// characters; an unscored walk of at most the first 10,000 matches, BM25 of those only).
 // Usage: node bench/svc-fts-window.mjs [--docs 100000] [--queries 300]
 import {join} from 'node:path'
 import {createRequire} from 'node:module'
