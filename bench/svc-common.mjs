@@ -1,7 +1,7 @@
 // Shared helpers of the bench/svc-* scripts: start the built `toolkit svc server`, drive it with
 // keep-alive HTTP clients, and report figures next to the peer measured in the same run.
 import {spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {Agent, request} from 'node:http'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -32,13 +32,16 @@ export function arg(name, def) {
 const others = {pg: ['--disable-rest', '--disable-redis'], redis: ['--disable-rest', '--disable-sql'], rest: ['--disable-redis', '--disable-sql']}
 const portFlag = {pg: '--pg-port', redis: '--redis-port', rest: '--http-port'}
 
+/** Extra node flags for the server, e.g. SVC_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (node refuses --cpu-prof in NODE_OPTIONS). */
+const serverNodeArgs = (process.env.SVC_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+
 /**
  * Starts the built server with one protocol on a free port (REST unless `protocol` says `redis`
  * or `pg`); resolves {child, port, stop()} once it listens.
  */
 export function startServer(dataDir, extra = [], protocol = 'rest') {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, portFlag[protocol], '0', ...others[protocol], '--log-level', 'warn', ...extra], {
+    const child = spawn(process.execPath, [...serverNodeArgs, RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, portFlag[protocol], '0', ...others[protocol], '--log-level', 'warn', ...extra], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     children.push(child)
@@ -118,16 +121,25 @@ export function gitInitBare(dir) {
   spawnSync('git', ['init', '--bare', '-q', dir])
 }
 
+/** The malloc setting svc starts its own fast-import with (plugins/svc/src/engine/writer.ts). */
+export const TUNED_MALLOC = 'glibc.malloc.trim_threshold=33554432'
+
 /**
  * The write peer: raw `git fast-import`, one commit per document, in svc's tree layout, into a
  * fresh bare repository. `docFor(i)` gives document i (1-based). Resolves commits per second.
+ * `tuned: true` gives it the same malloc setting svc's own fast-import runs with; `onCpu(seconds)`
+ * receives fast-import's CPU time (user + system) per commit.
  */
-export async function rawFastImport(n, docFor) {
+export async function rawFastImport(n, docFor, {onCpu, tuned = false} = {}) {
   const {docPath, parseId} = await import(IDS_JS)
   const repo = join(tempDir(), 'peer.git')
   gitInitBare(repo)
   const t0 = performance.now()
-  const child = spawn('git', ['-C', repo, 'fast-import', '--quiet', '--done'], {stdio: ['pipe', 'ignore', 'inherit']})
+  const env = tuned ? {...process.env, GLIBC_TUNABLES: TUNED_MALLOC} : process.env
+  // bash's `times` reports the CPU fast-import used (its children's user and system time).
+  const child = spawn('bash', ['-c', 'git -C "$0" fast-import --quiet --done; s=$?; times >&2; exit $s', repo], {env, stdio: ['pipe', 'ignore', 'pipe']})
+  let err = ''
+  child.stderr.on('data', (d) => (err += d))
   const done = new Promise((r) => child.on('exit', r))
   const now = Math.floor(Date.now() / 1000)
   for (let i = 1; i <= n; i++) {
@@ -138,8 +150,28 @@ export async function rawFastImport(n, docFor) {
     if (!child.stdin.write(Buffer.concat([Buffer.from(chunk), body, Buffer.from('\n\n')]))) await new Promise((r) => child.stdin.once('drain', r))
   }
   child.stdin.end('done\n')
-  await done
+  const code = await done
+  if (code !== 0) throw new Error(`git fast-import failed: ${err}`)
+  const times = [...err.trim().split('\n').at(-1).matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
+  onCpu?.((times[0] + times[1]) / n)
   return n / ((performance.now() - t0) / 1000)
+}
+
+/** CPU seconds (user + system) a process and its waited-for children used so far, from /proc (Linux). */
+export function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const v = f.slice(f.lastIndexOf(')') + 2).split(' ').map(Number)
+  // Fields 14-17 (utime, stime, cutime, cstime) are at 11-14 after the name; clock ticks of 1/100 s.
+  return (v[11] + v[12] + v[13] + v[14]) / 100
+}
+
+/** Pids of the direct children of `pid` (Linux). */
+export function childPids(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
 }
 
 export function line(label, value) {
@@ -163,14 +195,14 @@ done = function(summary, latency, requests)
 end
 `)
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`], {stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '30s', '--latency', '-s', script, `http://127.0.0.1:${port}`], {stdio: ['ignore', 'pipe', 'inherit']})
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.on('exit', () => {
       const m = /RESULT (\d+) (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)/.exec(out)
       if (!m) return reject(new Error(`wrk output not understood: ${out}`))
-      const [requests, durationUs, errors, p50, p99] = m.slice(1).map(Number)
-      resolve({errors, p50: p50 / 1000, p99: p99 / 1000, requests, rps: requests / (durationUs / 1e6)})
+      const [requests, durationUs, errors, p50, p99, statusErrors] = m.slice(1).map(Number)
+      resolve({errors, p50: p50 / 1000, p99: p99 / 1000, statusErrors, requests, rps: requests / (durationUs / 1e6)})
     })
   })
 }

@@ -4,6 +4,8 @@
 // write rate (50 concurrent puts, in process) so SET can be compared with what the engine can do.
 // Usage: node bench/svc-redis.mjs [--requests 100000] [--set-requests 20000] [--keys 100000] [--writes 20000]
 // Needs the built plugin (npm run build -w plugins/svc), redis-server and redis-benchmark.
+// Goals (issue 26): GET >= 0.9x redis-server at -P 1 and >= 0.7x at -P 16; SET >= 0.3x a
+// redis-server with appendfsync always at -P 1.
 import {spawn, spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 
@@ -25,10 +27,15 @@ function waitReady(port, timeoutMs = 10_000) {
   }
 }
 
-async function startRedis() {
+/**
+ * In-memory redis (no RDB snapshots, no AOF) is the fastest configuration of the peer, for reads;
+ * `durable` gives every write an fsync before its reply (`appendfsync always`), as svc's SET
+ * is acknowledged only once on disk.
+ */
+async function startRedis({durable = false} = {}) {
   const port = await freePort()
-  // In-memory redis (no RDB snapshots, no AOF): the fastest configuration of the peer.
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tempDir('redis-peer-')], {stdio: 'ignore'})
+  const aof = durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', tempDir('redis-peer-')], {stdio: 'ignore'})
   waitReady(port)
   return {port, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))}
 }
@@ -90,6 +97,7 @@ function drained(port) {
 // The engine's rate is measured before and after the servers; the mean damps drifts in machine load.
 const engineBefore = await engineWriteRate()
 const peer = await startRedis()
+const durablePeer = await startRedis({durable: true})
 const svc = await startSvc()
 const results = []
 try {
@@ -102,7 +110,9 @@ try {
     const ours = bench(svc.port, test, p)
     drained(svc.port)
     const theirs = bench(peer.port, test, p)
-    results.push({ours, p, test, theirs})
+    // SET is compared with the redis that also answers only once the write is on disk.
+    const durable = test === 'set' ? bench(durablePeer.port, test, p) : undefined
+    results.push({durable, ours, p, test, theirs})
   }
   const bare = await startBareNode()
   results.push({bare: bench(bare.port, 'get', 1), ours: bench(svc.port, 'get', 1), p: 1, test: 'get (again, next to a bare Node server)', theirs: bench(peer.port, 'get', 1)})
@@ -110,6 +120,7 @@ try {
 } finally {
   await svc.stop()
   await peer.stop()
+  await durablePeer.stop()
 }
 const engineAfter = await engineWriteRate()
 const engineRate = (engineBefore + engineAfter) / 2
@@ -117,6 +128,7 @@ const engineRate = (engineBefore + engineAfter) / 2
 console.log(`redis-benchmark -c 50 -n ${REQUESTS} (GET -P 16: ${REQUESTS * 10}, SET: ${SET_REQUESTS}) -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
 for (const r of results) {
   line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
+  if (r.durable !== undefined) line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server appendfsync always`, `${Math.round(r.ours)} / ${Math.round(r.durable)} = ${(r.ours / r.durable).toFixed(2)}x`)
 }
 const again = results.at(-1)
 line('bare Node RESP server GET -P 1 / redis-server', `${Math.round(again.bare)} / ${Math.round(again.theirs)} = ${(again.bare / again.theirs).toFixed(2)}x (the ceiling for Node)`)

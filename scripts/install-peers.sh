@@ -10,6 +10,7 @@ set -euo pipefail
 # One package per line; add a package here when a test starts using a new program.
 packages=(
   git
+  wrk
   redis-server
   redis-tools
   postgresql

@@ -59,19 +59,23 @@ export function readJson<T = Record<string, unknown>>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T
 }
 
-let exampleRun: Promise<{runDir: string}> | undefined
+const exampleRuns = new Map<string, Promise<{runDir: string}>>()
 
 /**
  * One in-process generate of the example, shared by the test files that only read its result
  * (the suite runs in one process), so the suite stays fast on a shared machine.
  */
-export function sharedExampleRun(): Promise<{runDir: string}> {
-  exampleRun ??= import('../src/pipeline.js').then(async ({generate}) => {
-    const outcome = await generate({businessFile: join(exampleDir, 'business.toml'), out: tempDir(), skipUrlCheck: true})
-    if (outcome.status !== 'success') throw new Error(`the example run is ${outcome.status}`)
-    return {runDir: outcome.runDir}
-  })
-  return exampleRun
+export function sharedExampleRun(name = 'acme-coffee'): Promise<{runDir: string}> {
+  let run = exampleRuns.get(name)
+  if (!run) {
+    run = import('../src/pipeline.js').then(async ({generate}) => {
+      const outcome = await generate({businessFile: join(repoRoot, 'examples', name, 'business.toml'), out: tempDir(), skipUrlCheck: true})
+      if (outcome.status !== 'success') throw new Error(`the ${name} example run is ${outcome.status}`)
+      return {runDir: outcome.runDir}
+    })
+    exampleRuns.set(name, run)
+  }
+  return run
 }
 
 /** A copy of the shared example run, to change freely (export on it, damage a file, ...). */

@@ -76,6 +76,63 @@ describe('tools', function () {
     expect(s.ws.account.campaigns).to.have.length(base.account.campaigns.length)
   })
 
+  it('set_account_plan refuses a category that is not in the catalog, naming the ones that are', async () => {
+    const s = session('plan', null)
+    const res = await s.call('set_account_plan', {campaigns: [{ad_groups: [{categories: ['Teapots'], final_url: 'https://acme-coffee.example', name: 'G'}], bid_strategy: 'manual_cpc', daily_budget_cents: 12_000, name: 'X', type: 'search'}]})
+    expect(res.ok).to.equal(false)
+    expect(res.ok ? '' : res.error).to.match(/^group "G" names category "Teapots", which is not in the catalog; categories: .*Coffee Beans/)
+    expect(JSON.stringify(s.ws)).to.equal(JSON.stringify(base))
+  })
+
+  it('set_account_plan takes whole categories by name (any case) and plans their products in catalog order', async () => {
+    const s = session('plan', null)
+    const res = await s.call('set_account_plan', {
+      campaigns: [{ad_groups: [{categories: ['coffee BEANS'], final_url: 'https://acme-coffee.example', name: 'Beans', }], bid_strategy: 'manual_cpc', daily_budget_cents: 12_000, name: 'Beans', type: 'search'}],
+    })
+    expect(res.ok, JSON.stringify(res)).to.equal(true)
+    const beans = base.input.catalog.filter((p) => p.category === 'Coffee Beans').map((p) => p.id)
+    expect(beans.length).to.be.greaterThan(1)
+    expect(s.onDisk().account.campaigns[0].planned_ad_groups[0].product_ids).to.deep.equal(beans)
+  })
+
+  describe('a 2,000-product catalog (examples/outdoor-depot)', () => {
+    let big: Workspace
+    before(async () => {
+      big = loadWorkspace((await sharedExampleRun('outdoor-depot')).runDir)
+    })
+
+    const call = (name: string, input: unknown) => {
+      const ctx: ToolContext = {finished: false, mission: 'plan', slug: null, ws: structuredClone(big)}
+      return callTool(toolsFor('plan'), ctx, new EventLog(join(tempDir(), 'events.ndjson')), () => {}, name, input)
+    }
+
+    it('get_business summarises it by category in a few per cent of the catalog', async () => {
+      const res = await call('get_business', {})
+      expect(res.ok).to.equal(true)
+      const catalog = (res as {result: {catalog: {categories: {name: string; price_bands: Record<string, number>; products: number; top_products: {id: string}[]}[]; products: number}}}).result.catalog
+      expect(catalog.products).to.equal(2000)
+      expect(catalog.categories).to.have.length(20)
+      // The whole catalog is about 600,000 characters of JSON; its summary a few per cent of it.
+      expect(JSON.stringify(res).length).to.be.below(JSON.stringify(big.input.catalog).length / 20)
+      for (const c of catalog.categories) {
+        expect(c.products).to.equal(big.input.catalog.filter((p) => p.category === c.name).length)
+        expect(Object.values(c.price_bands).reduce((a, b) => a + b, 0)).to.equal(c.products)
+        expect(c.top_products.length).to.be.within(1, 5)
+      }
+    })
+
+    it('query_catalog pages through one category at most 100 products at a time', async () => {
+      const category = big.input.catalog[0].category
+      const page = await call('query_catalog', {category: category.toUpperCase(), limit: 100, offset: 50})
+      const result = (page as {result: {products: {category: string}[]; total: number}}).result
+      expect(result.total).to.equal(100)
+      expect(result.products).to.have.length(50)
+      for (const p of result.products) expect(p.category).to.equal(category)
+      const tooMany = await call('query_catalog', {limit: 1000})
+      expect(tooMany.ok ? '' : tooMany.error).to.match(/^invalid input: limit: /)
+    })
+  })
+
   it('upsert_ad_group answers a model that writes English for a German shop with the texts to rewrite', async () => {
     const s = session(mission, slug)
     s.ws.input.business.language = 'de-DE'

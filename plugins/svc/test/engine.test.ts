@@ -33,7 +33,7 @@ describe('svc engine', () => {
     expect(first).to.include('Svc-User: alice').and.include('Svc-Request-Id: r-1').and.include('Svc-Origin: api')
     const files = gitOut(repo, ['ls-tree', '-r', '--name-only', 'main']).trim().split('\n')
     expect(files).to.have.length(1)
-    expect(files[0]).to.match(/^users\/[0-9a-f]{2}\/[0-9a-f]{2}\/1\.json$/)
+    expect(files[0]).to.match(/^users\/[0-9a-f]\/[0-9a-f]\/[0-9a-f]\/[0-9a-f]\/1\.json$/)
     expect(JSON.parse(gitOut(repo, ['show', `main:${files[0]}`]))).to.deep.equal({id: 'users:1', name: 'Ada Lovelace'})
     gitOut(repo, ['fsck', '--full', '--strict'])
   })

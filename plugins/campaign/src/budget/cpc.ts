@@ -20,13 +20,45 @@ export const BASE_CPC: Readonly<Record<string, number>> = {
 export const CPC_FACTORS = {brand: 0.4, premium: 1.5, service: 2, standard: 1, value: 0.6} as const
 export type CpcKind = keyof typeof CPC_FACTORS
 
-/** Median product price in "about a dollar" units: under 15 value, over 100 premium. */
+/** Products by price band, in "about a dollar" units: under 15 value, over 100 premium. */
+export interface PriceBands {
+  premium: number
+  standard: number
+  value: number
+}
+
+export function priceBand(priceCents: number, currency: string): keyof PriceBands {
+  const units = priceCents / 100 / (BASE_CPC[currency] ?? 1)
+  return units < 15 ? 'value' : units > 100 ? 'premium' : 'standard'
+}
+
+export function priceBands(products: readonly Product[], currency: string): PriceBands {
+  const bands: PriceBands = {premium: 0, standard: 0, value: 0}
+  for (const p of products) bands[priceBand(p.price_cents, currency)]++
+  return bands
+}
+
+/**
+ * The band of the median price, from band counts alone: bands are price ranges in order, so the
+ * median's band is the one where the running count passes the median's index. Band counts add
+ * up across categories, so a campaign of several categories gets its kind from their summaries.
+ */
+export function kindOfBands(bands: PriceBands): CpcKind {
+  const n = bands.value + bands.standard + bands.premium
+  if (n === 0) return 'service'
+  const median = Math.floor(n / 2)
+  return median < bands.value ? 'value' : median < bands.value + bands.standard ? 'standard' : 'premium'
+}
+
+export function sumBands(parts: readonly {price_bands: PriceBands}[]): PriceBands {
+  const sum: PriceBands = {premium: 0, standard: 0, value: 0}
+  for (const {price_bands: b} of parts) for (const k of ['premium', 'standard', 'value'] as const) sum[k] += b[k]
+  return sum
+}
+
+/** The kind of the median product price (see kindOfBands). */
 export function kindOfProducts(products: readonly Product[], currency: string): CpcKind {
-  if (products.length === 0) return 'service'
-  const base = BASE_CPC[currency] ?? 1
-  const prices = products.map((p) => p.price_cents / 100 / base).sort((a, b) => a - b)
-  const median = prices[Math.floor(prices.length / 2)]
-  return median < 15 ? 'value' : median > 100 ? 'premium' : 'standard'
+  return kindOfBands(priceBands(products, currency))
 }
 
 /** The CPC estimate in cents for this kind of search, never above `max_cpc`; null when unknown. */

@@ -8,9 +8,9 @@ export function missionPrompt(ws: Workspace, kind: MissionKind, slug: null | str
     return [
       `You plan a Google Ads account for ${b.name} (${b.url}), goal: ${b.goal}.`,
       `Required campaign types: ${ws.input.formats.join(', ')}. Daily budget: ${ws.input.budget.daily_cents} cents ${ws.input.budget.currency}.`,
-      'Read the business with get_business and the products with query_catalog. Set the brand kit with set_brand_kit.',
+      'Read the business and its catalog summary by category with get_business; page through a category with query_catalog only for what the summary does not say. Set the brand kit with set_brand_kit.',
       'Then call set_account_plan once with every campaign: budgets in integer cents that add up exactly to the daily budget,',
-      'ad groups by category and search intent, final URLs on the business site. Finish with finish.',
+      'ad groups by category and search intent (a group takes whole categories by name, or product ids), final URLs on the business site. Finish with finish.',
     ].join('\n')
   }
   const c = ws.account.campaigns.find((x) => x.slug === slug)

@@ -2,7 +2,8 @@ import {z} from 'zod'
 
 import {LIMITS, validateCampaign} from '../steps/validate.js'
 import {MATCH_TYPES, type Campaign, type MatchType} from '../types.js'
-import {catalogSummary, finish, queryCatalog} from './plan-tools.js'
+import {catalogSummary} from './catalog-summary.js'
+import {finish, queryCatalog} from './plan-tools.js'
 import {defineTool, Refusal, type Tool, type ToolContext} from './tool.js'
 
 const match = z.enum(MATCH_TYPES as [MatchType, ...MatchType[]])

@@ -3,24 +3,10 @@ import {z} from 'zod'
 import {slugify} from '../lib/slug.js'
 import {BID_STRATEGIES, CAMPAIGN_TYPES, type BidStrategy, type Campaign, type CampaignType, type Workspace} from '../types.js'
 import {CPC_FACTORS, type CpcKind, cpcEstimate, MIN_DAILY_CLICKS} from '../budget/cpc.js'
+import {catalogSummary, categoryKey} from './catalog-summary.js'
 import {defineTool, Refusal, type Tool} from './tool.js'
 
 const hex = z.string().regex(/^#[0-9a-fA-F]{6}$/)
-
-export function catalogSummary(ws: Workspace) {
-  const byCategory = new Map<string, {count: number; max: number; min: number}>()
-  for (const p of ws.input.catalog) {
-    const c = byCategory.get(p.category) ?? {count: 0, max: 0, min: Number.POSITIVE_INFINITY}
-    c.count++
-    c.min = Math.min(c.min, p.price_cents)
-    c.max = Math.max(c.max, p.price_cents)
-    byCategory.set(p.category, c)
-  }
-  return {
-    categories: [...byCategory].map(([name, c]) => ({max_price_cents: c.max, min_price_cents: c.min, name, products: c.count})),
-    products: ws.input.catalog.length,
-  }
-}
 
 /** What a model needs to size campaigns: the CPC estimates and the minimum clicks a day. */
 function budgetRule(ws: Workspace) {
@@ -33,7 +19,8 @@ function budgetRule(ws: Workspace) {
 }
 
 export const getBusiness = defineTool({
-  description: 'The business, budget (money in integer cents), export settings, required campaign formats, brand colours and logo, and a summary of the catalog by category.',
+  description:
+    'The business, budget (money in integer cents), export settings, required campaign formats, brand colours and logo, and a summary of the catalog by category (products, price range and median, products per CPC price band, products with a photo file, the top products). Plan from the summary; page through a category with query_catalog only for what it does not say.',
   input: z.object({}),
   mutates: false,
   name: 'get_business',
@@ -51,10 +38,10 @@ export const getBusiness = defineTool({
 })
 
 export const queryCatalog = defineTool({
-  description: 'Products of the catalog, filtered by category and/or a text search in title and description, paginated. Prices are integer cents.',
+  description: 'Products of the catalog, filtered by category and/or a text search in title and description, paginated (at most 100 a page; `total` is the number of matches). Prices are integer cents.',
   input: z.object({
     category: z.string().optional(),
-    limit: z.number().int().min(1).max(1000).default(100),
+    limit: z.number().int().min(1).max(100).default(50),
     offset: z.number().int().min(0).default(0),
     text: z.string().optional(),
   }),
@@ -89,15 +76,16 @@ export const setBrandKit = defineTool({
 })
 
 const plannedGroup = z.object({
+  categories: z.array(z.string()).default([]).describe('catalog categories whose products all belong to the group (instead of listing their ids)'),
   final_url: z.string(),
   name: z.string().min(1).max(255),
-  product_ids: z.array(z.string()).default([]),
+  product_ids: z.array(z.string()).default([]).describe('products of the group, besides those of its categories'),
   theme: z.string().default(''),
 })
 
 export const setAccountPlan = defineTool({
   description:
-    'Replaces the account plan: campaigns with a type (search, performance_max, demand_gen), a daily budget in integer cents (the budgets must add up to the daily budget), a bid strategy, an optional max CPC in cents, and planned ad groups (search) or asset groups (image campaigns) with their theme, final URL and product ids. One campaign mission per campaign follows.',
+    'Replaces the account plan: campaigns with a type (search, performance_max, demand_gen), a daily budget in integer cents (the budgets must add up to the daily budget), a bid strategy, an optional max CPC in cents, and planned ad groups (search) or asset groups (image campaigns) with their theme, final URL and products (whole categories by name, and/or product ids). One campaign mission per campaign follows.',
   input: z.object({
     campaigns: z
       .array(
@@ -116,6 +104,13 @@ export const setAccountPlan = defineTool({
   name: 'set_account_plan',
   run(ctx, input) {
     const ids = new Set(ctx.ws.input.catalog.map((p) => p.id))
+    const categories = new Map<string, string[]>()
+    for (const p of ctx.ws.input.catalog) {
+      const key = categoryKey(p.category)
+      const list = categories.get(key) ?? []
+      list.push(p.id)
+      categories.set(key, list)
+    }
     const slugs = new Set<string>()
     for (const c of input.campaigns) {
       const slug = slugify(c.name)
@@ -127,6 +122,8 @@ export const setAccountPlan = defineTool({
         names.add(g.name.toLowerCase())
         const unknown = g.product_ids.find((id) => !ids.has(id))
         if (unknown !== undefined) throw new Refusal(`group "${g.name}" names product "${unknown}", which is not in the catalog`)
+        const category = g.categories.find((x) => !categories.has(categoryKey(x)))
+        if (category !== undefined) throw new Refusal(`group "${g.name}" names category "${category}", which is not in the catalog; categories: ${[...new Set(ctx.ws.input.catalog.map((p) => p.category))].join(', ') || 'none (no catalog)'}`)
       }
     }
     const previous = new Map(ctx.ws.account.campaigns.map((c) => [c.slug, c]))
@@ -141,7 +138,7 @@ export const setAccountPlan = defineTool({
         max_cpc_cents: c.max_cpc_cents,
         name: c.name,
         negatives: old?.type === c.type ? old.negatives : [],
-        planned_ad_groups: c.ad_groups,
+        planned_ad_groups: c.ad_groups.map((g) => ({final_url: g.final_url, name: g.name, product_ids: productsOf(g, categories), theme: g.theme})),
         slug,
         type: c.type,
       }
@@ -161,6 +158,13 @@ export const setAccountPlan = defineTool({
   },
   summary: (i) => `${i.campaigns.length} campaigns: ${i.campaigns.map((c) => c.name).join(', ')}`,
 })
+
+/** A group's products: those of its categories in catalog order, then the ids it lists. */
+function productsOf(g: {categories: string[]; product_ids: string[]}, categories: Map<string, string[]>): string[] {
+  const wanted = new Set(g.categories.map(categoryKey))
+  const fromCategories = [...categories].filter(([key]) => wanted.has(key)).flatMap(([, ids]) => ids)
+  return [...new Set([...fromCategories, ...g.product_ids])]
+}
 
 export const finish = defineTool({
   description: 'Ends the mission. Call it once the work is done.',

@@ -1,6 +1,6 @@
 import type {FieldIndex} from './field-index.js'
 import {gitStream} from './git.js'
-import {classifyPath, idFromBody, MAX_FILE_NAME, tableOf} from './ids.js'
+import {classifyPath, docPath, idFromBody, isLegacyPath, legacyDocPath, MAX_FILE_NAME, type ParsedId, tableOf} from './ids.js'
 import type {BlobReader} from './reader.js'
 import type {Logger} from './types.js'
 
@@ -10,6 +10,8 @@ export interface DocEntry {
   body?: Buffer
   /** Epoch ms after which the document is gone (swept by the engine with origin `expiry`). */
   expiresAt?: number
+  /** Stored in the two-level layout of a repository written before (legacyDocPath), and kept there. */
+  legacy?: true
   /** Tree path, only when it is not docPath(id) (a name written before long keys were hashed). */
   path?: string
   seq: number
@@ -74,7 +76,8 @@ export async function loadBranchTree(
       if (kind.kind === 'doc') {
         // Written before long keys got hashed names: keep updating the file where it is.
         const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
-        add(kind.id, long ? {path, seq: 0, sha} : {seq: 0, sha})
+        // A flag rather than the path: a million documents of an old repository would otherwise hold a million strings.
+        add(kind.id, long ? {path: flat(path), seq: 0, sha} : isLegacyPath(path) ? {legacy: true, seq: 0, sha} : {seq: 0, sha})
       } else if (kind.kind === 'hashed') hashed.push({path, sha})
       else markers.push(kind)
     }
@@ -90,7 +93,7 @@ export async function loadBranchTree(
         continue
       }
       byPath.set(h.path, id)
-      add(id, {seq: 0, sha: h.sha})
+      add(id, isLegacyPath(h.path) ? {legacy: true, seq: 0, sha: h.sha} : {seq: 0, sha: h.sha})
     }
   }
   for (const m of markers) {
@@ -103,4 +106,14 @@ export async function loadBranchTree(
     state.expiring.add(id)
     onExpiry(id, m.at)
   }
+}
+
+/** Where the current version of a document is (or goes): where it already is, else docPath. */
+export function entryPath(p: ParsedId, e: DocEntry | undefined): string {
+  return e?.path ?? (e?.legacy ? legacyDocPath(p) : docPath(p))
+}
+
+/** A copy that does not keep the whole `ls-tree` chunk it was sliced from alive. */
+function flat(s: string): string {
+  return Buffer.from(s).toString()
 }

@@ -7,11 +7,11 @@ import {CheckpointSchedule} from './checkpoint-schedule.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './errors.js'
-import {type BranchState, type DocEntry, emptyBranch, forkBranch, loadBranchTree} from './branch-state.js'
+import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
-import {DEFAULT_BRANCH, docPath, expiryPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
+import {DEFAULT_BRANCH, docPath, expiryPath, legacyDocPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
@@ -193,7 +193,7 @@ export class GitEngine implements Engine {
     const commit = await this.asOfCommit(this.branch(options.branch).name, options)
     if (!commit) return undefined
     await this.syncGit()
-    return this.docAt(commit, docPath(p))
+    return this.docVersion(commit, p)
   }
 
   async batch(ops: BatchOp[], options: WriteOptions = {}): Promise<WriteResult[]> {
@@ -392,8 +392,8 @@ export class GitEngine implements Engine {
     this.branch(options.branch)
     const from = this.checkCommit(options.from)
     await this.syncGit()
-    const before = await this.docAt(from, docPath(p))
-    const after = options.to === undefined ? await this.get(p.id, options) : await this.docAt(this.checkCommit(options.to), docPath(p))
+    const before = await this.docVersion(from, p)
+    const after = options.to === undefined ? await this.get(p.id, options) : await this.docVersion(this.checkCommit(options.to), p)
     return diffJson(before as Json | undefined, after as Json | undefined)
   }
 
@@ -470,15 +470,15 @@ export class GitEngine implements Engine {
     await this.syncGit()
     const start = options.cursor === undefined ? `refs/heads/${branch.name}` : this.checkCommit(options.cursor)
     if (!branch.exists && options.cursor === undefined && !(await refHeads(this.repo)).has(branch.name)) return {versions: []}
-    const path = docPath(p)
-    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (options.cursor ? 1 : 0)), start, '--', path])
+    // A repository written before the four-level layout may hold the document at its older path.
+    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (options.cursor ? 1 : 0)), start, '--', docPath(p), legacyDocPath(p)])
     let records = stdout.split('\x1e').map((r) => r.replace(/^\n/, '')).filter((r) => r.length > 0)
     if (options.cursor !== undefined) records = records.filter((r) => !r.startsWith(options.cursor as string)).slice(0, limit + 1)
     const versions: Version[] = []
     for (const r of records.slice(0, limit)) {
       const [commit, ct, message] = r.split('\0')
       const t = parseTrailers(message ?? '')
-      const doc = await this.docAt(commit, path)
+      const doc = await this.docVersion(commit, p)
       versions.push({
         commit,
         doc: doc ?? null,
@@ -683,7 +683,7 @@ export class GitEngine implements Engine {
     for (const op of entry.ops) {
       const p = parseId(op.id)
       const old = b.docs.get(p.id)
-      const path = old?.path ?? docPath(p)
+      const path = entryPath(p, old)
       const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
       if (op.op === 'put') {
         const body = Buffer.from(op.body ?? '')
@@ -695,7 +695,7 @@ export class GitEngine implements Engine {
         // An expiry already past when the put was accepted is not kept: that document was gone.
         const keep = op.keepExpiry && old?.expiresAt !== undefined && old.expiresAt > entry.time ? old.expiresAt : undefined
         if (old?.expiresAt !== undefined && keep === undefined) files.push({path: expiryPath(path, old.expiresAt)})
-        this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {})})
+        this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {}), ...(old?.legacy ? {legacy: true} : {})})
         if (b.indexes) this.secondary.write(b, p.table, p.id, body)
         files.push({content: body, path})
         this.index?.onWrite(b.name, p.id, body, sha)
@@ -921,6 +921,11 @@ export class GitEngine implements Engine {
       if (tt === undefined || Date.parse(tt) <= t) return commit
     }
     return undefined
+  }
+
+  /** The document at `commit`, wherever that commit keeps it (docPath, or legacyDocPath in an older repository). */
+  private async docVersion(commit: string, p: ParsedId): Promise<Doc | undefined> {
+    return (await this.docAt(commit, docPath(p))) ?? this.docAt(commit, legacyDocPath(p))
   }
 
   private async docAt(commit: string, path: string): Promise<Doc | undefined> {

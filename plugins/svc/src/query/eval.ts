@@ -19,6 +19,8 @@ export interface SourceInfo {
   columns?: string[]
   /** Declared column types by name. */
   oids?: Record<string, number>
+  /** In a subquery, the fields a schemaless source's rows hold (other names refer to the enclosing query). */
+  known?: Set<string>
 }
 
 export interface SessionInfo {
@@ -30,7 +32,46 @@ export interface SessionInfo {
   version: string
 }
 
+/** What a subquery answered: its columns' types and its rows. */
+export interface SubqueryResult {
+  columns?: Array<{name: string; oid: number}>
+  rows: unknown[][]
+}
+
+/**
+ * A subquery of the statement, prepared before the statement runs (the evaluator is synchronous,
+ * reading tables is not): an uncorrelated one holds its answer, a correlated one is run again for
+ * each row of the enclosing query over tables it has already read.
+ */
+export interface Subquery {
+  result?: SubqueryResult
+  run?: (row: Row, ctx: EvalCtx) => SubqueryResult
+}
+
+/** The enclosing query of a subquery: its current row and context, for outer references. */
+export interface OuterScope {
+  ctx: EvalCtx
+  row: Row
+}
+
+/** Thrown while probing a subquery when it refers to the enclosing query (it is then correlated). */
+export class CorrelatedReference extends Error {}
+
+/** The AST node types a subquery has where an expression is expected. */
+export const SUBQUERY_TYPES = new Set(['select', 'union', 'union all', 'values', 'with', 'with recursive'])
+
+export function isSubquery(e: unknown): boolean {
+  return Boolean(e) && typeof e === 'object' && SUBQUERY_TYPES.has((e as {type?: string}).type ?? '')
+}
+
 export interface EvalCtx {
+  /**
+   * The enclosing query, for a subquery's outer references; 'probe' while finding out whether a
+   * subquery is correlated (an outer reference then throws CorrelatedReference).
+   */
+  outer?: 'probe' | OuterScope
+  /** The statement's subqueries, prepared (see Subquery). */
+  subqueries?: Map<object, Subquery>
   /** Rows of the current group, when evaluating aggregates. */
   group?: Row[]
   /** Output values by alias, for ORDER BY on a select-list alias. */
@@ -67,6 +108,7 @@ export function param(ctx: EvalCtx, name: string): unknown {
 export function resolveRef(row: Row, table: string | undefined, name: string, ctx: EvalCtx): unknown {
   if (table) {
     if (!(table in row) && !ctx.sources.some((s) => s.alias === table)) {
+      if (ctx.outer) return outerRef(table, name, ctx)
       throw new SqlError('42P01', `missing FROM-clause entry for table "${table}"`)
     }
     const obj = row[table]
@@ -85,11 +127,33 @@ export function resolveRef(row: Row, table: string | undefined, name: string, ct
     if (obj && name in obj) return obj[name] ?? null
   }
   if (ctx.outputs?.has(name)) return ctx.outputs.get(name)
+  // PostgreSQL binds a name to the innermost query that has such a column.
+  if (ctx.outer && !ctx.sources.some((s) => s.columns?.includes(name) || s.known?.has(name))) return outerRef(undefined, name, ctx)
   if (ctx.sources.length > 0 && ctx.sources.every((s) => s.columns && !s.columns.includes(name))) {
     throw new SqlError('42703', `column "${name}" does not exist`)
   }
   if (ctx.sources.length === 0) throw new SqlError('42703', `column "${name}" does not exist`)
   return null
+}
+
+function outerRef(table: string | undefined, name: string, ctx: EvalCtx): unknown {
+  const outer = ctx.outer
+  if (outer === 'probe') throw new CorrelatedReference(name)
+  return resolveRef((outer as OuterScope).row, table, name, (outer as OuterScope).ctx)
+}
+
+/** A subquery's answer for this row. */
+export function subqueryResult(e: Expr, row: Row, ctx: EvalCtx): SubqueryResult {
+  const sub = ctx.subqueries?.get(e)
+  if (!sub) throw unsupported('a subquery in this position')
+  return sub.result ?? (sub.run as NonNullable<Subquery['run']>)(row, ctx)
+}
+
+/** The values of a one-column subquery (IN, ANY, ALL). */
+function subqueryColumn(e: Expr, row: Row, ctx: EvalCtx): unknown[] {
+  const r = subqueryResult(e, row, ctx)
+  if ((r.columns?.length ?? 1) > 1) throw new SqlError('42601', 'subquery has too many columns')
+  return r.rows.map((x) => x[0] ?? null)
 }
 
 function num(v: unknown, what = 'numeric'): number {
@@ -315,6 +379,17 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     case 'call': {
       return call(e, row, ctx)
     }
+    case 'select':
+    case 'union':
+    case 'union all':
+    case 'values':
+    case 'with':
+    case 'with recursive': {
+      const r = subqueryResult(e, row, ctx)
+      if ((r.columns?.length ?? 1) > 1) throw new SqlError('42601', 'subquery must return only one column')
+      if (r.rows.length > 1) throw new SqlError('21000', 'more than one row returned by a subquery used as an expression')
+      return r.rows[0]?.[0] ?? null
+    }
     case 'extract': {
       const from = evaluate(e.from, row, ctx)
       if (untypedText(e.from, from)) throw new SqlError('42725', 'function pg_catalog.extract(unknown, unknown) is not unique')
@@ -324,7 +399,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       break
     }
   }
-  throw unsupported(`expression of kind ${e.type}${e.type === 'select' || e.type === 'union' ? ' (subqueries are not supported)' : ''}`)
+  throw unsupported(`expression of kind ${e.type}`)
 }
 
 /**
@@ -430,9 +505,23 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     return ftsTerms(text(b)).every((t) => hay.includes(t))
   }
   if (r.type === 'call' && (r.function.name === 'any' || r.function.name === 'all' || r.function.name === 'some') && !r.function.schema && COMPARISONS.has(op)) {
+    if (isSubquery(r.args[0])) {
+      const a = evaluate(l, row, ctx)
+      const items = subqueryColumn(r.args[0], row, ctx)
+      // Over no rows ANY is false and ALL true, even for NULL.
+      if (items.length === 0) return r.function.name === 'all'
+      return anyAll(op, a, new V.PgArray(items, elementOidOf(items)), r.function.name === 'all')
+    }
     return anyAll(op, evaluate(l, row, ctx), evaluate(r.args[0], row, ctx), r.function.name === 'all')
   }
   const a = evaluate(l, row, ctx)
+  if ((op === 'IN' || op === 'NOT IN') && isSubquery(r)) {
+    const items = subqueryColumn(r, row, ctx)
+    // x IN (empty subquery) is false even when x is NULL.
+    if (items.length === 0) return op === 'NOT IN'
+    if (a === null) return null
+    return inList(op, a, {items, sawNull: items.includes(null)})
+  }
   if (op === 'IN' || op === 'NOT IN') {
     if (a === null) return null
     return inList(op, a, inLookup(r, row, ctx))
@@ -612,6 +701,7 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
   if (AGGREGATES.has(name) && !e.function.schema) return aggregate(name, e, ctx)
   if (e.over) throw unsupported('window functions are not supported')
   const args = () => e.args.map((a) => evaluate(a, row, ctx))
+  if (name === 'exists' && !e.function.schema && e.args.length === 1 && isSubquery(e.args[0])) return subqueryResult(e.args[0], row, ctx).rows.length > 0
   switch (name) {
     case 'lower': {
       const [v] = args()
@@ -904,6 +994,11 @@ export function columnName(e: Expr): string {
     case 'array':
     case 'arrayIndex': {
       return 'array'
+    }
+    case 'select': {
+      // PostgreSQL names a scalar subquery's column after the subquery's own first column.
+      const first = e.columns?.[0]
+      return first ? (first.alias?.name ?? columnName(first.expr)) : '?column?'
     }
     default: {
       return '?column?'

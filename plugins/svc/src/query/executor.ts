@@ -24,7 +24,7 @@ import {damageMessage} from '../engine/errors.js'
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, compareMixed, evaluate, staticOid, type EvalCtx, isAggregate, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed} from './types.js'
@@ -517,13 +517,15 @@ function stripHidden(doc: Doc): Record<string, Json> {
 // -----------------------------------------------------------------------------------------
 // SELECT
 
-async function select(s: PgSession, st: SelectFromStatement, params: unknown[]): Promise<QueryResult> {
+async function select(s: PgSession, st: SelectFromStatement, params: unknown[], outer?: EvalCtx['outer']): Promise<QueryResult> {
   if (st.having && !st.groupBy) throw unsupported('HAVING without GROUP BY')
   if (st.for) throw unsupported('SELECT ... FOR UPDATE')
   const from = st.from ?? []
   const sources: Source[] = []
   const infos: SourceInfo[] = []
   const ctx = evalCtx(s, params, infos)
+  if (outer) ctx.outer = outer
+  await prepareSubqueries(s, selectExprs(st), ctx)
   let rows: Row[] = from.length === 0 ? [{}] : []
   const single = from.length === 1
   for (const [i, f] of from.entries()) {
@@ -535,26 +537,145 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[]):
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
     } else {
-      throw unsupported('subqueries are not supported')
+      if (f.lateral) throw unsupported('LATERAL subqueries')
+      src = await fromSubquery(s, f, params, ctx.outer)
     }
     sources.push(src)
-    infos.push({alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined})
+    infos.push(sourceInfo(src, Boolean(ctx.outer)))
     if (i === 0) {
       rows = src.rows.map((r) => ({[src.alias]: r}))
       if (src.ftsFromIndex) ctx.ftsFromIndex = true
       continue
     }
     const join = f.join
-    const kind = join?.type ?? 'CROSS JOIN'
-    if (kind !== 'INNER JOIN' && kind !== 'LEFT JOIN' && kind !== 'CROSS JOIN') throw unsupported(`${kind} (only INNER JOIN and LEFT JOIN)`)
-    if (join?.using) throw unsupported('JOIN ... USING')
+    const kind = joinKind(f)
     rows = await joinRows(s, rows, src, kind, join?.on ?? undefined, ctx)
   }
+  return finishSelect(s, st, rows, sources, ctx)
+}
+
+function joinKind(f: From): string {
+  const join = f.join
+  const kind = join?.type ?? 'CROSS JOIN'
+  if (kind !== 'INNER JOIN' && kind !== 'LEFT JOIN' && kind !== 'CROSS JOIN') throw unsupported(`${kind} (only INNER JOIN and LEFT JOIN)`)
+  if (join?.using) throw unsupported('JOIN ... USING')
+  return kind
+}
+
+function sourceInfo(src: Source, inSubquery: boolean): SourceInfo {
+  const info: SourceInfo = {alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined}
+  // In a subquery, a name no row of a schemaless source holds belongs to the enclosing query.
+  if (inSubquery && !src.declared) info.known = new Set(['id', ...src.rows.flatMap((r) => Object.keys(r))])
+  return info
+}
+
+/** The expressions of a SELECT that may hold subqueries (FROM's own subqueries are sources). */
+function selectExprs(st: SelectFromStatement): unknown[] {
+  return [st.columns, st.where, st.groupBy, st.having, st.orderBy, st.limit, (st.from ?? []).map((f) => [f.join?.on, f.type === 'call' ? f.args : undefined])]
+}
+
+/** Every subquery in `exprs`, outermost first, without entering the subqueries themselves. */
+function findSubqueries(exprs: unknown, out: Statement[] = []): Statement[] {
+  if (Array.isArray(exprs)) for (const x of exprs) findSubqueries(x, out)
+  else if (exprs && typeof exprs === 'object') {
+    if (isSubquery(exprs)) out.push(exprs as unknown as Statement)
+    else for (const v of Object.values(exprs)) findSubqueries(v, out)
+  }
+  return out
+}
+
+/**
+ * Prepares the subqueries of a statement (see Subquery in eval.ts): each is first run as if on
+ * its own; when it refers to the enclosing query it is correlated, and its tables are read once
+ * here so that running it again for each outer row needs no I/O.
+ */
+async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Promise<void> {
+  const subs = findSubqueries(exprs)
+  if (subs.length === 0) return
+  ctx.subqueries = new Map(ctx.subqueries)
+  for (const sub of subs) {
+    if (sub.type !== 'select' && sub.type !== 'values') throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
+    try {
+      ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
+    } catch (error) {
+      if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
+      ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
+    }
+  }
+}
+
+async function runSubquery(s: PgSession, sub: Statement, params: unknown[], outer: EvalCtx['outer']): Promise<QueryResult> {
+  if (sub.type === 'values') return valuesResult(sub.values, evalCtx(s, params, []), outer)
+  return select(s, sub as SelectFromStatement, params, outer)
+}
+
+/** A correlated subquery: its tables read now, whole; the rest runs per outer row. */
+async function prepareCorrelated(s: PgSession, st: SelectFromStatement, params: unknown[]): Promise<(row: Row, octx: EvalCtx) => QueryResult> {
+  if (st.having && !st.groupBy) throw unsupported('HAVING without GROUP BY')
+  const infos: SourceInfo[] = []
+  const ctx = evalCtx(s, params, infos)
+  ctx.outer = 'probe'
+  await prepareSubqueries(s, selectExprs(st), ctx)
+  const sources: Source[] = []
+  for (const f of st.from ?? []) {
+    let src: Source
+    if (f.type === 'table') src = await loadTable(s, f.name.schema, f.name.name, f.name.alias ?? f.name.name, undefined, false, ctx)
+    else if (f.type === 'statement') {
+      if (f.lateral) throw unsupported('LATERAL subqueries')
+      src = await fromSubquery(s, f, params, 'probe').catch((error: unknown) => {
+        throw error instanceof CorrelatedReference ? unsupported('a subquery in FROM that refers to the enclosing query') : error
+      })
+    } else throw unsupported('a table function in a correlated subquery')
+    if (sources.length > 0) joinKind(f)
+    sources.push(src)
+    infos.push(sourceInfo(src, true))
+  }
+  const from = st.from ?? []
+  return (row, octx) => {
+    const c: EvalCtx = {...ctx, outer: {ctx: octx, row}}
+    let rows: Row[] = from.length === 0 ? [{}] : []
+    for (const [i, src] of sources.entries()) {
+      if (i === 0) rows = src.rows.map((r) => ({[src.alias]: r}))
+      else rows = joinInMemory(rows, src.rows, src.alias, joinKind(from[i]), from[i].join?.on ?? undefined, c)
+    }
+    return finishSelect(s, st, rows, sources, c)
+  }
+}
+
+/** A subquery or VALUES list in FROM, as a source of rows under its alias. */
+async function fromSubquery(s: PgSession, f: From & {type: 'statement'}, params: unknown[], outer: EvalCtx['outer']): Promise<Source> {
+  const r = await runSubquery(s, f.statement, params, outer)
+  const cols = (r.columns ?? []).map((c, i) => ({name: f.columnNames?.[i]?.name ?? c.name, oid: c.oid}))
+  if (f.columnNames && f.columnNames.length > cols.length) {
+    throw new SqlError('42P10', `table "${f.alias}" has ${cols.length} columns available but ${f.columnNames.length} columns specified`)
+  }
+  const rows = r.rows.map((vals) => Object.fromEntries(cols.map((c, i) => [c.name, vals[i]])))
+  return {alias: f.alias, columns: cols, declared: cols.map((c) => c.name), rows}
+}
+
+/** VALUES rows: every row the same length, each column typed from all its values. */
+function valuesResult(values: Expr[][], ctx: EvalCtx, outer?: EvalCtx['outer']): QueryResult {
+  if (outer) ctx.outer = outer
+  const rows = values.map((r) => r.map((e) => evaluate(e, {}, ctx)))
+  const n = rows[0]?.length ?? 0
+  if (rows.some((r) => r.length !== n)) throw new SqlError('42601', 'VALUES lists must all be the same length')
+  const columns = Array.from({length: n}, (_, i) => ({name: `column${i + 1}`, oid: inferOid(rows.map((r) => r[i]), staticOid(values[0][i], () => undefined, ctx.params))}))
+  return {columns, rows, tag: `SELECT ${rows.length}`}
+}
+
+/** WHERE, grouping, the select list, DISTINCT, ORDER BY and LIMIT over the rows FROM produced. */
+function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sources: Source[], ctx: EvalCtx): QueryResult {
+  let rows = rowsIn
   if (st.where) rows = rows.filter((r) => evaluate(st.where as Expr, r, ctx) === true)
   checkCancel(s)
 
   const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
   const cols = expandColumns(st.columns ?? [], sources)
+  for (const c of cols) {
+    // A scalar subquery's column has the type of the subquery's own column.
+    const sub = isSubquery(c.expr) ? ctx.subqueries?.get(c.expr)?.result?.columns?.[0] : undefined
+    if (sub) c.oid = sub.oid
+  }
   if (grouped) checkGrouping(st, cols, sources)
   type Out = {key: Row; outputs: unknown[]; group?: Row[]}
   let outs: Out[] = []
@@ -654,7 +775,8 @@ function checkGrouping(st: SelectFromStatement, cols: OutCol[], sources: Source[
   }
   const outputs = new Set(cols.map((c) => c.name))
   const check = (e: Expr, orderBy: boolean): void => {
-    if (shapes.has(JSON.stringify(e))) return
+    // A subquery's own columns are its business (its outer references are rare enough to trust).
+    if (isSubquery(e) || shapes.has(JSON.stringify(e))) return
     if (e.type === 'call' && isAggregate({...e, args: []})) return
     if (e.type === 'ref') {
       if (e.name === '*' || (orderBy && !e.table && outputs.has(e.name))) return
@@ -785,18 +907,21 @@ async function joinRows(s: PgSession, left: Row[], right: Source, kind: string, 
     const idOid = right.columns?.find((c) => c.name === 'id')?.oid
     candidates = (await listAll(s, right.branch, right.table)).map((d) => toRow(d, right.table as string, idOid, typingOf(right.columns)))
   }
-  const rightRows = candidates ?? right.rows
+  return joinInMemory(left, candidates ?? right.rows, right.alias, kind, on, ctx)
+}
+
+function joinInMemory(left: Row[], rightRows: RowObj[], alias: string, kind: string, on: Expr | undefined, ctx: EvalCtx): Row[] {
   const out: Row[] = []
   for (const l of left) {
     let matched = false
     for (const r of rightRows) {
-      const row = {...l, [right.alias]: r}
+      const row = {...l, [alias]: r}
       if (!on || evaluate(on, row, ctx) === true) {
         out.push(row)
         matched = true
       }
     }
-    if (!matched && kind === 'LEFT JOIN') out.push({...l, [right.alias]: null})
+    if (!matched && kind === 'LEFT JOIN') out.push({...l, [alias]: null})
   }
   return out
 }
@@ -900,6 +1025,7 @@ async function returning(
   const src: Source = {alias, declared: def ? ['id', ...def.columns.map((c) => c.name)] : undefined, rows}
   if (def) src.columns = [{name: 'id', oid: idOidOf(def)}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
   const ctx = evalCtx(s, params, [{alias, columns: src.declared}])
+  await prepareSubqueries(s, cols, ctx)
   const out = expandColumns(cols, [src])
   const data = rows.map((r) => out.map((c) => evaluate(c.expr, {[alias]: r}, ctx)))
   return {columns: out.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(data.map((d) => d[i]), c.fallbackOid)})), rows: data}
@@ -917,6 +1043,7 @@ async function insert(s: PgSession, st: InsertStatement, params: unknown[]): Pro
   const ctx = evalCtx(s, params, [])
   let tuples: unknown[][]
   if (st.insert.type === 'values') {
+    await prepareSubqueries(s, st.insert.values, ctx)
     tuples = st.insert.values.map((vals) => vals.map((v) => (v.type === 'default' ? undefined : evaluate(v, {}, ctx))))
   } else if (st.insert.type === 'select') {
     tuples = (await select(s, st.insert, params)).rows
@@ -980,11 +1107,13 @@ function duplicate(table: string, id: string): SqlError {
   return new SqlError('23505', `duplicate key value violates unique constraint "${table}_pkey"`, {detail: `Key (id)=(${id.slice(table.length + 1)}) already exists.`})
 }
 
-async function matching(s: PgSession, name: {alias?: string; name: string; schema?: string}, where: Expr | null | undefined, params: unknown[]) {
+/** The rows UPDATE or DELETE change; `exprs` are the statement's other expressions that may hold subqueries. */
+async function matching(s: PgSession, name: {alias?: string; name: string; schema?: string}, where: Expr | null | undefined, params: unknown[], exprs?: unknown) {
   const {branch, table} = targetOf(s, name)
   const alias = name.alias ?? table
   const infos: SourceInfo[] = []
   const ctx = evalCtx(s, params, infos)
+  await prepareSubqueries(s, [where, exprs], ctx)
   const src = await loadTable(s, name.schema, table, alias, where, true, ctx)
   infos.push({alias, columns: src.declared})
   if (src.ftsFromIndex) ctx.ftsFromIndex = true
@@ -994,7 +1123,7 @@ async function matching(s: PgSession, name: {alias?: string; name: string; schem
 
 async function update(s: PgSession, st: UpdateStatement, params: unknown[]): Promise<QueryResult> {
   if (st.from) throw unsupported('UPDATE ... FROM')
-  const {alias, branch, ctx, rows, table} = await matching(s, st.table, st.where, params)
+  const {alias, branch, ctx, rows, table} = await matching(s, st.table, st.where, params, st.sets)
   const def = await tableDef(s, branch, table)
   for (const set of st.sets) if (set.column.name === 'id') throw unsupported('changing the id of a row (insert a new row and delete the old one)')
   const olds = await getDocs(
@@ -1225,10 +1354,8 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     }
     case 'values': {
       const ctx = evalCtx(s, params, [])
-      const rows = st.values.map((r) => r.map((e) => evaluate(e, {}, ctx)))
-      const n = rows[0]?.length ?? 0
-      const columns = Array.from({length: n}, (_, i) => ({name: `column${i + 1}`, oid: inferOid(rows.map((r) => r[i]))}))
-      return {columns, rows, tag: `SELECT ${rows.length}`}
+      await prepareSubqueries(s, st.values, ctx)
+      return valuesResult(st.values, ctx)
     }
     default: {
       throw unsupported(`${st.type} statements`)

@@ -3,13 +3,16 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {slugify} from '../../lib/slug.js'
 import type {BidStrategy, Budget, Business, CampaignType, Keyword, Product} from '../../types.js'
 import type {MissionSession, Provider, ProviderOptions} from '../provider.js'
-import {type CpcKind, kindOfProducts} from '../../budget/cpc.js'
+import {type CpcKind, kindOfBands, sumBands} from '../../budget/cpc.js'
+import type {CatalogSummary, CategorySummary} from '../../tools/catalog-summary.js'
 import {PermanentFailure} from '../../missions/failure.js'
 import {displayName, fit, firstSentence, keywordOf, pathOf, pick, price, titleCase} from './copy.js'
 import {LOCAL_LANGUAGES, type Phrases, phrasesFor} from './phrases.js'
 
 
 interface Planned {
+  /** Categories whose products all belong to the group (set_account_plan resolves them to ids). */
+  categories?: string[]
   final_url: string
   name: string
   product_ids: string[]
@@ -21,6 +24,7 @@ interface BusinessInfo {
   budget: Budget
   budget_rule: {cpc_estimate_cents: Record<CpcKind, null | number>; min_daily_clicks: number}
   business: Business
+  catalog: CatalogSummary
   formats: CampaignType[]
   search_bid_strategy: BidStrategy
 }
@@ -72,28 +76,16 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
       `the offline planner writes ad copy in ${LOCAL_LANGUAGES.join(', ')} only, and business.language is ${business.language}; run with a model provider (--provider) that writes ${business.language}, or set the language the ads should use`,
     )
   }
-  const products: Product[] = []
-  for (let offset = 0; offset < 1_000_000; offset += 1000) {
-    const page = await call<{products: Product[]; total: number}>('query_catalog', {limit: 1000, offset})
-    products.push(...page.products)
-    if (products.length >= page.total || page.products.length === 0) break
-  }
   const name = displayName(business.name)
   const colors = info.brand.colors.length > 0 ? info.brand.colors : ['#1f2937', '#f59e0b']
   await call('set_brand_kit', {business_name: fit(name, 25) ?? name.slice(0, 25).trim(), colors, tone: 'clear, factual, friendly'})
 
-  // Categories that differ only by case are one category (their campaigns would share a slug).
-  const byCategory = new Map<string, [string, Product[]]>()
-  for (const p of products) {
-    const key = p.category.toLowerCase()
-    const entry = byCategory.get(key) ?? [p.category, []]
-    entry[1].push(p)
-    byCategory.set(key, entry)
-  }
+  // Planned from the catalog summary (largest categories first), whatever the catalog's size.
   // Without a catalog, the business's pages stand in for categories.
-  if (byCategory.size === 0) for (const pg of business.pages) byCategory.set(pg.name.toLowerCase(), [pg.name, []])
-  if (byCategory.size === 0) byCategory.set(name.toLowerCase(), [name, []])
-  const categories = [...byCategory.values()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))
+  const empty = (n: string): CategorySummary => ({max_price_cents: 0, median_price_cents: 0, min_price_cents: 0, name: n, price_bands: {premium: 0, standard: 0, value: 0}, products: 0, top_products: [], with_photo_file: 0})
+  let categories = info.catalog.categories
+  if (categories.length === 0) categories = [...new Map(business.pages.map((pg) => [pg.name.toLowerCase(), empty(pg.name)])).values()]
+  if (categories.length === 0) categories = [empty(name)]
   const pageFor = (category: string) =>
     business.pages.find((pg) => pg.name.toLowerCase() === category.toLowerCase())?.url ??
     business.pages.find((pg) => pg.name.toLowerCase().includes(category.toLowerCase()))?.url ??
@@ -101,8 +93,9 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   const cpc = budget.max_cpc_cents ?? Math.max(10, Math.min(budget.daily_cents, Math.round(budget.daily_cents / 20)))
   const estimates = info.budget_rule.cpc_estimate_cents
   const minClicks = info.budget_rule.min_daily_clicks
-  // Cents a day a campaign selling these products needs (0 when the currency has no estimate).
-  const need = (items: Product[], kind?: CpcKind) => (estimates[kind ?? kindOfProducts(items, budget.currency)] ?? 0) * minClicks
+  // Cents a day a campaign selling these categories needs (0 when the currency has no estimate);
+  // categories without products are services.
+  const need = (cats: CategorySummary[], kind?: CpcKind) => (estimates[kind ?? kindOfBands(sumBands(cats))] ?? 0) * minClicks
 
   interface Draft {
     ad_groups: Planned[]
@@ -115,15 +108,14 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   }
   const daily = budget.daily_cents
   const search = info.formats.includes('search')
-  const all = categories.flatMap(([, items]) => items)
   const notes: string[] = []
   // Brand searches are cheap and convert best: 10 % of the budget, or what 10 clicks cost.
   const brandNeed = need([], 'brand')
   let brandCents = search && business.brand_terms.length > 0 ? Math.max(Math.round(daily * 0.1), brandNeed) : 0
-  const cheapestCategory = Math.min(...categories.map(([, items]) => need(items, items.length === 0 ? 'service' : undefined)))
+  const cheapestCategory = Math.min(...categories.map((c) => need([c])))
   // Image campaigns come after Search: each needs its own 10 clicks, and Search must keep enough.
   const image: {share: number; type: CampaignType}[] = []
-  const photos = products.some((p) => p.image !== null && !/^https?:/i.test(p.image))
+  const photos = categories.some((c) => c.with_photo_file > 0)
   for (const [type, share] of [['performance_max', 0.25], ['demand_gen', 0.15]] as const) {
     if (!info.formats.includes(type)) continue
     if (!photos) {
@@ -132,7 +124,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
     }
     const cents = Math.round(daily * share)
     const left = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0) - cents
-    if (cents >= need(all, all.length === 0 ? 'service' : undefined) && (!search || left >= cheapestCategory)) image.push({share, type})
+    if (cents >= need(categories) && (!search || left >= cheapestCategory)) image.push({share, type})
     else notes.push(`no ${type === 'performance_max' ? 'Performance Max' : 'Demand Gen'} campaign: its ${Math.round(share * 100)} % share would not buy ${minClicks} clicks a day next to the Search campaigns`)
   }
   let searchCents = daily - brandCents - image.reduce((a, x) => a + Math.round(daily * x.share), 0)
@@ -141,7 +133,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
     searchCents += brandCents
     brandCents = 0
   }
-  const bins = search ? groupCategories(categories, searchCents, (items) => need(items, items.length === 0 ? 'service' : undefined)) : []
+  const bins = search ? groupCategories(categories, searchCents, (cats) => need(cats)) : []
   if (bins.length < categories.length && bins.length > 0) {
     notes.push(`${categories.length} categories in ${bins.length} Search campaigns: one campaign per category would buy fewer than ${minClicks} clicks a day each at the CPC estimates`)
   }
@@ -152,32 +144,31 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   }
   for (const bin of bins) {
     const groups: Planned[] = []
-    for (const [category, items] of bin) {
-      const label = titleCase(category)
-      const ids = items.map((p) => p.id)
-      groups.push({final_url: pageFor(category), name: label, product_ids: ids, theme: 'generic'})
-      if (items.some((p) => productTerm(p.title) !== null)) groups.push({final_url: pageFor(category), name: `${label} - Products`, product_ids: ids, theme: 'products'})
-      groups.push({final_url: pageFor(category), name: `${label} - Prices`, product_ids: ids, theme: 'prices'})
+    for (const c of bin) {
+      const label = titleCase(c.name)
+      const own = {categories: c.products > 0 ? [c.name] : [], final_url: pageFor(c.name), product_ids: []}
+      groups.push({...own, name: label, theme: 'generic'})
+      if (await namesProducts(call, c)) groups.push({...own, name: `${label} - Products`, theme: 'products'})
+      groups.push({...own, name: `${label} - Prices`, theme: 'prices'})
     }
-    const items = bin.flatMap(([, x]) => x)
     drafts.push({
       ad_groups: groups,
       bid_strategy: info.search_bid_strategy,
       max_cpc_cents: cpc,
-      name: `${name} - ${binLabel(bin.map(([c]) => titleCase(c)))}`,
-      need: need(items, items.length === 0 ? 'service' : undefined),
+      name: `${name} - ${binLabel(bin.map((c) => titleCase(c.name)))}`,
+      need: need(bin),
       type: 'search',
-      weight: 0,
+      weight: bin.reduce((a, c) => a + Math.max(1, c.products), 0),
     })
   }
   // Category campaigns share the Search money by product count (pages: evenly), never below need.
-  const catDrafts = drafts.filter((d) => d.weight === 0)
-  const catShares = splitWithFloor(searchCents, catDrafts.map((d) => Math.max(1, d.ad_groups.reduce((a, g) => a + (g.theme === 'generic' ? Math.max(1, g.product_ids.length) : 0), 0))), catDrafts.map((d) => d.need))
+  const catDrafts = drafts.filter((d) => d.type === 'search' && d.ad_groups[0]?.theme !== 'brand')
+  const catShares = splitWithFloor(searchCents, catDrafts.map((d) => d.weight), catDrafts.map((d) => d.need))
   for (const [i, d] of catDrafts.entries()) d.weight = catShares[i]
 
   // Asset groups: the biggest categories, with the products that have photos first.
-  const withPhotos = (items: Product[]) => [...items.filter((p) => p.image !== null), ...items.filter((p) => p.image === null)]
-  const imageGroups: Planned[] = categories.slice(0, 5).map(([category, items]) => ({final_url: pageFor(category), name: titleCase(category), product_ids: withPhotos(items).slice(0, 3).map((p) => p.id), theme: 'image'}))
+  // (The summary's top products list those with a photo first.)
+  const imageGroups: Planned[] = categories.slice(0, 5).map((c) => ({final_url: pageFor(c.name), name: titleCase(c.name), product_ids: c.top_products.slice(0, 3).map((p) => p.id), theme: 'image'}))
   for (const x of image) {
     const pmax = x.type === 'performance_max'
     drafts.push({ad_groups: pmax ? imageGroups : imageGroups.slice(0, 3), bid_strategy: 'maximize_conversions', max_cpc_cents: null, name: `${name} - ${pmax ? 'Performance Max' : 'Demand Gen'}`, need: 0, type: x.type, weight: Math.round(daily * x.share)})
@@ -192,7 +183,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
     d.name = n
   }
   const budgets = split(daily, drafts.map((d) => d.weight))
-  session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${products.length} products.${notes.length > 0 ? ` ${notes.join('; ')}.` : ''}`)
+  session.text(`Planned ${drafts.length} campaigns over ${categories.length} categories and ${info.catalog.products} products.${notes.length > 0 ? ` ${notes.join('; ')}.` : ''}`)
   await call('set_account_plan', {
     campaigns: drafts.map((d, i) => ({ad_groups: d.ad_groups, bid_strategy: d.bid_strategy, daily_budget_cents: budgets[i], max_cpc_cents: d.max_cpc_cents, name: d.name, type: d.type})),
   })
@@ -211,21 +202,36 @@ function binLabel(labels: string[]): string {
  * product count) must buy the minimum clicks at its CPC estimate. Biggest categories first, each
  * into the campaign with the fewest products so far.
  */
-function groupCategories<T extends [string, Product[]]>(categories: T[], cents: number, need: (items: Product[]) => number): T[][] {
-  const weight = (items: Product[]) => Math.max(1, items.length)
-  const total = categories.reduce((a, [, items]) => a + weight(items), 0)
+function groupCategories(categories: CategorySummary[], cents: number, need: (cats: CategorySummary[]) => number): CategorySummary[][] {
+  const weight = (c: CategorySummary) => Math.max(1, c.products)
+  const total = categories.reduce((a, c) => a + weight(c), 0)
   for (let k = categories.length; k >= 1; k--) {
-    const bins: T[][] = Array.from({length: k}, () => [])
+    const bins: CategorySummary[][] = Array.from({length: k}, () => [])
     const size = new Array<number>(k).fill(0)
     for (const c of categories) {
       const i = size.indexOf(Math.min(...size))
       bins[i].push(c)
-      size[i] += weight(c[1])
+      size[i] += weight(c)
     }
-    const fits = bins.every((bin, i) => (cents * size[i]) / total >= need(bin.flatMap(([, items]) => items)))
+    const fits = bins.every((bin, i) => (cents * size[i]) / total >= need(bin))
     if (fits || k === 1) return bins
   }
   return []
+}
+
+/**
+ * Whether a category has a product whose name is a search term: its top products say so for
+ * most catalogs; otherwise the rest of the category is paged through until one does.
+ */
+async function namesProducts(call: Call, c: CategorySummary): Promise<boolean> {
+  if (c.top_products.some((p) => productTerm(p.title) !== null)) return true
+  if (c.products <= c.top_products.length) return false
+  for (let offset = 0; offset < c.products; offset += 100) {
+    const page = await call<{products: Product[]; total: number}>('query_catalog', {category: c.name, limit: 100, offset})
+    if (page.products.some((p) => productTerm(p.title) !== null)) return true
+    if (page.products.length === 0) break
+  }
+  return false
 }
 
 /** Like split(), but every part first gets its floor when the total allows. */
