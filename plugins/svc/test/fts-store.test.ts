@@ -67,29 +67,29 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
-  it('ranks only the newest matches of a word in more documents than the window, and says the total is estimated', () => {
+  it('ranks only the first matches of a word in more documents than the window, and says the total is estimated', () => {
     const ix = new IndexStore(join(tempDir(), 'fts.sqlite'))
     try {
       ix.transaction(() => {
-        // Documents 0-399 hold "common"; every tenth of them also "rare". The oldest one, outside
+        // Documents 0-399 hold "common"; every tenth of them also "rare". The last one, outside
         // any window, repeats "common" and is short: it is the best match overall.
-        ix.put('t:0', 'v0', 'common common common')
-        for (let i = 1; i < 400; i++) ix.put(`t:${i}`, `v${i}`, `common filler words here ${i % 10 === 0 ? 'rare' : ''} ${i}`)
+        for (let i = 0; i < 399; i++) ix.put(`t:${i}`, `v${i}`, `common filler words here ${i % 10 === 0 ? 'rare' : ''} ${i}`)
+        ix.put('t:399', 'v399', 'common common common')
       })
       const exact = ix.search('common', {limit: 5, offset: 0}, 1000)
       expect(exact.estimated).to.equal(undefined)
       expect(exact.total).to.equal(400)
-      expect(exact.hits[0].id).to.equal('t:0')
+      expect(exact.hits[0].id).to.equal('t:399')
       const windowed = ix.search('common', {limit: 5, offset: 0}, 100)
       expect(windowed.estimated).to.equal(true)
       expect(windowed.hits).to.have.length(5)
-      // Only the newest 100 matches were ranked: every hit is among documents 300-399.
-      for (const h of windowed.hits) expect(Number(h.id.slice(2))).to.be.at.least(300)
+      // Only the first 100 matches were ranked: every hit is among documents 0-99.
+      for (const h of windowed.hits) expect(Number(h.id.slice(2))).to.be.below(100)
       expect(windowed.total).to.be.within(390, 410)
       // A query matching fewer rows than the window is still exact, whatever else is common.
       const rare = ix.search('common rare', {limit: 50, offset: 0}, 100)
       expect(rare.estimated).to.equal(undefined)
-      expect(rare.total).to.equal(39)
+      expect(rare.total).to.equal(40)
       // A page beyond the window widens it: offset 200 still finds its rows.
       expect(ix.search('common', {limit: 10, offset: 200}, 100).hits).to.have.length(10)
     } finally {

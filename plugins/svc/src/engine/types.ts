@@ -88,8 +88,8 @@ export interface SearchResult {
   index?: IndexStatus
   total: number
   /**
-   * Set when `total` is an estimate: the query matches more than 10,000 documents, so the newest
-   * 10,000 matches are ranked and the total is extrapolated from how far back they reach.
+   * Set when `total` is an estimate: the query matches more than 10,000 documents, so the first
+   * 10,000 matches in index order are ranked and the total is extrapolated from them.
    */
   totalEstimated?: true
 }

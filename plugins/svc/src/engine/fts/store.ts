@@ -29,14 +29,14 @@ export interface StoreHit {
 /**
  * Matches scored at most by one search, unless a page needs more: a word in most documents
  * would otherwise cost a BM25 score per matching row (700k rows at 1M documents). Beyond it the
- * newest matches are ranked (see search) and the total is estimated.
+ * first matches in index order are ranked (see search) and the total is estimated.
  */
 export const SEARCH_WINDOW = 10_000
 
 export interface StoreSearch {
   hits: StoreHit[]
   total: number
-  /** Set when `total` is extrapolated from the newest matches (the query matches more than the window). */
+  /** Set when `total` is extrapolated from the first matches (the query matches more than the window). */
   estimated?: true
 }
 
@@ -108,8 +108,9 @@ export class IndexStore {
       else if (format !== FTS_FORMAT) throw Object.assign(new Error(`index format ${format}, this version reads ${FTS_FORMAT}`), {code: 'SVC_FTS_FORMAT'})
       this.st = {
         bounds: this.db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM docs'),
-        // FTS5 walks matches newest first and stops after the window: no scoring, no sort.
-        probe: this.db.prepare('SELECT count(*) AS n, min(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid DESC LIMIT ?)'),
+        // FTS5 walks matches in rowid order and stops after the window: no scoring, no sort.
+        // (Ascending: FTS5's descending walk measured 10-50x slower on multi-segment indexes.)
+        probe: this.db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
         delDoc: this.db.prepare('DELETE FROM docs WHERE rowid = ?'),
         delText: this.db.prepare('DELETE FROM text WHERE rowid = ?'),
         insDoc: this.db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
@@ -121,7 +122,7 @@ export class IndexStore {
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
         searchFrom: this.db.prepare(`
-          SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid >= ? ORDER BY s LIMIT ? OFFSET ?) x
+          SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
         updDoc: this.db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
       }
@@ -193,23 +194,22 @@ export class IndexStore {
   /**
    * Best matches first, ranked by BM25. A query matching more rows than the window (a word in
    * a large share of the documents, whose BM25 weight is then near zero anyway) ranks only the
-   * newest `window` matches and extrapolates the total from how far back they reach, so its cost
+   * first `window` matches in index order (the earliest indexed documents) and extrapolates the
+   * total from how far into the index they reach, so its cost
    * stays bounded as the index grows. Smaller queries are ranked and counted exactly.
    */
   search(query: string, options: {limit: number; offset: number; table?: string}, window = SEARCH_WINDOW): StoreSearch {
     const match = matchExpression(query, options.table)
     if (match === undefined || this.docCount === 0) return {hits: [], total: 0}
     const span = Math.max(window, 4 * (options.offset + options.limit))
-    // One pass without scoring: the number of matches up to the window, and how far back the
-    // window reaches. Fewer than the window: that count is the exact total.
+    // One pass without scoring: the number of matches up to the window, and how far into the
+    // index the window reaches. Fewer than the window: that count is the exact total.
     const {edge, n} = this.st.probe.get(match, span) ?? {edge: null, n: 0}
     if (n === 0 || edge === null) return {hits: [], total: 0}
     if (n < span) return {hits: this.st.search.all(match, options.limit, options.offset), total: n}
     const hits = this.st.searchFrom.all(match, edge, options.limit, options.offset)
     const {hi, lo} = this.st.bounds.get() ?? {hi: null, lo: null}
-    if (hi === null || lo === null || hi <= edge) return {hits, total: n}
-    const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (hi - edge + 1)))
-    if (edge <= lo) return {hits, total: span}
-    return {estimated: true, hits, total}
+    if (hi === null || lo === null || edge >= hi) return {hits, total: n}
+    return {estimated: true, hits, total: Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))}
   }
 }
