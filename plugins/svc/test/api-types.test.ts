@@ -17,7 +17,7 @@ function typeCheck(dir: string, file: string) {
 }
 
 describe('svc Node.js API declarations', function () {
-  this.timeout(60_000)
+  this.timeout(240_000)
   after(cleanupTempDirs)
 
   it('a TypeScript program using @toolkit/plugin-svc type-checks, and a misuse is a type error', () => {

@@ -33,7 +33,7 @@ export async function startEverything(): Promise<Everything> {
       const c = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {env: {...process.env, PORT: String(port)}, stdio: ['ignore', 'ignore', 'pipe']})
       child = c
       let err = ''
-      const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 20_000)
+      const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 60_000)
       c.stderr!.on('data', (d: Buffer) => {
         err += d.toString()
         if (/listening on port/i.test(err)) {

@@ -206,7 +206,7 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
   })
 
   it('completes the flow with a third-party client (mcp-remote) and proxies its tool calls', async function () {
-    this.timeout(45_000)
+    this.timeout(150_000)
     const home = mkdtempSync(join(tmpdir(), 'gw-mcp-remote-'))
     const callbackPort = await getPort({host: '127.0.0.1'})
     const transport = new StdioClientTransport({
@@ -220,7 +220,7 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
     const client = new Client({name: 'via-mcp-remote', version: '1'})
     const connecting = client.connect(transport)
     try {
-      await until(() => /authorize this client by visiting:\s*\n?\s*(\S+)/.test(log), 30_000, 'mcp-remote to print the authorization URL')
+      await until(() => /authorize this client by visiting:\s*\n?\s*(\S+)/.test(log), 90_000, 'mcp-remote to print the authorization URL')
       const authUrl = new URL(/authorize this client by visiting:\s*\n?\s*(\S+)/.exec(log)![1])
       const {location} = await followAuthorization(authUrl)
       expect(location.port).to.equal(String(callbackPort))
