@@ -4,6 +4,7 @@ import type {OAuthServerProvider} from '@modelcontextprotocol/sdk/server/auth/pr
 import type {OAuthClientInformationFull, OAuthTokens} from '@modelcontextprotocol/sdk/shared/auth.js'
 
 import {type AsStore, MemoryAsStore, RegistryFullError} from './as-store.js'
+import {TokenBuckets} from './limits.js'
 import {type Registration, RegistrationGuard, sourceAddress} from './registrations.js'
 import type {SharedRegistrationLimits} from './shared-registrations.js'
 import {type OAuthAsOptions, pkceMatches, randomToken, redirectUriAllowed, sha256, trustedUser} from './auth-providers/oauth-as.js'
@@ -44,6 +45,7 @@ export async function createAuthorizationServer(
   /** This replica's registrations that were never used, for the per-source flood limits. */
   const registrations = new Map<string, Registration>()
   const guard = new RegistrationGuard(o.registration)
+  const tokenTries = new TokenBuckets(o.tokenRequestsPerMinutePerSource / 60, o.tokenRequestsPerMinutePerSource)
   const now = () => Math.floor(Date.now() / 1000)
   const memory = shared ? undefined : await MemoryAsStore.open(o.stateFile, o.maxClients, (r) => guard.expired(r), log)
   const store: AsStore = shared ?? memory!
@@ -63,6 +65,7 @@ export async function createAuthorizationServer(
     if (memory) for (const id of memory.sweep((r) => guard.expired(r))) release(id)
     for (const [k, r] of registrations) if (guard.expired(r)) release(k)
     guard.sweep()
+    tokenTries.sweep()
   }, 60_000)
   sweep.unref()
 
@@ -257,6 +260,15 @@ export async function createAuthorizationServer(
       return end(chunk, ...rest)
     }
     next()
+  })
+  // The SDK's own limiter keys on express's req.ip, which does not know the trusted proxy list;
+  // the token endpoint is limited here by the same source address as /register instead.
+  app.use('/token', (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (req.method !== 'POST') return next()
+    const wait = tokenTries.take(sourceAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], o.trustedSource))
+    if (wait === 0) return next()
+    res.writeHead(429, {'cache-control': 'no-store', 'content-type': 'application/json', 'retry-after': String(wait)})
+    res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: `too many token requests from this address; try again in ${wait} s`}))
   })
   const noLimit = {rateLimit: false as const}
   app.use(

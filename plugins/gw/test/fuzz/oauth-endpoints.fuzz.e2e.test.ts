@@ -95,7 +95,7 @@ describe('gw serve oauth_as: random and mutated /register and /token requests (b
     let base = ''
     let child: ChildProcess
     before(async () => {
-      ;({base, child} = await startAs(tmp(), {maxUnusedClientsPerSource: 1_000_000, registrationsPerMinutePerSource: 1_000_000}))
+      ;({base, child} = await startAs(tmp(), {maxUnusedClientsPerSource: 1_000_000, registrationsPerMinutePerSource: 1_000_000, tokenRequestsPerMinutePerSource: 1_000_000}))
       children.push(child)
     })
 
@@ -205,13 +205,15 @@ describe('gw serve oauth_as: random and mutated /register and /token requests (b
       expect((await post(`${base}/register`, JSON.stringify(validRegistration), 'application/json', '127.0.0.2')).status).to.equal(201)
     })
 
-    // Left for gw-finish (issue 20): the SDK's token handler runs with its rate limit switched off
-    // (oauth-server.ts tokenOptions: noLimit) and nothing else limits /token, so a code or refresh
-    // token guesser is never slowed. Enable this test with the limit.
-    it.skip('/token: a flood of bad grant requests from one address gets 429 with Retry-After while another address is answered', async () => {
-      const statuses: number[] = []
-      for (let i = 0; i < 600; i++) statuses.push((await post(`${base}/token`, `grant_type=authorization_code&code=guess${i}&code_verifier=x&client_id=nobody`, 'application/x-www-form-urlencoded')).status)
-      expect(statuses).to.include(429)
+    it('/token: past tokenRequestsPerMinutePerSource (60) a flood of bad grants from one address gets 429 with Retry-After while another address is answered', async () => {
+      const answers: Answer[] = []
+      for (let i = 0; i < 70; i++) answers.push(await post(`${base}/token`, `grant_type=authorization_code&code=guess${i}&code_verifier=x&client_id=nobody`, 'application/x-www-form-urlencoded'))
+      expect(answers.slice(0, 60).map((a) => a.status)).to.not.include(429)
+      for (const a of answers.slice(61)) {
+        expect(a.status).to.equal(429)
+        expect(Number(a.headers['retry-after'])).to.be.greaterThan(0)
+        expect((JSON.parse(a.body) as {error: string}).error).to.equal('temporarily_unavailable')
+      }
       expect((await post(`${base}/token`, 'grant_type=authorization_code&code=x&client_id=nobody', 'application/x-www-form-urlencoded', '127.0.0.2')).status).to.not.equal(429)
     })
   })

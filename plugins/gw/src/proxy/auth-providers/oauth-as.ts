@@ -25,6 +25,8 @@ export interface OAuthAsOptions {
   scopesSupported: string[]
   /** Where registered clients and refresh tokens survive restarts; undefined keeps them in memory only. */
   stateFile: string | undefined
+  /** Per source address (this replica): codes and refresh tokens cannot be guessed, but a flood of tries is still cut short. */
+  tokenRequestsPerMinutePerSource: number
   trustedSource: (address: string | undefined) => boolean
   userHeader: string
 }
@@ -82,6 +84,7 @@ export function oauthAsOptions(raw: unknown, defaults: {stateFile?: string} = {}
     refreshTokenTtlSeconds: seconds(c.refreshTokenTtlSeconds, 'serverAuth.oauthAs.refreshTokenTtlSeconds', 30 * 24 * 3600),
     resource: `${issuer.replace(/\/+$/, '')}/mcp`,
     stateFile: stateFile(c.stateFile, defaults.stateFile),
+    tokenRequestsPerMinutePerSource: seconds(c.tokenRequestsPerMinutePerSource, 'serverAuth.oauthAs.tokenRequestsPerMinutePerSource', 60),
     scopesSupported: c.scopesSupported === undefined ? ['mcp'] : strings(c.scopesSupported, 'serverAuth.oauthAs.scopesSupported', true),
     trustedSource: compileCidrs(strings(c.trustedSourceCidrs, 'serverAuth.oauthAs.trustedSourceCidrs', true), 'serverAuth.oauthAs.trustedSourceCidrs'),
     userHeader: (typeof c.trustedUserHeader === 'string' ? c.trustedUserHeader : 'x-forwarded-user').toLowerCase(),
