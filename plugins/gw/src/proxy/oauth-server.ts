@@ -137,6 +137,8 @@ export async function createAuthorizationServer(
     clientsStore: {
       getClient: (id) => store.getClient(id),
       async registerClient(client) {
+        // Every flow this server offers redirects with a code: a client without a redirect URI could never finish one.
+        if (client.redirect_uris.length === 0) throw new errors.CustomOAuthError('invalid_redirect_uri', 'redirect_uris must list at least one redirect URI')
         const bad = client.redirect_uris.filter((u) => !redirectUriAllowed(String(u), o.redirectUriAllowlist))
         if (bad.length > 0) {
           throw new errors.CustomOAuthError('invalid_redirect_uri', `redirect_uri not allowed by this server: ${bad.join(', ')}`)
@@ -291,8 +293,17 @@ export async function createAuthorizationServer(
       await memory?.close()
     },
     handle(req, res, next) {
-      // express's app is a plain (req, res, next) function.
-      ;(app as unknown as (req: IncomingMessage, res: ServerResponse, next: () => void) => void)(req, res, next)
+      // express's app is a plain (req, res, next) function; it passes on the body parser's errors
+      // (bad JSON or form data, a body over its limit), which are the client's: answer them here.
+      ;(app as unknown as (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void)(req, res, (error?: unknown) => {
+        if (error === undefined) return next()
+        const status = (error as {status?: unknown}).status
+        const client = typeof status === 'number' && status >= 400 && status < 500
+        if (res.headersSent) return res.end()
+        res.writeHead(client ? status : 500, {'cache-control': 'no-store', 'content-type': 'application/json'})
+        const description = status === 413 ? 'request body too large' : client ? 'request body is not valid JSON or form data' : 'internal error'
+        res.end(JSON.stringify({error: client ? 'invalid_request' : 'server_error', error_description: description}))
+      })
     },
   }
 }

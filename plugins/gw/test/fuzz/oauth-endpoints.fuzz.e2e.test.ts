@@ -44,6 +44,8 @@ function post(url: string, body: Buffer | string, contentType: string | undefine
  */
 function checkOAuthAnswer(a: Answer, sent: string): void {
   expect(a.status, `${a.status} for ${sent.slice(0, 200)}: ${a.body.slice(0, 200)}`).to.be.below(500)
+  // The endpoint exists whatever the body: a body the parser refuses is a 400 or 413, never "no route".
+  expect(a.status, `${a.status} for ${sent.slice(0, 200)}: ${a.body.slice(0, 200)}`).to.not.equal(404)
   if (a.status >= 400) {
     const parsed = JSON.parse(a.body) as {error?: unknown}
     expect(parsed.error, `no error code in ${a.body.slice(0, 200)}`).to.be.a('string')
@@ -136,9 +138,9 @@ describe('gw serve oauth_as: random and mutated /register and /token requests (b
           if (r.status === 201) {
             const client = JSON.parse(r.body) as {client_id?: unknown; redirect_uris?: string[]}
             expect(client.client_id).to.be.a('string')
-            // Only allowlisted redirect URIs are ever registered. (An empty list is accepted too, a
-            // client that can never be sent a code: noted in docs/reliability.md for gw-finish.)
+            // Only allowlisted redirect URIs are ever registered, and at least one.
             expect(client.redirect_uris!.filter((u) => u !== REDIRECT), r.body).to.deep.equal([])
+            expect(client.redirect_uris, r.body).to.not.be.empty
           }
         }),
         {numRuns: fuzzRuns(150), seed: FUZZ_SEED},

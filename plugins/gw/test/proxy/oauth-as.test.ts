@@ -265,6 +265,9 @@ describe('gw serve --http with oauth_as (built-in authorization server)', functi
       const res = await fetch(`${base}/register`, {body: JSON.stringify({redirect_uris: ['https://evil.example/cb']}), headers: {'content-type': 'application/json'}, method: 'POST'})
       expect(res.status).to.equal(400)
       expect(await res.json()).to.deep.include({error: 'invalid_redirect_uri'})
+      const none = await fetch(`${base}/register`, {body: JSON.stringify({redirect_uris: []}), headers: {'content-type': 'application/json'}, method: 'POST'})
+      expect(none.status).to.equal(400)
+      expect(await none.json()).to.deep.include({error: 'invalid_redirect_uri', error_description: 'redirect_uris must list at least one redirect URI'})
     })
 
     it('refuses registration and authorization from outside trustedSourceCidrs (403)', async () => {
