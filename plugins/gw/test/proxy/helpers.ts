@@ -138,11 +138,15 @@ export async function rpcError(p: Promise<unknown>): Promise<McpError> {
 }
 
 /** A real redis-server on loopback, its data in `dir` (append-only, fsync always) so a restart keeps it. */
-export async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {stdio: 'ignore'})
+export async function startRedis(port: number, dir: string, kind: 'redis-server' | 'svc' = 'redis-server'): Promise<ChildProcess> {
+  // The other Redis-protocol store the docs name: `toolkit svc server`'s Redis port, its data in `dir` (kept across a restart).
+  const child =
+    kind === 'svc'
+      ? spawn(process.execPath, [RUN_JS, 'svc', 'server', '--data-dir', join(dir, 'svc-store'), '--redis-port', String(port), '--disable-rest', '--disable-sql', '--log-level', 'error'], {stdio: 'ignore'})
+      : spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {stdio: 'ignore'})
   const probe = new Redis({lazyConnect: true, port, retryStrategy: () => 100})
   probe.on('error', () => {})
-  await until(async () => probe.ping().then(() => true, () => false), 15_000, 'redis-server')
+  await until(async () => probe.ping().then(() => true, () => false), 60_000, kind)
   probe.disconnect()
   return child
 }

@@ -25,7 +25,7 @@ function pkce(): {challenge: string; verifier: string} {
   return {challenge: createHash('sha256').update(verifier).digest('base64url'), verifier}
 }
 
-describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real redis-server)', function () {
+for (const store of ['redis-server', 'svc'] as const) describe(`gw serve replicas sharing a Redis store (two built-CLI replicas, ${store === 'svc' ? "toolkit svc server's Redis port" : 'real redis-server'})`, function () {
   this.timeout(120_000)
   let upstream: Everything
   let dir: string
@@ -60,7 +60,7 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     upstream = await startEverything()
     dir = mkdtempSync(join(tmpdir(), 'gw-replicas-'))
     redisPort = await getPort({host: '127.0.0.1'})
-    redis = await startRedis(redisPort, dir)
+    redis = await startRedis(redisPort, dir, store)
     const file = join(dir, 'servers.json')
     writeFileSync(
       file,
@@ -169,7 +169,8 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     }
   })
 
-  describe('a configuration the proxy cannot run: exit 2 and the reason', () => {
+  // Not about the store: run once.
+  if (store === 'redis-server') describe('a configuration the proxy cannot run: exit 2 and the reason', () => {
     const refused = async (serverAuth: Record<string, unknown>, servers: Record<string, unknown> = {everything: {url: upstream.url}}) => {
       const file = join(dir, `bad-${Math.random().toString(36).slice(2)}.json`)
       writeFileSync(file, JSON.stringify({gwServers: servers, serverAuth}))
@@ -215,7 +216,7 @@ describe('gw serve replicas sharing a Redis store (two built-CLI replicas, real 
     expect(String(down.body.error_description)).to.include('shared store')
     // Both replicas stay up and keep serving what needs no store (health).
     expect((await fetch(`${base(b)}/health`)).status).to.equal(200)
-    redis = await startRedis(redisPort, dir)
+    redis = await startRedis(redisPort, dir, store)
     await until(async () => (await refresh(b, clientId, tokens.refresh_token)).status === 200, 20_000, 'a refresh after the store returned')
     await until(async () => a.stderr().includes('shared store'), 10_000, "A's log line about the shared store")
     expect(a.stderr()).not.to.include(SECRET)
