@@ -5,13 +5,25 @@ import {BID_STRATEGIES, CAMPAIGN_TYPES, MATCH_TYPES} from '../types.js'
  * naming the field instead of a crash in a later step. Hand-written rather than zod: `export`
  * never loads zod, which keeps its start-up inside the 1-second budget.
  */
-type Shape = 'boolean' | 'number' | 'number?' | 'string' | 'string?' | readonly [Shape] | {enum: readonly string[]} | {[key: string]: Shape}
+type Shape =
+  | 'null'
+  | 'boolean'
+  | 'number'
+  | 'number?'
+  | 'string'
+  | 'string?'
+  | readonly [Shape]
+  | {anyOf: readonly Shape[]; described: string}
+  | {enum: readonly string[]}
+  | {values: Shape}
+  | {[key: string]: Shape}
 
 const keyword = {final_url: 'string?', match: {enum: MATCH_TYPES}, text: 'string'} as const
 const negative = {match: {enum: MATCH_TYPES}, text: 'string'} as const
 
 const SHAPE: Shape = {
   account: {
+    brand_kit: {anyOf: ['null', {business_name: 'string', colors: ['string'], logo: 'string?', tone: 'string'}], described: 'must be null or an object with business_name, colors, logo and tone'},
     campaigns: [
       {
         ad_groups: [
@@ -65,11 +77,21 @@ const SHAPE: Shape = {
       pages: [{name: 'string', url: 'string'}],
       url: 'string',
     },
-    catalog: [{category: 'string', id: 'string', image: 'string?', price_cents: 'number', title: 'string', url: 'string'}],
+    catalog: [{category: 'string', description: 'string', id: 'string', image: 'string?', price_cents: 'number', title: 'string', url: 'string'}],
+    catalog_file: 'string?',
     colors: ['string'],
     export: {eu_political_ads: 'boolean', status: {enum: ['enabled', 'paused']}, url_suffix: 'string'},
     formats: [{enum: CAMPAIGN_TYPES}],
     logo: 'string?',
+    search_bid_strategy: {enum: BID_STRATEGIES},
+  },
+  // Keyed by mission name: every value is one mission's state.
+  missions: {
+    values: {
+      attempts: 'number',
+      status: {anyOf: [{enum: ['finished', 'pending', 'running']}, {failed: {reason: 'string'}}], described: 'must be "finished", "pending", "running" or {"failed": {"reason": ...}}'},
+      usage: {cost_usd: 'number?', input_tokens: 'number', output_tokens: 'number'},
+    },
   },
 }
 
@@ -88,6 +110,7 @@ export function shapeProblem(value: unknown): null | string {
  * `export`, and a string per visited field costs more than the check itself.
  */
 function check(value: unknown, shape: Shape, path: (number | string)[]): null | string {
+  if (shape === 'null') return value === null ? null : 'must be null'
   if (typeof shape === 'string') {
     const optional = shape.endsWith('?')
     if (optional && (value === null || value === undefined)) return null
@@ -100,6 +123,24 @@ function check(value: unknown, shape: Shape, path: (number | string)[]): null | 
     for (let i = 0; i < value.length; i++) {
       path.push(i)
       const problem = check(value[i], item, path)
+      if (problem) return problem
+      path.pop()
+    }
+    return null
+  }
+  if ('anyOf' in shape && Array.isArray(shape.anyOf)) {
+    const depth = path.length
+    for (const option of shape.anyOf as readonly Shape[]) {
+      if (check(value, option, path) === null) return null
+      path.length = depth
+    }
+    return shape.described as string
+  }
+  if ('values' in shape && typeof shape.values === 'object') {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object'
+    for (const key of Object.keys(value)) {
+      path.push(key)
+      const problem = check((value as Record<string, unknown>)[key], shape.values as Shape, path)
       if (problem) return problem
       path.pop()
     }
