@@ -233,7 +233,7 @@ describe('toolkit svc backup and restore (built CLI, live server)', function () 
     res = await post('/api/v1/export', {output: 'nope.bundle', refs: ['nope']})
     expect(res.status).to.equal(404)
 
-    // The branch goes away, then comes back from the snapshot, searchable at once.
+    // The branch goes away, then comes back from the snapshot, searchable once its index caught up.
     expect((await fetch(`${rest}/api/v1/branches/feat`, {method: 'DELETE'})).status).to.equal(200)
     const form = new FormData()
     form.set('file', new Blob([readFileSync(snap.path)]), 'feat.bundle')
@@ -243,7 +243,14 @@ describe('toolkit svc backup and restore (built CLI, live server)', function () 
     const imported = (await res.json()) as {checksum: string; imported: Array<{name: string; previous: null | string}>}
     expect(imported.checksum).to.equal(snap.checksum)
     expect(imported.imported).to.deep.equal([{commit: snap.refs[0].commit, name: 'refs/heads/feat', previous: null}])
-    const found = (await (await fetch(`${rest}/api/v1/search?q=quokka&branch=feat`)).json()) as {hits: Array<{id: string}>}
+    // Its full-text index catches up in the background; until then a search says how far it got.
+    let found: {hits: Array<{id: string}>; index?: {state: string}} = {hits: []}
+    for (let i = 0; i < 300; i++) {
+      found = (await (await fetch(`${rest}/api/v1/search?q=quokka&branch=feat`)).json()) as typeof found
+      if (found.index === undefined) break
+      expect(found.index.state).to.match(/building|catching-up/)
+      await new Promise((r) => setTimeout(r, 100))
+    }
     expect(found.hits.map((h) => h.id)).to.deep.equal(['f:1'])
     // The same snapshot again changes nothing; a file that is not a bundle is refused.
     res = await fetch(`${rest}/api/v1/import`, {body: form, method: 'POST'})

@@ -27,6 +27,8 @@ export interface FakeOptions {
   brain?: Brain
   /** Requests whose estimated tokens exceed this get the vendor's "context too long" error. */
   contextTokens?: number
+  /** Only requests of this mission kind are held to contextTokens (the plan's and the campaigns' sizes differ by example). */
+  contextTokensFor?: 'campaign' | 'plan'
   /** Image requests whose prompt this accepts are answered with a 500. */
   imageFailures?: (prompt: string) => boolean
   /** Waited before every model response (simulated model latency). */
@@ -82,7 +84,8 @@ export async function startFake(options: FakeOptions, route: (method: string, pa
       const scripted = options.script?.(n, request)
       if (scripted && !isFault(scripted)) return {fault: null, reply: scripted}
       if (scripted?.kind === 'status') return {fault: scripted, reply: null}
-      if (options.contextTokens !== undefined && tokens > options.contextTokens) {
+      const kind = request.tools.some((t) => t.endsWith('set_account_plan')) ? 'plan' : 'campaign'
+      if (options.contextTokens !== undefined && tokens > options.contextTokens && (options.contextTokensFor ?? kind) === kind) {
         return {fault: {kind: 'status', message: `prompt is too long: ${tokens} tokens > ${options.contextTokens} maximum`, status: 400}, reply: null}
       }
       if (options.latencyMs) await sleep(options.latencyMs)

@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import {mkdirSync, rmSync} from 'node:fs'
+import {mkdirSync, rmSync, statfsSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
@@ -1046,9 +1046,26 @@ export class GitEngine implements Engine {
    * every commit not yet covered by a checkpoint. Acknowledged writes are in the write-ahead log
    * and in memory meanwhile, so nothing is lost; writes wait (briefly) or are refused until then.
    */
+  /**
+   * Git's own words for a full disk vary by the write that failed ("unable to write loose object
+   * file", "sha1 file write error"): when the data directory's filesystem is full, say so, with
+   * the remedy, whatever Git printed.
+   */
+  private writerMessage(error: unknown): string {
+    const message = (error as Error).message
+    if (/No space left on device|ENOSPC|Out of diskspace/i.test(message)) return withDiskFullRemedy(message)
+    try {
+      const fs = statfsSync(this.repo)
+      if (fs.bavail * fs.bsize < 1024 * 1024) return withDiskFullRemedy(`${message} (No space left on device)`)
+    } catch {
+      // the directory itself may be gone; the message stands as Git wrote it
+    }
+    return message
+  }
+
   private writerFailed(error: unknown): void {
     if (this.failure || this.recovering) return
-    const message = withDiskFullRemedy((error as Error).message)
+    const message = this.writerMessage(error)
     if (this.closed) {
       this.failure = new EngineError('unavailable', `git writer failed: ${message}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
       this.checkpoints.rejectWaiters(this.failure)
@@ -1086,7 +1103,7 @@ export class GitEngine implements Engine {
       },
       closed: () => this.closed,
       failed: (attempt, error) => {
-        this.writerDown = `git writer failed: ${error.message}`
+        this.writerDown = `git writer failed: ${this.writerMessage(error)}`
         this.log.error('git writer restart failed; trying again', {attempt, error: error.message})
       },
     })

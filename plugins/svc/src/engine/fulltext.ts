@@ -398,6 +398,8 @@ export class FullTextIndex {
     b.running = true
     this.process(name, b).catch((error: Error) => {
       b.running = false
+      // The branch was removed (or the index closed) under the catch-up: its file is gone, as meant.
+      if (this.closed || this.branches.get(name) !== b) return
       this.o.logger.error('full-text reindex failed', {branch: name, error: error.message})
     })
   }
