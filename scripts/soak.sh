@@ -2,7 +2,8 @@
 # The long reliability run (issue 20; docs/reliability.md "Soak"): the svc crash soak for
 # SOAK_CYCLES kill/restart cycles (default 20; CI runs 3), the disk-full and Git-writer-kill soaks
 # for as many cycles, then every fuzz suite of svc, gw and
-# campaign with FUZZ_RUNS_FACTOR times their CI run counts (default 10). Stops at the first failure;
+# campaign with FUZZ_RUNS_FACTOR times their CI run counts (default 10), then gw's token-refresh
+# races at full length (CI runs 5 and 3 rounds). Stops at the first failure;
 # a fast-check failure prints the seed and path that replay it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,4 +19,6 @@ echo "svc fault soak (disk full, Git writer killed): ${SOAK_CYCLES} cycles each"
 echo "svc, gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
 (cd plugins/svc && "${mocha[@]}" 'test/fuzz/*.test.ts' --exclude test/fuzz/crash-soak.fuzz.test.ts --exclude test/fuzz/crash-soak-faults.fuzz.test.ts)
 (cd plugins/gw && "${mocha[@]}" 'test/fuzz/*.test.ts')
+echo "gw refresh races: ${GW_RACE_ROUNDS:-20} rounds of 8 parallel calls, ${GW_SERVE_RACE_ROUNDS:-10} key rotations under gw serve"
+(cd plugins/gw && GW_RACE_ROUNDS="${GW_RACE_ROUNDS:-20}" GW_SERVE_RACE_ROUNDS="${GW_SERVE_RACE_ROUNDS:-10}" "${mocha[@]}" test/client/refresh-race.e2e.test.ts test/client/refresh-race-serve.e2e.test.ts)
 (cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')

@@ -12,8 +12,11 @@ import {postForm, signInAtOAuthAs} from './oauth-as-sign-in.js'
 
 const SECRET = 'refresh-race-secret-long-enough-for-hs256!!'
 const REDIRECT = 'http://localhost:9/callback'
-/** 20 as the issue asks; GW_RACE_ROUNDS lowers it on a loaded machine (each round spawns 8 CLIs). */
-const ROUNDS = Number(process.env.GW_RACE_ROUNDS) || 20
+/**
+ * Each round spawns 8 CLIs, about 20 s of CPU: CI runs 5 rounds (40 racing calls, 5 refresh
+ * exchanges); `npm run soak` runs the 20 of issue 25 (GW_RACE_ROUNDS).
+ */
+const ROUNDS = Number(process.env.GW_RACE_ROUNDS) || 5
 
 /**
  * gw serve's own oauth_as rotates refresh tokens and revokes the whole grant when a used one comes
@@ -77,7 +80,7 @@ describe('parallel gw calls sharing one token store refresh once (rotating refre
     rmSync(dir, {force: true, recursive: true})
   })
 
-  it('8 parallel calls after expiry, 20 rounds: every call succeeds and the store keeps a working refresh token', async () => {
+  it(`8 parallel calls after expiry, ${ROUNDS} rounds: every call succeeds and the store keeps a working refresh token`, async () => {
     const home = join(dir, 'home')
     let previous = ''
     for (let round = 0; round < ROUNDS; round++) {

@@ -14,8 +14,12 @@ export function tempDir(prefix = 'svc-test-'): string {
   return d
 }
 
+/**
+ * Retried: a server killed with SIGKILL leaves its git children (fast-import, a commit-graph
+ * write) finishing on their own for a moment, and they may still be adding files.
+ */
 export function cleanupTempDirs(): void {
-  for (const d of made.splice(0)) rmSync(d, {force: true, recursive: true})
+  for (const d of made.splice(0)) rmSync(d, {force: true, maxRetries: 20, recursive: true, retryDelay: 100})
 }
 
 export function gitOut(repo: string, args: string[]): string {
