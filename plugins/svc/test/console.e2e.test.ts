@@ -55,6 +55,14 @@ describe('svc console at /ui, in Debian chromium', function () {
     await page.goto(`${base}/ui`)
     await page.waitForSelector('#doc-list tr.doc-row')
     expect(await page.locator('#doc-list tr.doc-row').count()).to.equal(50)
+    // The Id header reverses the order on the server: the last id first, and back.
+    const firstRow = (id: string) => page.waitForFunction((want) => (globalThis as unknown as {document: PageDocument}).document.querySelector('#doc-list tr.doc-row td')?.textContent === want, id)
+    await page.click('#sort-id')
+    await firstRow('users:2')
+    expect(await page.getAttribute('#id-header', 'aria-sort')).to.equal('descending')
+    await page.click('#sort-id')
+    await firstRow('items:00')
+    expect(await page.getAttribute('#id-header', 'aria-sort')).to.equal('ascending')
     await page.click('#next-page')
     await page.waitForFunction(() => (globalThis as unknown as {document: PageDocument}).document.querySelectorAll('#doc-list tr.doc-row').length === 12)
     await page.selectOption('#table', 'users')
@@ -114,6 +122,13 @@ describe('svc console at /ui, in Debian chromium', function () {
     await page.click('nav button[data-tab="status"]')
     await page.waitForSelector('#health-json')
     expect(await page.textContent('#status-body h2')).to.match(/^Health: (ok|healthy|degraded)/)
+    // Rates come from two samples of the request counters, the tab refreshing itself.
+    for (let i = 0; i < 20; i++) await fetch(`${base}/api/v1/documents/users:1`)
+    await page.waitForSelector('#request-rates table')
+    const rates = await page.evaluate<string[][]>(`[...document.querySelectorAll('#request-rates tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))`)
+    const documentGets = rates.find(([route]) => route.startsWith('GET /api/v1/documents/'))
+    expect(documentGets, JSON.stringify(rates)).to.not.equal(undefined)
+    expect(Number(documentGets![1])).to.be.greaterThan(0)
     await page.screenshot({fullPage: true, path: join(SHOTS, 'status.png')})
   })
 

@@ -100,6 +100,33 @@ describe('svc engine', () => {
     expect(await db.count({table: 't'})).to.equal(4)
   })
 
+  it('lists from the last id down with order desc, by page, prefix and across tables, as of a commit too', async () => {
+    db = await openEngine(tempDir(), {fullText: false})
+    for (const k of ['b', 'a', 'c', 'ab']) await db.put({id: `t:${k}`})
+    for (const k of ['a', 'b']) await db.put({id: `u:${k}`})
+    await db.put({id: 'v:a'})
+    const ids = async (o: Parameters<Engine['list']>[0]) => (await db!.list(o)).docs.map((d) => d.id)
+    // Every document, three a page, from the last id down: the cursor crosses from table to table.
+    const seen: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await db.list({cursor, limit: 3, order: 'desc'})
+      seen.push(...page.docs.map((d) => d.id))
+      cursor = page.nextCursor
+    } while (cursor)
+    expect(seen).to.deep.equal(['v:a', 'u:b', 'u:a', 't:c', 't:b', 't:ab', 't:a'])
+    expect(await ids({order: 'desc', prefix: 't:a'})).to.deep.equal(['t:ab', 't:a'])
+    expect(await ids({limit: 2, order: 'desc', table: 't'})).to.deep.equal(['t:c', 't:b'])
+    expect(await ids({cursor: 't:b', order: 'desc', table: 't'})).to.deep.equal(['t:ab', 't:a'])
+    // As of an earlier commit (before the u and v tables existed), in the same order.
+    await db.flush()
+    const history = await db.history('t:ab', {limit: 1})
+    expect(await ids({asOf: {commit: history.versions[0].commit}, order: 'desc'})).to.deep.equal(['t:c', 't:b', 't:ab', 't:a'])
+    let refused: unknown
+    await db.list({order: 'sideways' as 'asc'}).catch((error: unknown) => (refused = error))
+    expect(String(refused)).to.include('order must be asc or desc, got "sideways"')
+  })
+
   it('branches: create from main, write independently, list, remove', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false})

@@ -2,7 +2,7 @@
 // database is put on the page as text, never as HTML.
 const $ = (sel) => document.querySelector(sel)
 const PAGE = 50
-const state = {branch: 'main', cursor: undefined, pages: [], writable: true}
+const state = {branch: 'main', cursor: undefined, order: 'asc', pages: [], writable: true}
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag)
@@ -54,6 +54,7 @@ async function loadPage(cursor) {
   if ($('#table').value) q.set('table', $('#table').value)
   if ($('#prefix').value) q.set('prefix', $('#prefix').value)
   if (cursor) q.set('cursor', cursor)
+  if (state.order === 'desc') q.set('order', 'desc')
   // "As of": the table as it stood at that commit or time, listed by the server from that tree.
   const asOf = $('#asof').value.trim()
   if (asOf) q.set(/^[0-9a-f]{4,40}$/.test(asOf) ? 'commit' : 'time', asOf)
@@ -179,14 +180,53 @@ async function runSql(event) {
   )
 }
 
+/** HTTP requests by route from the metrics text: {'GET /api/v1/documents': 12, ...}. */
+function requestCounts(metrics) {
+  const counts = {}
+  for (const line of metrics.split('\n')) {
+    const m = /^svc_http_requests_total\{([^}]*)\} (\S+)$/.exec(line)
+    if (!m) continue
+    const label = (name) => new RegExp(`${name}="([^"]*)"`).exec(m[1])?.[1] ?? ''
+    const key = `${label('method')} ${label('route')}`
+    counts[key] = (counts[key] ?? 0) + Number(m[2])
+  }
+  return counts
+}
+
+/** Requests per second between two samples of the counters, busiest routes first. */
+function rates(before, after, seconds) {
+  return Object.entries(after)
+    .map(([route, n]) => [route, (n - (before.counts[route] ?? 0)) / seconds])
+    .filter(([, r]) => r > 0)
+    .sort((a, b) => b[1] - a[1])
+}
+
 async function loadStatus() {
   const health = await fetch('/health').then((r) => r.json())
   const metrics = await fetch('/metrics').then((r) => r.text())
   const wanted = /^(svc_wal_pending|svc_index|svc_documents|svc_http_requests_total|svc_commits|process_resident_memory_bytes)/
   const lines = metrics.split('\n').filter((l) => wanted.test(l))
+  const sample = {at: Date.now(), counts: requestCounts(metrics)}
+  const previous = state.requestSample
+  state.requestSample = sample
+  let rateView
+  if (!previous) rateView = el('p', {class: 'muted', id: 'request-rates'}, 'Request rates: measuring (the tab refreshes every 2 s)')
+  else {
+    const seconds = Math.max(0.001, (sample.at - previous.at) / 1000)
+    const perRoute = rates(previous, sample.counts, seconds)
+    const total = perRoute.reduce((sum, [, r]) => sum + r, 0)
+    rateView = el(
+      'div',
+      {id: 'request-rates'},
+      el('p', {}, `HTTP requests: ${total.toFixed(1)}/s over the last ${seconds.toFixed(1)} s`),
+      el('table', {'aria-label': 'Request rates by route'}, el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Route'), el('th', {scope: 'col'}, 'Requests/s'))), el('tbody', {}, perRoute.map(([route, r]) => el('tr', {}, el('td', {}, route), el('td', {}, r.toFixed(1)))))),
+    )
+  }
   $('#status-body').replaceChildren(
     el('h2', {}, `Health: ${health.status ?? 'unknown'}`),
     el('pre', {id: 'health-json'}, pretty(health)),
+    el('h2', {}, 'Request rates'),
+    rateView,
     el('h2', {}, 'Metrics'),
     el('pre', {id: 'metrics-lines'}, lines.join('\n') || '(none)'),
   )
@@ -195,7 +235,11 @@ async function loadStatus() {
 function showTab(name) {
   for (const b of document.querySelectorAll('nav button')) b.setAttribute('aria-pressed', String(b.dataset.tab === name))
   for (const s of document.querySelectorAll('main > section')) s.hidden = s.id !== name
-  if (name === 'status') guarded(loadStatus)()
+  clearInterval(state.statusTimer)
+  if (name === 'status') {
+    guarded(loadStatus)()
+    state.statusTimer = setInterval(guarded(loadStatus), 2000)
+  }
 }
 
 async function start() {
@@ -217,6 +261,14 @@ $('#table').addEventListener('change', guarded(() => loadPage()))
 $('#prefix').addEventListener('input', guarded(() => loadPage()))
 $('#asof').addEventListener('change', guarded(() => loadPage()))
 $('#next-page').addEventListener('click', guarded(() => loadPage(state.cursor)))
+// The server pages in either id order (a cursor continues in it), so a reversed table of 100k
+// documents still starts at its last id instead of sorting one page.
+$('#sort-id').addEventListener('click', guarded(async () => {
+  state.order = state.order === 'asc' ? 'desc' : 'asc'
+  $('#id-header').setAttribute('aria-sort', state.order === 'asc' ? 'ascending' : 'descending')
+  $('#sort-id').textContent = `Id ${state.order === 'asc' ? '\u25B2' : '\u25BC'}`
+  await loadPage()
+}))
 $('#first-page').addEventListener('click', guarded(() => loadPage()))
 $('#new-doc').addEventListener('click', guarded(async () => {
   const id = prompt('New document id (table:key)')

@@ -53,6 +53,8 @@ export interface ListOptions extends BranchOption {
   asOf?: Omit<AsOfOptions, 'branch'>
   cursor?: string
   limit?: number
+  /** Id order of the page: `asc` (the default) or `desc`; a cursor continues in the same order. */
+  order?: 'asc' | 'desc'
   /** Id prefix, e.g. `users:` or `users:a`. */
   prefix?: string
   table?: string

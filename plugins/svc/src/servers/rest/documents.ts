@@ -7,6 +7,9 @@ import {HttpError, intParam, type RestContext, type RestReply, type RestRequest,
 
 const COMMA = Buffer.from(',')
 
+/** `?order=asc|desc`; anything else reaches the engine, which refuses it naming the value (400). */
+const orderParam = (q: URLSearchParams): 'asc' | 'desc' | undefined => stringParam(q, 'order') as 'asc' | 'desc' | undefined
+
 export function documentRoutes({engine}: RestContext): Route[] {
   const put = async (r: RestRequest, pathId: string | undefined): Promise<RestReply> => {
     const body = await r.json()
@@ -42,12 +45,12 @@ export function documentRoutes({engine}: RestContext): Route[] {
     const time = stringParam(q, 'time')
     if (commit !== undefined || time !== undefined) {
       // The table as it stood then: documents parsed from that commit's tree.
-      const at = await engine.list({asOf: {commit, time}, branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
+      const at = await engine.list({asOf: {commit, time}, branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), order: orderParam(q), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
       return {json: {documents: at.docs, ...(at.nextCursor === undefined ? {} : {nextCursor: at.nextCursor}), ...(at.skipped ? {skipped: at.skipped} : {})}}
     }
     // Pipelined listings on one connection would otherwise all be built in one turn of the event loop.
     await new Promise((r) => setImmediate(r))
-    const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
+    const page = engine.listIds({branch: r.branch, cursor: stringParam(q, 'cursor'), limit: intParam(q, 'limit'), order: orderParam(q), prefix: stringParam(q, 'prefix'), table: stringParam(q, 'table')})
     // One damaged document is left out and named (as engine.list and search do); the rest of the page still answers.
     const skipped: Damage[] = []
     const docs = await Promise.all(page.ids.map((i) => engine.getRaw(i, {branch: r.branch}).catch((error: unknown) => skipDamaged(error, skipped))))
