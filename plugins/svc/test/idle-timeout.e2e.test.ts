@@ -92,9 +92,12 @@ describe('svc idle connections on REST, Redis and PostgreSQL are closed after :i
       working.catch(() => {}) // awaited below; this keeps an early failure from being reported as unhandled
       await idle.connect()
       const idleEnded = new Promise<number>((r) => idle.once('end', () => r(Date.now())))
+      const told = new Promise<{code?: string; message: string}>((r) => idle.once('error', r))
       expect((await idle.query('SELECT 1 AS one')).rows).to.deep.equal([{one: 1}])
       const started = Date.now()
       within((await idleEnded) - started)
+      // Told why first, as PostgreSQL's idle_session_timeout does.
+      expect(await told).to.include({code: '57P05', message: 'terminating connection due to idle-session timeout'})
       await working
       expect(busyEnded, 'the busy client was cut').to.equal(false)
       const err = (await idle.query('SELECT 1').catch((error: unknown) => error)) as Error

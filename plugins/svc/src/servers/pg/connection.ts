@@ -93,6 +93,14 @@ export class PgConnection {
     this.socket.end()
   }
 
+  /** The idle timeout ends the session (the caller destroys the socket right after). */
+  idleTimeout(): void {
+    if (this.closed) return
+    this.out.error({code: '57P05', message: 'terminating connection due to idle-session timeout', severity: 'FATAL'})
+    this.flush()
+    this.closed = true
+  }
+
   private fatal(code: string, message: string): void {
     this.out.error({code, message, severity: 'FATAL'})
     this.flush()

@@ -52,9 +52,14 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
   }
   let nextPid = (process.pid % 1000) * 10_000 + 1
 
+  const bySocket = new WeakMap<Socket, PgConnection>()
   const guard = new ConnectionGuard(options.net, {
     refuse: refuseTooMany,
-    timedOut: (_socket, why) => log.debug('closing connection after timeout', {why}),
+    timedOut: (socket, why) => {
+      log.debug('closing connection after timeout', {why})
+      // As PostgreSQL's idle_session_timeout does: the client learns why before the socket closes.
+      if (why === 'idle') bySocket.get(socket)?.idleTimeout()
+    },
   })
   const server = createServer({noDelay: true}, (socket) => {
     if (!guard.admit(socket, {startup: true})) return
@@ -68,6 +73,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     try {
       const conn = new PgConnection(socket, cfg, nextPid++)
       conn.onWaiting = (partial, handled) => guard.waiting(socket, partial, handled)
+      bySocket.set(socket, conn)
       connections.add(conn)
       socket.on('close', () => connections.delete(conn))
     } catch (error) {
