@@ -155,6 +155,11 @@ class Upstream {
    * subscribed once, unsubscribed when the last holder leaves, and subscribed again after a reconnect.
    */
   subscriptions = new Map<string, Subscription>()
+  /**
+   * resources/unsubscribe requests on their way, by upstream URI: a new first holder's subscribe
+   * waits for it, so the upstream never sees the two the other way round and ends unsubscribed.
+   */
+  unsubscribing = new Map<string, Promise<void>>()
 
   constructor(
     readonly name: string,
@@ -647,11 +652,14 @@ export class UpstreamPool extends EventEmitter {
     const u = this.upstream(server)
     let s = u.subscriptions.get(upstreamUri)
     if (!s) {
+      const leaving = u.unsubscribing.get(upstreamUri) ?? Promise.resolve()
       const entry: Subscription = {
         holders: 0,
-        ready: u.forward(async (c) => {
-          await c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs})
-        }, signal),
+        ready: leaving.then(() =>
+          u.forward(async (c) => {
+            await c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs})
+          }, signal),
+        ),
       }
       // A refused subscription is forgotten at once, so the next client asks the upstream again.
       entry.ready.catch(() => {
@@ -688,11 +696,16 @@ export class UpstreamPool extends EventEmitter {
       () => false,
     )
     if (!subscribed || u.state !== 'up' || u.subscriptions.has(upstreamUri)) return
-    await u
+    const sent = u
       .forward(async (c) => {
         await c.client.unsubscribeResource({uri: upstreamUri}, {timeout: this.callTimeoutMs})
       })
       .catch(() => {})
+      .finally(() => {
+        if (u.unsubscribing.get(upstreamUri) === sent) u.unsubscribing.delete(upstreamUri)
+      })
+    u.unsubscribing.set(upstreamUri, sent)
+    await sent
   }
 
   /** The last listing of a server, kept while it is down (empty before its first listing). */

@@ -11,6 +11,8 @@ export interface SubscribingUpstream {
   log: string[]
   /** The URIs some session of this server is subscribed to right now. */
   subscribed(): string[]
+  /** How long resources/unsubscribe takes between being logged and taking effect (a slow upstream). */
+  unsubscribeDelayMs: number
   /** Sends notifications/resources/updated for `uri` to each session subscribed to it. */
   update(uri: string): Promise<void>
   url: string
@@ -42,8 +44,9 @@ export async function startSubscribingUpstream(): Promise<SubscribingUpstream> {
       uris.add(req.params.uri)
       return {}
     })
-    server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
       log.push(`unsubscribe ${req.params.uri}`)
+      if (self.unsubscribeDelayMs > 0) await new Promise((r) => setTimeout(r, self.unsubscribeDelayMs))
       uris.delete(req.params.uri)
       return {}
     })
@@ -78,7 +81,7 @@ export async function startSubscribingUpstream(): Promise<SubscribingUpstream> {
     })
   })
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  return {
+  const self: SubscribingUpstream = {
     async close() {
       for (const s of sessions.values()) await s.transport.close().catch(() => {})
       http.closeAllConnections()
@@ -86,9 +89,11 @@ export async function startSubscribingUpstream(): Promise<SubscribingUpstream> {
     },
     log,
     subscribed: () => [...new Set([...sessions.values()].flatMap((s) => [...s.uris]))].sort(),
+    unsubscribeDelayMs: 0,
     async update(uri) {
       for (const s of sessions.values()) if (s.uris.has(uri)) await s.server.sendResourceUpdated({uri})
     },
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
   }
+  return self
 }

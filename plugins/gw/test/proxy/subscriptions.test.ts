@@ -81,6 +81,26 @@ describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK u
     expect(upstream.subscribed()).to.deep.equal([DOC])
   })
 
+  it("a session subscribing while the last holder's unsubscribe is on its way upstream ends subscribed", async () => {
+    const a = await open()
+    const b = await open()
+    await a.client.subscribeResource({uri: PROXIED})
+    upstream.unsubscribeDelayMs = 400
+    try {
+      const leaving = a.client.unsubscribeResource({uri: PROXIED})
+      await until(() => upstream.log.at(-1) === `unsubscribe ${DOC}`, 10_000, 'the unsubscribe to reach the upstream')
+      await b.client.subscribeResource({uri: PROXIED})
+      await leaving
+    } finally {
+      upstream.unsubscribeDelayMs = 0
+    }
+    // The subscribe was sent once the unsubscribe was answered, never overtaken by it.
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`, `subscribe ${DOC}`])
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await upstream.update(DOC)
+    await until(() => b.seen.length === 1, 10_000, 'the new holder to get updates')
+  })
+
   it('a session subscribing twice holds one subscription: one unsubscribe releases it', async () => {
     const a = await open()
     await a.client.subscribeResource({uri: PROXIED})
