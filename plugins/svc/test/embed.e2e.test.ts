@@ -118,9 +118,11 @@ describe('svc embed: the line protocol the language bindings speak', function ()
     const db = Embedded.start(dataDir)
     await db.next()
     const puts = Array.from({length: 1000}, (_, i) => ({id: i, op: 'put', params: {doc: {id: `t:${i}`, n: i}}}))
-    const answers = await db.call(...puts, {id: 'count', op: 'list', params: {limit: 10_000, table: 't'}})
+    const answers = await db.call(...puts, {id: 'count', op: 'list', params: {limit: 10_000, table: 't'}}, {id: 'last', op: 'list', params: {limit: 2, order: 'desc', table: 't'}})
     expect([...answers.values()].filter((r) => r.error)).to.deep.equal([])
     expect((answers.get('count')?.result as {documents: unknown[]}).documents).to.have.length(1000)
+    // From the last id down (ids sort as text: t:999, t:998).
+    expect(answers.get('last')?.result).to.deep.equal({documents: [{id: 't:999', n: 999}, {id: 't:998', n: 998}], nextCursor: 't:998'})
     expect(await db.close()).to.equal(0)
   })
 

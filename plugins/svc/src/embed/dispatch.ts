@@ -84,7 +84,8 @@ const OPERATIONS: Record<string, Handler> = {
   },
   async list(e, p) {
     // Named as REST names it, so both transports of a binding answer the same shape.
-    const r = await e.list({...branchOf(p), cursor: str(p, 'cursor', true), limit: int(p, 'limit'), prefix: str(p, 'prefix', true), table: str(p, 'table', true)})
+    const order = str(p, 'order', true) as 'asc' | 'desc' | undefined
+    const r = await e.list({...branchOf(p), cursor: str(p, 'cursor', true), limit: int(p, 'limit'), order, prefix: str(p, 'prefix', true), table: str(p, 'table', true)})
     return r.nextCursor === undefined ? {documents: r.docs} : {documents: r.docs, nextCursor: r.nextCursor}
   },
   async ping() {
