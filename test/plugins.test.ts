@@ -2,7 +2,8 @@ import {expect} from 'chai'
 import {execFileSync} from 'node:child_process'
 import {mkdtempSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {homedir, tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {createRequire} from 'node:module'
+import {dirname, join} from 'node:path'
 
 import {freshHome, jsonLines, repoRoot, runCli} from './helpers/cli.js'
 import {ourPlugins, strippedToolkit} from './helpers/stripped-toolkit.js'
@@ -30,11 +31,20 @@ describe('plugins', () => {
     let tarballs: string[]
     const home = freshHome()
     // Reuse the machine's npm cache so installing the plugins' dependencies needs no download.
-    const npmEnv = {...home.env, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), npm_config_prefer_offline: 'true'}
+    const npmEnv: Record<string, string> = {...home.env, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), npm_config_prefer_offline: 'true'}
 
     before(function () {
       this.timeout(120_000)
       bin = strippedToolkit()
+      // better-sqlite3's prebuilt binaries come from GitHub, which this machine cannot reach, so
+      // each install would compile SQLite again (a minute of CPU). The copy `npm ci` built is
+      // handed to prebuild-install as a local prebuild instead, the way it serves offline installs.
+      const sqlite = dirname(createRequire(join(repoRoot, 'plugins', 'svc', 'package.json')).resolve('better-sqlite3/package.json'))
+      const {version} = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as {version: string}
+      const prebuilds = mkdtempSync(join(tmpdir(), 'toolkit-prebuilds-'))
+      const archive = join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`)
+      execFileSync('tar', ['-czf', archive, '-C', sqlite, 'build/Release/better_sqlite3.node'])
+      npmEnv.npm_config_better_sqlite3_local_prebuilds = prebuilds
       const dest = mkdtempSync(join(tmpdir(), 'toolkit-packs-'))
       for (const plugin of ourPlugins) {
         // The plugins were built by `npm run build`; --ignore-scripts packs that build as it is.
@@ -60,6 +70,9 @@ describe('plugins', () => {
         expect(r.code, r.stderr).to.equal(0)
         expect(r.stdout).to.include(`toolkit ${t} `)
       }
+      // svc's native SQLite binding loads from the installed tree.
+      const sqlite = execFileSync(process.execPath, ['-e', "const D = require('better-sqlite3'); process.stdout.write(new D(':memory:').prepare('select sqlite_version() as v').get().v)"], {cwd: join(home.dir, '.local', 'share', 'toolkit'), encoding: 'utf8'})
+      expect(sqlite).to.match(/^3\.\d+\.\d+$/)
     })
   })
 
