@@ -12,6 +12,7 @@ import type {
   InsertStatement,
   SelectedColumn,
   SelectFromStatement,
+  SelectFromUnion,
   Statement,
   UpdateStatement,
 } from 'pgsql-ast-parser'
@@ -27,7 +28,7 @@ import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
-import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed} from './types.js'
+import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed, typeName} from './types.js'
 
 export interface Column {
   name: string
@@ -596,10 +597,11 @@ async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Pr
   if (subs.length === 0) return
   ctx.subqueries = new Map(ctx.subqueries)
   for (const sub of subs) {
-    if (sub.type !== 'select' && sub.type !== 'values') throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
+    if (sub.type !== 'select' && sub.type !== 'values' && !isUnion(sub)) throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
     try {
       ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
     } catch (error) {
+      if (error instanceof CorrelatedReference && isUnion(sub)) throw unsupported('a UNION subquery that refers to the enclosing query')
       if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
       ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
     }
@@ -608,6 +610,7 @@ async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Pr
 
 async function runSubquery(s: PgSession, sub: Statement, params: unknown[], outer: EvalCtx['outer']): Promise<QueryResult> {
   if (sub.type === 'values') return valuesResult(sub.values, evalCtx(s, params, []), outer)
+  if (isUnion(sub)) return unionResult(s, sub, params, outer)
   return select(s, sub as SelectFromStatement, params, outer)
 }
 
@@ -662,6 +665,116 @@ function valuesResult(values: Expr[][], ctx: EvalCtx, outer?: EvalCtx['outer']):
   const n = rows[0]?.length ?? 0
   if (rows.some((r) => r.length !== n)) throw new SqlError('42601', 'VALUES lists must all be the same length')
   const columns = Array.from({length: n}, (_, i) => ({name: `column${i + 1}`, oid: inferOid(rows.map((r) => r[i]), staticOid(values[0][i], () => undefined, ctx.params))}))
+  return {columns, rows, tag: `SELECT ${rows.length}`}
+}
+
+/** ORDER BY keys of two rows compared as PostgreSQL sorts: NULLs last ascending, first descending. */
+function compareOrderKeys(orderBy: NonNullable<SelectFromStatement['orderBy']>, a: unknown[], b: unknown[]): number {
+  for (const [i, ob] of orderBy.entries()) {
+    const desc = ob.order === 'DESC'
+    const x = a[i]
+    const y = b[i]
+    const nullsFirst = ob.nulls ? ob.nulls === 'FIRST' : desc
+    if ((x === null || x === undefined) && (y === null || y === undefined)) continue
+    if (x === null || x === undefined) return nullsFirst ? -1 : 1
+    if (y === null || y === undefined) return nullsFirst ? 1 : -1
+    let c: number
+    try {
+      c = compareSort(x, y)
+    } catch {
+      c = String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0
+    }
+    if (c !== 0) return desc ? -c : c
+  }
+  return 0
+}
+
+/** OFFSET, then LIMIT (both constant expressions or parameters). */
+function applyLimit<T>(items: T[], limit: NonNullable<SelectFromStatement['limit']>, ctx: EvalCtx): T[] {
+  const off = limit.offset ? Number(evaluate(limit.offset, {}, ctx) ?? 0) : 0
+  const lim = limit.limit ? evaluate(limit.limit, {}, ctx) : null
+  if (!Number.isInteger(off) || off < 0) throw new SqlError('2201X', 'OFFSET must not be negative')
+  if (lim !== null && (!Number.isInteger(Number(lim)) || Number(lim) < 0)) throw new SqlError('2201W', 'LIMIT must not be negative')
+  return items.slice(off, lim === null ? undefined : off + Number(lim))
+}
+
+const isUnion = (st: {type: string}): st is SelectFromUnion => st.type === 'union' || st.type === 'union all'
+
+/**
+ * The arms of a UNION chain in the order written, and the operator before each arm after the
+ * first. The parser nests a chain to the right and keeps no parentheses, so `A UNION (B UNION ALL
+ * C)` reads as `A UNION B UNION ALL C`: combined left to right, as PostgreSQL does without them.
+ */
+function unionArms(st: SelectFromUnion, arms: Statement[] = [], ops: Array<SelectFromUnion['type']> = []): {arms: Statement[]; ops: Array<SelectFromUnion['type']>} {
+  if (isUnion(st.left)) unionArms(st.left, arms, ops)
+  else arms.push(st.left)
+  ops.push(st.type)
+  if (isUnion(st.right)) unionArms(st.right, arms, ops)
+  else arms.push(st.right)
+  return {arms, ops}
+}
+
+/** Numeric types unify to the widest of them; other types only with themselves. */
+const NUMERIC_OIDS = new Set<number>([OID.int2, OID.int4, OID.int8, OID.numeric, OID.float4, OID.float8])
+const STRING_OIDS = new Set<number>([OID.text, OID.varchar, OID.bpchar, OID.name, OID.unknown])
+const typeCategory = (oid: number): string => (NUMERIC_OIDS.has(oid) ? 'numeric' : STRING_OIDS.has(oid) ? 'string' : String(oid))
+
+/**
+ * UNION and UNION ALL: each arm run as its own query, combined left to right (UNION drops
+ * duplicate rows of what it has combined so far), then the ORDER BY, LIMIT and OFFSET written
+ * after the last arm applied to the whole result, as PostgreSQL reads them. The columns take
+ * their names from the first arm and a type all the arms' values fit.
+ */
+async function unionResult(s: PgSession, st: SelectFromUnion, params: unknown[], outer?: EvalCtx['outer']): Promise<QueryResult> {
+  const {arms, ops} = unionArms(st)
+  const last = arms.at(-1) as SelectFromStatement
+  const {limit, orderBy} = last
+  if (last.type === 'select' && (orderBy || limit)) arms[arms.length - 1] = {...last, limit: undefined, orderBy: undefined}
+  const results: QueryResult[] = []
+  for (const arm of arms) results.push(await runSubquery(s, arm, params, outer))
+  const width = results[0].columns?.length ?? 0
+  if (results.some((r) => (r.columns?.length ?? 0) !== width)) throw new SqlError('42601', 'each UNION query must have the same number of columns')
+  const columns: Column[] = (results[0].columns ?? []).map((c, i) => {
+    const present = results.filter((r) => r.rows.some((row) => row[i] !== null && row[i] !== undefined)).map((r) => r.columns![i].oid)
+    for (const oid of present) {
+      if (typeCategory(oid) !== typeCategory(present[0])) throw new SqlError('42804', `UNION types ${typeName(present[0])} and ${typeName(oid)} cannot be matched`)
+    }
+    const same = present.every((oid) => oid === present[0])
+    return {name: c.name, oid: present.length === 0 ? c.oid : same ? present[0] : inferOid(results.flatMap((r) => r.rows.map((row) => row[i])), present[0])}
+  })
+  let rows = results[0].rows
+  for (const [k, op] of ops.entries()) {
+    rows = rows.concat(results[k + 1].rows)
+    if (op === 'union') {
+      const seen = new Set<string>()
+      rows = rows.filter((row) => {
+        const key = JSON.stringify(row)
+        if (seen.has(key)) return false
+        seen.add(key)
+        return true
+      })
+    }
+  }
+  checkCancel(s)
+  if (orderBy?.length) {
+    // Only output columns, by name or position, as PostgreSQL allows after a UNION.
+    const at = orderBy.map((ob) => {
+      if (ob.by.type === 'integer') {
+        if (ob.by.value < 1 || ob.by.value > width) throw new SqlError('42P10', `ORDER BY position ${ob.by.value} is not in select list`)
+        return ob.by.value - 1
+      }
+      const i = ob.by.type === 'ref' && !ob.by.table ? columns.findIndex((c) => c.name === (ob.by as {name: string}).name) : -1
+      if (i === -1) {
+        throw new SqlError('0A000', 'invalid UNION/INTERSECT/EXCEPT ORDER BY clause', {detail: 'Only result column names can be used, not expressions or functions.'})
+      }
+      return i
+    })
+    rows = rows
+      .map((row) => ({keys: at.map((i) => row[i]), row}))
+      .sort((a, b) => compareOrderKeys(orderBy, a.keys, b.keys))
+      .map((k) => k.row)
+  }
+  if (limit) rows = applyLimit(rows, limit, evalCtx(s, params, []))
   return {columns, rows, tag: `SELECT ${rows.length}`}
 }
 
@@ -724,34 +837,10 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
       })
       return {keys, o}
     })
-    keyed.sort((a, b) => {
-      for (const [i, ob] of st.orderBy!.entries()) {
-        const desc = ob.order === 'DESC'
-        const x = a.keys[i]
-        const y = b.keys[i]
-        const nullsFirst = ob.nulls ? ob.nulls === 'FIRST' : desc
-        if ((x === null || x === undefined) && (y === null || y === undefined)) continue
-        if (x === null || x === undefined) return nullsFirst ? -1 : 1
-        if (y === null || y === undefined) return nullsFirst ? 1 : -1
-        let c: number
-        try {
-          c = compareSort(x, y)
-        } catch {
-          c = String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0
-        }
-        if (c !== 0) return desc ? -c : c
-      }
-      return 0
-    })
+    keyed.sort((a, b) => compareOrderKeys(st.orderBy!, a.keys, b.keys))
     outs = keyed.map((k) => k.o)
   }
-  if (st.limit) {
-    const off = st.limit.offset ? Number(evaluate(st.limit.offset, {}, ctx) ?? 0) : 0
-    const lim = st.limit.limit ? evaluate(st.limit.limit, {}, ctx) : null
-    if (!Number.isInteger(off) || off < 0) throw new SqlError('2201X', 'OFFSET must not be negative')
-    if (lim !== null && (!Number.isInteger(Number(lim)) || Number(lim) < 0)) throw new SqlError('2201W', 'LIMIT must not be negative')
-    outs = outs.slice(off, lim === null ? undefined : off + Number(lim))
-  }
+  if (st.limit) outs = applyLimit(outs, st.limit, ctx)
   const resultRows = outs.map((o) => o.outputs)
   const columns = cols.map((c, i) => ({name: c.name, oid: c.oid ?? inferOid(resultRows.map((r) => r[i]), c.fallbackOid ?? staticOid(c.expr, () => undefined, ctx.params))}))
   return {columns, rows: resultRows, tag: `SELECT ${resultRows.length}`}
@@ -1049,6 +1138,8 @@ async function insert(s: PgSession, st: InsertStatement, params: unknown[]): Pro
     tuples = st.insert.values.map((vals) => vals.map((v) => (v.type === 'default' ? undefined : evaluate(v, {}, ctx))))
   } else if (st.insert.type === 'select') {
     tuples = (await select(s, st.insert, params)).rows
+  } else if (isUnion(st.insert)) {
+    tuples = (await unionResult(s, st.insert, params)).rows
   } else throw unsupported('INSERT from this kind of query')
   const rows: RowObj[] = []
   for (const t of tuples) {
@@ -1270,6 +1361,10 @@ export async function executeStatement(s: PgSession, st: Statement, params: unkn
     case 'select': {
       return select(s, st, params)
     }
+    case 'union':
+    case 'union all': {
+      return unionResult(s, st, params)
+    }
     case 'insert': {
       return insert(s, st, params)
     }
@@ -1416,7 +1511,7 @@ function safe<T>(fn: () => T): T | undefined {
 
 /** Columns a statement will return, without running it (for Describe of a prepared statement). */
 export function describesRows(st: Statement): boolean {
-  if (st.type === 'select' || st.type === 'values' || st.type === 'show') return true
+  if (st.type === 'select' || st.type === 'values' || st.type === 'show' || isUnion(st)) return true
   if (st.type === 'insert' || st.type === 'update' || st.type === 'delete') return Boolean(st.returning)
   return false
 }

@@ -209,7 +209,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       if (prepared.statement && !describesRows(prepared.statement)) return undefined
       if (/^[\s;]*$/.test(prepared.sql) || utilityStatement(prepared.sql)?.kind === 'tx') return undefined
       const st = prepared.statement
-      if (!st || st.type === 'select' || st.type === 'show' || st.type === 'values') {
+      if (!st || st.type === 'select' || st.type === 'show' || st.type === 'values' || st.type === 'union' || st.type === 'union all') {
         // Run it with NULL parameters (reads only) to learn the column types.
         const probe: QuerySession = {...s, cancelRequested: false, settings: new Map(s.settings)}
         const r = await this.execute(prepared, Array.from({length: prepared.paramCount}, () => null), probe)

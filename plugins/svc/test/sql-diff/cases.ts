@@ -704,6 +704,34 @@ const ARRAYS = [
   "SELECT '{1,2'::int[]",
 ]
 
+/** UNION and UNION ALL: at the top, in subqueries, in FROM and INSERT; ORDER BY and LIMIT of the whole; types unified. */
+const UNIONS = [
+  'SELECT 1 UNION SELECT 2 ORDER BY 1',
+  'SELECT 1 AS a UNION SELECT 1 UNION SELECT 2 ORDER BY a DESC',
+  'SELECT 1 UNION ALL SELECT 1 UNION ALL SELECT 2 ORDER BY 1',
+  'SELECT 1 UNION SELECT 1 UNION ALL SELECT 1',
+  'SELECT city FROM people UNION SELECT note FROM orders ORDER BY city',
+  'SELECT city FROM people UNION ALL SELECT city FROM people ORDER BY 1 LIMIT 3 OFFSET 1',
+  'SELECT id, name FROM people WHERE age > 40 UNION SELECT id, name FROM people WHERE city = \'Paris\' ORDER BY id',
+  'SELECT person_id FROM orders UNION SELECT id FROM people ORDER BY person_id DESC',
+  'SELECT 1 UNION SELECT 2.5 ORDER BY 1',
+  'SELECT 1 UNION SELECT 2::bigint ORDER BY 1',
+  'SELECT 1.5::float8 UNION SELECT 2 ORDER BY 1',
+  'SELECT NULL UNION SELECT 1 ORDER BY 1',
+  "SELECT 'a' UNION SELECT 'b' ORDER BY 1 DESC",
+  'SELECT 1 UNION SELECT 1, 2',
+  'SELECT 1 UNION SELECT true',
+  'SELECT id FROM people UNION SELECT id FROM orders ORDER BY id + 1',
+  'SELECT id FROM people UNION SELECT id FROM orders ORDER BY 9',
+  'SELECT 3 IN (SELECT 1 UNION SELECT 3), 4 IN (SELECT 1 UNION ALL SELECT 3)',
+  'SELECT x FROM (SELECT 1 AS x UNION SELECT 2 UNION SELECT 1) s ORDER BY x',
+  'SELECT count(*) FROM (SELECT city FROM people UNION ALL SELECT note FROM orders) t',
+  'SELECT id FROM people WHERE id IN (SELECT person_id FROM orders UNION SELECT 1) ORDER BY id',
+  "INSERT INTO scratch (id, name, n) SELECT 100, 'u', 1 UNION SELECT 101, 'v', 2 UNION SELECT 100, 'u', 1",
+  'SELECT id, name, n FROM scratch WHERE id >= 100 ORDER BY id',
+  'DELETE FROM scratch WHERE id >= 100',
+]
+
 /** Subqueries: scalar, IN, EXISTS, ANY/ALL, in FROM, VALUES in FROM; correlated and not. */
 const SUBQUERIES = [
   'SELECT (SELECT max(age) FROM people) AS oldest',
@@ -830,6 +858,7 @@ export const CASES: string[] = [
   ...JSONB_NUMBERS,
   ...ARRAYS,
   ...SUBQUERIES,
+  ...UNIONS,
   ...TO_CHAR,
   ...CATALOG,
 ]
