@@ -28,6 +28,7 @@ import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
+import {callSetFunction, MAX_SET_ROWS, SET_FUNCTIONS} from './set-functions.js'
 import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed, typeName} from './types.js'
 
 export interface Column {
@@ -537,6 +538,19 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[], 
       const alias = f.name.alias ?? f.name.name
       const lazy = i > 0 && (await joinLookup(s, f.join?.on ?? undefined, alias, branchOf(s, f.name.schema), f.name.name)) !== undefined
       src = await loadTable(s, f.name.schema, f.name.name, alias, i === 0 ? st.where : undefined, single, ctx, single ? earlyStop(st, alias, ctx) : undefined, lazy)
+    } else if (f.type === 'call' && SET_FUNCTIONS.has(f.function.name.toLowerCase())) {
+      if (f.withOrdinality) throw unsupported('WITH ORDINALITY')
+      // A set-returning function after other FROM items may use their columns (an implicit
+      // LATERAL, as in PostgreSQL): it is called once per row they produced.
+      if (i > 0) {
+        rows = lateralSetFunction(rows, f, ctx, (lateral) => {
+          sources.push(lateral)
+          infos.push(sourceInfo(lateral, Boolean(ctx.outer)))
+        })
+        continue
+      }
+      const r = callSetFunction(f.function.name.toLowerCase(), f.args.map((a) => evaluate(a, {}, ctx)), f.alias?.name, f.alias?.columns?.map((c) => c.name))
+      src = {alias: f.alias?.name ?? f.function.name.toLowerCase(), columns: r.columns, declared: r.columns.map((c) => c.name), rows: r.rows}
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
     } else {
@@ -555,6 +569,42 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[], 
     rows = await joinRows(s, rows, src, kind, join?.on ?? undefined, ctx)
   }
   return finishSelect(s, st, rows, sources, ctx)
+}
+
+/**
+ * A set-returning function joined to the rows of the FROM items before it, called once per row
+ * with that row's values (CROSS, INNER with its ON, or LEFT keeping a row the call gives nothing
+ * for).
+ */
+function lateralSetFunction(rows: Row[], f: From & {type: 'call'}, ctx: EvalCtx, register: (src: Source) => void): Row[] {
+  const name = f.function.name.toLowerCase()
+  const alias = f.alias?.name ?? name
+  const kind = joinKind(f)
+  const on = f.join?.on ?? undefined
+  const call = (args: unknown[]) => callSetFunction(name, args, f.alias?.name, f.alias?.columns?.map((c) => c.name))
+  let total = 0
+  const results = rows.map((r) => {
+    const result = call(f.args.map((a) => evaluate(a, r, ctx)))
+    total += result.rows.length
+    if (total > MAX_SET_ROWS) throw new SqlError('54000', `${name} would return more than ${MAX_SET_ROWS.toLocaleString('en')} rows in all`, {hint: 'narrow the rows it is called for'})
+    return result
+  })
+  const columns: Column[] = results[0]?.columns ?? call(f.args.map(() => null)).columns
+  // Known to name resolution before ON is evaluated, since ON may use its columns.
+  register({alias, columns, declared: columns.map((c) => c.name), rows: []})
+  const out: Row[] = []
+  for (const [i, r] of rows.entries()) {
+    let matched = false
+    for (const x of results[i].rows) {
+      const joined: Row = {...r, [alias]: x}
+      if (on && evaluate(on, joined, ctx) !== true) continue
+      matched = true
+      out.push(joined)
+    }
+    // Every column NULL (the alias too, which also names a plain-typed function's value).
+    if (!matched && kind === 'LEFT JOIN') out.push({...r, [alias]: Object.fromEntries([alias, ...columns.map((c) => c.name)].map((c) => [c, null]))})
+  }
+  return out
 }
 
 function joinKind(f: From): string {

@@ -732,6 +732,38 @@ const UNIONS = [
   'DELETE FROM scratch WHERE id >= 100',
 ]
 
+/** Set-returning functions in FROM: alone, named, and after other FROM items (called per row). */
+const SET_FUNCTIONS = [
+  'SELECT * FROM generate_series(1, 3)',
+  'SELECT g FROM generate_series(1, 10, 4) g',
+  'SELECT x FROM generate_series(5, 1, -2) AS t(x)',
+  'SELECT * FROM generate_series(1, 0)',
+  'SELECT * FROM generate_series(1.5, 3)',
+  'SELECT * FROM generate_series(0.1, 0.35, 0.1)',
+  'SELECT * FROM generate_series(1, 3::bigint)',
+  'SELECT * FROM generate_series(1, 5, 0)',
+  'SELECT * FROM generate_series(NULL, 5)',
+  'SELECT sum(g), count(*) FROM generate_series(1, 100) g',
+  'SELECT * FROM unnest(ARRAY[1, 2, 3])',
+  "SELECT u FROM unnest('{a,b}'::text[]) u",
+  'SELECT * FROM jsonb_array_elements(\'[1, "a", null, {"b": 2}]\')',
+  'SELECT * FROM jsonb_array_elements_text(\'[1, "a", null, {"b": 2}]\')',
+  'SELECT * FROM jsonb_each(\'{"a": 1, "b": "x"}\')',
+  'SELECT * FROM jsonb_each_text(\'{"a": 1, "b": "x", "c": null}\')',
+  'SELECT * FROM jsonb_object_keys(\'{"a": 1, "b": 2}\')',
+  'SELECT k, v FROM jsonb_each_text(\'{"a": "1", "b": "2"}\') AS t(k, v) ORDER BY k',
+  'SELECT t, t.value FROM jsonb_array_elements_text(\'["p", "q"]\') t',
+  'SELECT * FROM jsonb_array_elements(\'{"a": 1}\')',
+  "SELECT * FROM jsonb_array_elements('3')",
+  "SELECT * FROM jsonb_each('[1]')",
+  "SELECT * FROM jsonb_object_keys('[1]')",
+  'SELECT p.id, g FROM people p, generate_series(1, p.id) g WHERE p.id <= 3 ORDER BY p.id, g',
+  'SELECT p.id, count(*) FROM people p, generate_series(1, p.id) g WHERE p.id <= 4 GROUP BY p.id ORDER BY p.id',
+  'SELECT p.name, g FROM people p JOIN generate_series(1, 3) g ON g < p.id WHERE p.id <= 3 ORDER BY p.id, g',
+  'SELECT p.id, g FROM people p LEFT JOIN generate_series(2, p.id) g ON true WHERE p.id <= 3 ORDER BY p.id, g',
+  'SELECT o.id, c FROM orders o, unnest(ARRAY[o.qty, o.person_id]) c ORDER BY o.id, c',
+]
+
 /** Subqueries: scalar, IN, EXISTS, ANY/ALL, in FROM, VALUES in FROM; correlated and not. */
 const SUBQUERIES = [
   'SELECT (SELECT max(age) FROM people) AS oldest',
@@ -877,6 +909,7 @@ export const CASES: string[] = [
   ...ARRAYS,
   ...SUBQUERIES,
   ...UNIONS,
+  ...SET_FUNCTIONS,
   ...TO_CHAR,
   ...CATALOG,
 ]
