@@ -90,6 +90,20 @@ describe('campaign generate --provider anthropic (the real SDK against a loopbac
     })
   })
 
+  it('a key refused access (403) fails the plan naming the variable and the model, exit 1, and the key is not printed', async () => {
+    await withFake({script: () => ({kind: 'status', message: 'Your API key does not have permission to use the specified resource.', status: 403})}, async (fake) => {
+      const r = await generate(fake)
+      expect(r.code, r.stderr).to.equal(1)
+      const reason = 'anthropic refused access (403): check ANTHROPIC_API_KEY and that the key may use claude-opus-4-5'
+      expect(ofType(r.events, 'mission_finished')).to.deep.equal([{mission: 'plan', ok: false, reason, type: 'mission_finished'}])
+      expect(r.stdout + r.stderr).to.include(reason)
+      // Access does not come back on another attempt: one model request, the mission not retried.
+      expect(fake.requests).to.have.length(1)
+      expect(readJson<{missions: {plan: {status: unknown}}}>(join(r.runDir, 'workspace.json')).missions.plan.status).to.deep.equal({failed: {reason, retry: false}})
+      expect(r.stdout + r.stderr + readFileSync(join(r.runDir, 'events.ndjson'), 'utf8')).not.to.include(KEY)
+    })
+  })
+
   it('waits out 429 (retry-after) and 529 overloaded, saying so, and retries a 500, a cut stream and an error event', async () => {
     const faults: Record<number, FakeOptions['script'] extends infer S ? (S extends (...a: never[]) => infer R ? R : never) : never> = {
       1: {kind: 'status', retryAfter: 1, status: 429},

@@ -10,13 +10,16 @@ type Json = Record<string, unknown>
  * an MCP server's tools come as one `namespace` tool, a call names its `namespace` apart from the
  * tool, and a tool's output starts with the call's wall time. This loopback proxy translates
  * codex's requests to the plain dialect, forwards them to the fake, and translates the streamed
- * answer back, so the shared brain drives codex unchanged. `requests` are the fake's.
+ * answer back, so the shared brain drives codex unchanged. `requests` are the fake's (translated);
+ * `received` are the bodies as codex sent them.
  */
-export async function startCodexDialect(fake: Fake): Promise<Fake> {
+export async function startCodexDialect(fake: Fake): Promise<Fake & {received: Array<{body: Json}>}> {
+  const received: Array<{body: Json}> = []
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Json
+    received.push({body})
     const namespaces = new Set<string>()
     const tools = ((body.tools ?? []) as Json[]).flatMap((t) => {
       if (t.type !== 'namespace' || !Array.isArray(t.tools)) return [t]
@@ -66,6 +69,7 @@ export async function startCodexDialect(fake: Fake): Promise<Fake> {
         server.close(() => resolve())
       })
     },
+    received,
     requests: fake.requests,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
   }

@@ -28,7 +28,7 @@ Writes a run directory <out>/<YYYYMMDD-HHMMSS>-<hex>/ with run.json, workspace.j
     model: Flags.string({description: 'Model name for the provider (recorded in run.json)'}),
     out: Flags.string({description: 'Folder that receives the run directory [default: out]'}),
     parallel: Flags.integer({description: 'Campaign missions run at the same time [default: 4]', min: 1}),
-    provider: Flags.string({description: 'Model provider: local (the offline planner, default), anthropic, openai, openai-compatible, gemini; see `campaign providers`'}),
+    provider: Flags.string({description: 'Model provider: local (the offline planner, default), anthropic, openai, openai-compatible, gemini, or an agent CLI: claude, codex; see `campaign providers`'}),
     resume: Flags.string({description: 'Run directory to resume: runs only its unfinished missions'}),
     'skip-url-check': Flags.boolean({description: 'Do not request the final URLs'}),
   }

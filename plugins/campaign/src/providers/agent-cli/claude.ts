@@ -99,7 +99,9 @@ export function createClaudeProvider(options: ProviderOptions): Provider {
           // The token goes in a file only this user reads, never on the command line (ps shows it).
           const mcpConfig = join(scratch, 'mcp.json')
           writeFileSync(mcpConfig, JSON.stringify({mcpServers: {[MCP_SERVER_NAME]: {headers: {Authorization: `Bearer ${server.token}`}, type: 'http', url: server.url}}}), {mode: 0o600})
-          const env: NodeJS.ProcessEnv = {...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1'}
+          // Without ENABLE_TOOL_SEARCH=false the CLI offers the model a DeferredToolPlaceholder
+          // tool besides ours (and sends `defer_loading`, which some endpoints refuse).
+          const env: NodeJS.ProcessEnv = {...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', ENABLE_TOOL_SEARCH: 'false'}
           if (options.baseUrl) env.ANTHROPIC_BASE_URL = options.baseUrl
           if (auth.mode === 'env') {
             const home = join(scratch, 'home')

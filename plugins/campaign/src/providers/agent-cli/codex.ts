@@ -68,6 +68,9 @@ export function codexArgs(prompt: string, mcpUrl: string, model: null | string, 
     'approval_policy="never"',
     '-c',
     'web_search="disabled"',
+    // A question to the user has no one to answer it in exec mode: not offered to the model.
+    '-c',
+    'tools.experimental_request_user_input.enabled=false',
     // Our tools answer with JSON data (a catalog page, a brief); codex's default cut (a few
     // thousand tokens) would hand the model a document with its middle missing.
     '-c',
