@@ -6,6 +6,7 @@ import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extrac
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
 import {toCharDatetime} from './to-char.js'
+import {toCharNumber} from './to-char-number.js'
 import {DEFAULT_MAX_IN_VALUES, DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA, tooManyValues} from './parse.js'
 import {arrayOid, castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
@@ -817,7 +818,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
       const [v, f] = args()
       if (v === null || f === null || v === undefined || f === undefined) return null
       if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return toCharDatetime(v, text(f))
-      throw unsupported(`to_char of ${V.typeNameOf(v)} (dates and timestamps only)`)
+      if (typeof v === 'number' || typeof v === 'bigint' || v instanceof V.Numeric || v instanceof V.Int8 || v instanceof V.Float8) return toCharNumber(v, text(f))
+      throw unsupported(`to_char of ${V.typeNameOf(v)} (numbers, dates and timestamps only)`)
     }
     case 'pg_typeof': {
       const a0 = e.args[0]

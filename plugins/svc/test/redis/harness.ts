@@ -66,6 +66,8 @@ export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; now?: 
 
 export interface PgError extends Error {
   code?: string
+  /** The ErrorResponse's DETAIL field, as node-postgres passes it on. */
+  detail?: string
 }
 
 /** The error a query fails with (node-postgres carries the SQLSTATE in `code`); fails the test if it succeeds. */

@@ -824,6 +824,24 @@ const CATALOG = [
 
 /** to_char of dates and timestamps: the common template patterns. */
 const TO_CHAR = [
+  // Numbers: digit positions, fill mode, signs, separators, rounding, overflow, columns of each numeric type.
+  "SELECT to_char(5, '9'), to_char(-5, '99'), to_char(5, '09'), to_char(-5, '09'), to_char(0, '999'), to_char(0, '9.99')",
+  "SELECT to_char(0.5, '9.99'), to_char(-0.5, '9.99'), to_char(0.5, '0.99'), to_char(-0.1, '99.99'), to_char(0.125, '9.99')",
+  "SELECT to_char(5, 'FM99.99'), to_char(5.5, 'FM99.99'), to_char(0, 'FM9.99'), to_char(0.5, 'FM9.99'), to_char(0, 'FM999'), to_char(10, 'FM99.99')",
+  "SELECT to_char(5, '9,999'), to_char(-5, '9,999'), to_char(1234, '9,999'), to_char(1234, 'FM9,999'), to_char(5, '0,000')",
+  "SELECT to_char(1234567.891, '9G999G999D99'), to_char(123.456, '999D9'), to_char(1.005, '9.99')",
+  "SELECT to_char(1234, '99'), to_char(-1234, '99'), to_char(1234.5, '99.9'), to_char(12345, '9,999'), to_char(0.5, '.99')",
+  "SELECT to_char(-485, 'S999'), to_char(485, 'S999'), to_char(5, 'S999'), to_char(-485, '999S'), to_char(5, '999S'), to_char(5, 'FMS999')",
+  "SELECT to_char(-485, '999MI'), to_char(485, '999MI'), to_char(485, 'FM999MI'), to_char(-5, 'MI999'), to_char(5, 'MI999')",
+  "SELECT to_char(-485, '999PR'), to_char(485, '999PR'), to_char(-5, '999PR'), to_char(-5, 'FM999PR')",
+  "SELECT to_char(485, 'PL999'), to_char(-485, 'PL999'), to_char(5, 'SG999'), to_char(-5, 'SG999')",
+  "SELECT to_char(2.5, '9'), to_char(-2.5, '9'), to_char(2.5::float8, '9'), to_char(3.5::float8, '9'), to_char(0.15::float8, '9.9'), to_char(2.0::float8, '9.9')",
+  "SELECT to_char(12, '0000'), to_char(-12, 'FM0000'), to_char(12::bigint, '000'), to_char(12, '999 9'), to_char(-12, '9-9'), to_char(-5, '\"x\"99')",
+  "SELECT to_char(2147483647, '9999999999'), to_char(1e20, '99999999999999999999999'), to_char(5, ''), to_char(5, 'S')",
+  "SELECT id, to_char(amount, 'FM999G990D00'), to_char(qty, '000') FROM orders ORDER BY id",
+  "SELECT id, to_char(age, 'FM999'), to_char(score, '999D9'), to_char(balance, 'S9999.99') FROM people ORDER BY id",
+  "SELECT to_char(5, '9.9.9')",
+  "SELECT to_char(5, '9PR9')",
   "SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS') FROM times ORDER BY id",
   "SELECT to_char(tz, 'YYYY-MM-DD HH24:MI:SS.US TZ OF') FROM times ORDER BY id",
   "SELECT to_char(d, 'DD Mon YYYY'), to_char(d, 'FMDD FMMonth YYYY'), to_char(d, 'Day, Month DD') FROM times ORDER BY id",
