@@ -65,6 +65,31 @@ describe('campaign generate: pictures, model name and Ctrl-C', function () {
     expect(readdirSync(join(runDir, 'google-ads', 'editor', 'images', 'acme-coffee-performance-max')).filter((f) => f.includes('.tmp'))).to.deep.equal([])
   })
 
+  it('finds a truncated or corrupt picture on generate --resume and makes it again, atomically', async () => {
+    const {default: sharp} = await import('sharp')
+    const {runDir} = await sharedExampleRunCopy()
+    const truncated = 'google-ads/editor/images/acme-coffee-performance-max/accessories-square-1.jpg'
+    const corrupt = 'google-ads/editor/images/acme-coffee-demand-gen/coffee-beans-landscape-2.jpg'
+    const whole = readFileSync(join(runDir, truncated))
+    writeFileSync(join(runDir, truncated), whole.subarray(0, Math.floor(whole.length / 2)))
+    // A JPEG header and then noise: the right name and size, not a picture.
+    writeFileSync(join(runDir, corrupt), Buffer.concat([whole.subarray(0, 64), Buffer.alloc(whole.length, 0x5a)]))
+    const before = readEvents(runDir).length
+    const res = await runCli(['campaign', 'generate', '--resume', runDir, '--skip-url-check'])
+    expect(res.code, res.stderr).to.equal(0)
+    const after = readEvents(runDir).slice(before)
+    const regenerated = after.filter((e) => e.event.type === 'step' && e.event.name === 'images' && (e.event.detail as {regenerated?: string}).regenerated)
+    expect(regenerated.map((e) => (e.event.detail as {regenerated: string}).regenerated).sort()).to.deep.equal([corrupt, truncated].sort())
+    expect(after.filter((e) => e.event.type === 'artifact_written' && String(e.event.path).endsWith('.jpg')).map((e) => e.event.path).sort()).to.deep.equal([corrupt, truncated].sort())
+    for (const rel of [truncated, corrupt]) {
+      const stats = await sharp(join(runDir, rel), {failOn: 'truncated'}).stats()
+      expect(stats.channels, rel).to.have.length(3)
+    }
+    for (const folder of ['acme-coffee-performance-max', 'acme-coffee-demand-gen']) {
+      expect(readdirSync(join(runDir, 'google-ads', 'editor', 'images', folder)).filter((f) => f.includes('.tmp'))).to.deep.equal([])
+    }
+  })
+
   it('records --model in run.json and run_started', async () => {
     const out = tempDir()
     const dir = copyExample()

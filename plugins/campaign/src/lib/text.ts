@@ -64,3 +64,34 @@ export function displayName(name: string): string {
   }
   return n === '' ? name.trim() : n
 }
+
+/**
+ * A name that fits `max` characters without cutting a word: its leading words (a hyphen inside a
+ * compound such as "Bo-Kaap" is a boundary too); when even its first word is longer, the site's
+ * name from `url` ("acme-coffee.example" gives "Acme Coffee"). Only a name with neither gets cut,
+ * since the field has a hard limit.
+ */
+export function shortName(name: string, max: number, url: string): string {
+  const clean = name.replace(/\s+/g, ' ').trim()
+  if (clean.length <= max) return clean
+  let best = ''
+  for (const m of clean.matchAll(/[\s-]/g)) {
+    const head = clean.slice(0, m.index).replace(/[\s,;:&/–—-]+$/u, '')
+    if (head.length > max) break
+    best = head
+  }
+  if (best !== '') return best
+  let site = ''
+  try {
+    site = new URL(url).hostname.replace(/^www\./, '').split('.')[0]
+  } catch {
+    // An unparsable URL has no site name to offer.
+  }
+  const fromSite = site
+    .split(/[-_]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join(' ')
+  if (fromSite !== '' && fromSite.length <= max) return fromSite
+  return clean.slice(0, max).trim()
+}

@@ -3,6 +3,7 @@ import {isAbsolute, join} from 'node:path'
 
 import {campaignCpc, MIN_DAILY_CLICKS} from '../budget/cpc.js'
 import {englishIn, ownWords} from './copy-language.js'
+import {cutCopyChecker} from './truncation.js'
 import type {AssetGroup, Campaign, ImageRecord, Issue, Keyword, MatchType, Negative, ResponsiveSearchAd, Severity, Workspace} from '../types.js'
 
 /** Google Ads limits the checks use; docs/campaign-validation.md lists them with their codes. */
@@ -96,6 +97,15 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
       }
     }
   }
+  let cut: ReturnType<typeof cutCopyChecker> | undefined
+  const cutOne = (t: string, path: string, what: string, limit: number) => {
+    cut ??= cutCopyChecker(ws)
+    const why = cut(t, limit, adLength(t))
+    if (why !== null) add('error', 'copy_truncated', path, `${what} "${t}" reads as cut mid-word or mid-phrase: ${why}; write it to end on a whole word`)
+  }
+  const checkCut = (list: string[], path: string, what: string, limit: number) => {
+    for (const [i, t] of list.entries()) cutOne(t, `${path}[${i}]`, what, limit)
+  }
   const cpc = (cents: null | number, path: string) => {
     if (cents !== null && maxCpc !== null && cents > maxCpc) add('error', 'cpc_above_max', path, `max CPC ${money(cents)} is above the maximum ${money(maxCpc)}`)
   }
@@ -130,6 +140,8 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
         validateRsa(ad, `${gp}.ads[${a}]`, add, checkUrl)
         checkEnglish(ad.headlines, `${gp}.ads[${a}].headlines`, 'headline')
         checkEnglish(ad.descriptions, `${gp}.ads[${a}].descriptions`, 'description')
+        checkCut(ad.headlines, `${gp}.ads[${a}].headlines`, 'headline', LIMITS.headline)
+        checkCut(ad.descriptions, `${gp}.ads[${a}].descriptions`, 'description', LIMITS.description)
       }
       checkEnglish(group.keywords.map((k) => k.text), `${gp}.keywords`, 'keyword')
       const groupIndex = blockIndex(group.keywords, ownNormals.slice(ownNormals.length - group.keywords.length))
@@ -156,6 +168,10 @@ export function validateCampaign(ws: Workspace, c: Campaign, at: string, runDir?
       checkEnglish(group.long_headlines, `${gp}.long_headlines`, 'long headline')
       checkEnglish(group.descriptions, `${gp}.descriptions`, 'description')
       checkEnglish(group.search_themes, `${gp}.search_themes`, 'search theme')
+      checkCut(group.headlines, `${gp}.headlines`, 'headline', c.type === 'performance_max' ? LIMITS.headline : LIMITS.dg_headline)
+      checkCut(group.long_headlines, `${gp}.long_headlines`, 'long headline', LIMITS.long_headline)
+      checkCut(group.descriptions, `${gp}.descriptions`, 'description', LIMITS.description)
+      cutOne(group.business_name, `${gp}.business_name`, 'business name', LIMITS.pmax_business_name)
       validateAssetGroup(c, group, `${at}.asset_groups[${g}]`, add, checkUrl, runDir)
     }
   }
