@@ -1,6 +1,7 @@
 import {expect} from 'chai'
 
 import {shortName} from '../src/lib/text.js'
+import {fit} from '../src/providers/local/copy.js'
 
 describe('shortName: a business name within the 25-character limit, never cut inside a word', () => {
   it('keeps a name that fits as it is', () => {
@@ -19,5 +20,13 @@ describe('shortName: a business name within the 25-character limit, never cut in
 
   it('cuts only a name with neither a boundary nor a short site name', () => {
     expect(shortName('Donaudampfschifffahrtsgesellschaft', 25, 'not a url')).to.equal('Donaudampfschifffahrtsges')
+  })
+})
+
+describe('fit: copy cut at a word boundary never ends on a joining word', () => {
+  it('drops "and", "with", "de" ... left at the end by the cut, as the copy_truncated rule requires', () => {
+    expect(fit('Grinders, Brewers and Kettles for Home', 22)).to.equal('Grinders, Brewers')
+    expect(fit('Café com Leite de Coco Orgânico', 19)).to.equal('Café com Leite')
+    expect(fit('Salt and Pepper', 30)).to.equal('Salt and Pepper')
   })
 })

@@ -1,19 +1,5 @@
+import {JOINERS} from '../lib/text.js'
 import type {Workspace} from '../types.js'
-
-/**
- * Words that never end a headline or description in each language: conjunctions, articles and
- * prepositions that always lead into more words. Single letters ("e", "y", "a") are left out:
- * "Vitamin E" and "Plan B" end copy on their own.
- */
-const JOINERS: Record<string, Set<string>> = {
-  de: new Set('und oder mit für von vom zum zur der die das dem des'.split(' ')),
-  en: new Set('and or the of with'.split(' ')),
-  es: new Set('de del la las los el con para por'.split(' ')),
-  fr: new Set('et ou de du des le la les avec pour'.split(' ')),
-  it: new Set('di del della il lo la le gli con per'.split(' ')),
-  nl: new Set('en of de het met voor van'.split(' ')),
-  pt: new Set('de da das do dos com para por sem'.split(' ')),
-}
 
 /** A joining mark left at the end when the rest was cut: "Single-", "Grinders &", "Beans,". */
 const TRAILING_JOINER = /[-–—&/,]$/

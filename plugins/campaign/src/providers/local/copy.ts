@@ -1,7 +1,7 @@
 /** Text helpers for the offline planner: keywords and ad copy that respect Google Ads limits. */
 
 import {dashed} from '../../lib/slug.js'
-import {sentences} from '../../lib/text.js'
+import {isJoiner, sentences} from '../../lib/text.js'
 
 export {displayName, sentences} from '../../lib/text.js'
 
@@ -42,6 +42,10 @@ export function fit(text: string, max: number): null | string {
     out = out ? `${out} ${w}` : w
   }
   out = out.replace(/[\s,;:&-]+$/, '')
+  // A cut that ends on "and", "with", "de" ... reads as cut (the copy_truncated rule): drop them.
+  let last = out.split(' ')
+  while (last.length > 1 && isJoiner(last.at(-1)!)) last = last.slice(0, -1)
+  out = last.join(' ').replace(/[\s,;:&-]+$/, '')
   return out.length >= Math.min(8, max) ? out : null
 }
 
