@@ -18,8 +18,13 @@ const list = (n: number): string => Array.from({length: n}, (_, i) => i + 1).joi
 describe('svc SQL: an IN list past :max-in-values is 54001 and the connection stays usable (built CLI, node-postgres)', function () {
   this.timeout(120_000)
   const running: Started[] = []
-  after(() => {
-    for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGKILL')
+  after(async () => {
+    // Stopped, not killed: a killed server's git children go on writing into the directory removed next.
+    for (const s of running) {
+      if (s.child.exitCode !== null) continue
+      s.child.kill('SIGTERM')
+      await s.exited
+    }
     cleanupTempDirs()
   })
 

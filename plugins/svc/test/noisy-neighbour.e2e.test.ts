@@ -53,8 +53,10 @@ describe('svc: a heavy request from one client does not stop the others (built C
     writeFileSync(inList, `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: 100_000}, (_, i) => i + 1).join(',')});\n`)
     const orChain = join(dir, 'or.sql')
     writeFileSync(orChain, `SELECT count(*) FROM accounts WHERE ${Array.from({length: 3000}, (_, i) => `id = ${i}`).join(' OR ')};\n`)
+    // The IN lists are the heavy part; the OR chain, a set lookup since issue 24, can end within
+    // a few milliseconds on a quiet machine, so only the IN lists are counted.
     let heavyDone = 0
-    const heavy = [psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, orChain)].map((p) => p.finally(() => heavyDone++))
+    const heavy = [psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, orChain)].map((p, i) => (i < 3 ? p.finally(() => heavyDone++) : p))
     // Let both statements reach the server before the light clients start.
     await new Promise((r) => setTimeout(r, 300))
 

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {spawn} from 'node:child_process'
-import {readdirSync, readFileSync, utimesSync, writeFileSync} from 'node:fs'
+import {readdirSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 
@@ -59,6 +59,9 @@ describe('toolkit svc dump and diagnose (built CLI)', function () {
     writeFileSync(lock, '')
     utimesSync(lock, new Date(Date.now() - 300_000), new Date(Date.now() - 300_000))
     const idx = join(dir, 'index', 'main', 'fts.sqlite')
+    // A write-ahead log SQLite left beside the file (a close racing the background indexer under
+    // load) would still hold the pages: the damage is to the whole index, so it goes too.
+    for (const side of ['-wal', '-shm']) rmSync(idx + side, {force: true})
     writeFileSync(idx, readFileSync(idx).subarray(0, 200))
     gitOut(join(dir, 'repo'), ['remote', 'add', 'origin', 'https://example.invalid/db.git'])
     gitOut(join(dir, 'repo'), ['update-ref', 'refs/remotes/origin/main', commits[1]])

@@ -37,7 +37,11 @@ describe('svc Redis: a reply over :max-reply-bytes is an error, the connection a
   })
   after(async () => {
     redis?.disconnect()
-    if (s && s.child.exitCode === null) s.child.kill('SIGKILL')
+    // Stopped, not killed: a killed server's git children go on writing into the directory removed next.
+    if (s && s.child.exitCode === null) {
+      s.child.kill('SIGTERM')
+      await s.exited
+    }
     cleanupTempDirs()
   })
 

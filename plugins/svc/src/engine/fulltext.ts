@@ -90,6 +90,8 @@ export class FullTextIndex {
   private applyScheduled = false
   private branches = new Map<string, BranchIndex>()
   private closed = false
+  /** Page checks running in worker threads, each with a read connection of its own. */
+  private readonly checks = new Set<Promise<void>>()
   private timers: NodeJS.Timeout[] = []
 
   constructor(private readonly o: FullTextOptions) {}
@@ -102,6 +104,9 @@ export class FullTextIndex {
   async close(): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
+    // A check's read connection still open would keep SQLite from folding its write-ahead log
+    // into the file at our close; a short one is waited for, a long one (a huge index) is not.
+    await Promise.race([Promise.allSettled(this.checks), new Promise((r) => setTimeout(r, 2000).unref())])
     for (const [name, b] of this.branches) {
       try {
         this.guard(name, b, () => this.applyWrites(b))
@@ -300,7 +305,9 @@ export class FullTextIndex {
       // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
       // at open, so a large index never delays the server's start, and in a worker thread, so
       // reading every page never stalls requests.
-      await quickCheckFile(b.store.file)
+      const check = quickCheckFile(b.store.file)
+      this.checks.add(check)
+      await check.finally(() => this.checks.delete(check))
       if (!live()) return
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []

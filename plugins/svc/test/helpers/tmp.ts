@@ -15,11 +15,18 @@ export function tempDir(prefix = 'svc-test-'): string {
 }
 
 /**
- * Retried: a server killed with SIGKILL leaves its git children (fast-import, a commit-graph
- * write) finishing on their own for a moment, and they may still be adding files.
+ * Retried, and never failing a test: a server killed with SIGKILL leaves its git children
+ * (fast-import, a commit-graph write) finishing on their own, and they may still be adding files.
  */
 export function cleanupTempDirs(): void {
-  for (const d of made.splice(0)) rmSync(d, {force: true, maxRetries: 20, recursive: true, retryDelay: 100})
+  for (const d of made.splice(0)) {
+    try {
+      rmSync(d, {force: true, maxRetries: 10, recursive: true, retryDelay: 100})
+    } catch (error) {
+      // Removing scratch space is not what any test checks: say so and leave it to the OS.
+      process.stderr.write(`(left ${d} behind: ${(error as Error).message})\n`)
+    }
+  }
 }
 
 export function gitOut(repo: string, args: string[]): string {

@@ -219,7 +219,7 @@ describe('svc PostgreSQL protocol', function () {
     for (const sql of [
       'WITH x AS (SELECT 1) SELECT * FROM x',
       'SELECT * FROM people p, LATERAL (SELECT p.id) x',
-      "SELECT to_char(1.5, '9.9')",
+      "SELECT to_char(1.5, '9.9EEEE')",
       'SELECT name, row_number() OVER () FROM people',
       'SELECT * FROM people p RIGHT JOIN orders o ON o.person = p.id',
       'CREATE UNIQUE INDEX ON people (name)',
