@@ -106,7 +106,11 @@ export class FullTextIndex {
     for (const t of this.timers) clearInterval(t)
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
-    await Promise.race([Promise.allSettled(this.checks), new Promise((r) => setTimeout(r, 2000).unref())])
+    if (this.checks.size > 0) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([Promise.allSettled(this.checks), new Promise((r) => (timer = setTimeout(r, 2000)))])
+      clearTimeout(timer)
+    }
     for (const [name, b] of this.branches) {
       try {
         this.guard(name, b, () => this.applyWrites(b))
