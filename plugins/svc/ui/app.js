@@ -235,10 +235,15 @@ async function loadStatus() {
 function showTab(name) {
   for (const b of document.querySelectorAll('nav button')) b.setAttribute('aria-pressed', String(b.dataset.tab === name))
   for (const s of document.querySelectorAll('main > section')) s.hidden = s.id !== name
-  clearInterval(state.statusTimer)
+  // One refresh at a time, 2 s after the last answer; rates start afresh on each visit.
+  clearTimeout(state.statusTimer)
+  state.requestSample = undefined
   if (name === 'status') {
-    guarded(loadStatus)()
-    state.statusTimer = setInterval(guarded(loadStatus), 2000)
+    const refresh = async () => {
+      await guarded(loadStatus)()
+      if (!$('#status').hidden) state.statusTimer = setTimeout(refresh, 2000)
+    }
+    refresh()
   }
 }
 

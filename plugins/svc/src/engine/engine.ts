@@ -1042,11 +1042,6 @@ export class GitEngine implements Engine {
   }
 
   /**
-   * The Git writer died (killed, crashed, or it refused a command): start a new one and send it
-   * every commit not yet covered by a checkpoint. Acknowledged writes are in the write-ahead log
-   * and in memory meanwhile, so nothing is lost; writes wait (briefly) or are refused until then.
-   */
-  /**
    * Git's own words for a full disk vary by the write that failed ("unable to write loose object
    * file", "sha1 file write error"): when the data directory's filesystem is full, say so, with
    * the remedy, whatever Git printed.
@@ -1063,6 +1058,11 @@ export class GitEngine implements Engine {
     return message
   }
 
+  /**
+   * The Git writer died (killed, crashed, or it refused a command): start a new one and send it
+   * every commit not yet covered by a checkpoint. Acknowledged writes are in the write-ahead log
+   * and in memory meanwhile, so nothing is lost; writes wait (briefly) or are refused until then.
+   */
   private writerFailed(error: unknown): void {
     if (this.failure || this.recovering) return
     const message = this.writerMessage(error)

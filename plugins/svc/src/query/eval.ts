@@ -1322,7 +1322,6 @@ function castToArray(v: unknown, elementName: string): unknown {
   return new V.PgArray(items.map((x) => (x === null ? null : castTo(x, elementName))), oid)
 }
 
-/** `x op ANY(array)` / `x op ALL(array)` with SQL's NULL rules. */
 /** A constant `ANY` argument: a parameter or literal, possibly cast (`$1::int[]`). */
 export function isConstArg(e: Expr | undefined): boolean {
   return e !== undefined && (e.type === 'parameter' || e.type === 'string' || (e.type === 'cast' && isConstArg(e.operand)))
@@ -1378,6 +1377,7 @@ function anyLookup(arg: Expr, a: unknown, row: Row, ctx: EvalCtx): boolean | nul
   return test(a)
 }
 
+/** `x op ANY(array)` / `x op ALL(array)` with SQL's NULL rules. */
 function anyAll(op: string, x: unknown, a: unknown, all: boolean): boolean | null {
   if (x === null || a === null) return null
   let sawNull = false

@@ -661,7 +661,8 @@ async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Pr
 async function runSubquery(s: PgSession, sub: Statement, params: unknown[], outer: EvalCtx['outer']): Promise<QueryResult> {
   if (sub.type === 'values') return valuesResult(sub.values, evalCtx(s, params, []), outer)
   if (isUnion(sub)) return unionResult(s, sub, params, outer)
-  return select(s, sub as SelectFromStatement, params, outer)
+  if (sub.type !== 'select') throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
+  return select(s, sub, params, outer)
 }
 
 /** A correlated subquery: its tables read now, whole; the rest runs per outer row. */
@@ -739,6 +740,17 @@ function compareOrderKeys(orderBy: NonNullable<SelectFromStatement['orderBy']>, 
   return 0
 }
 
+/** The first of each set of items whose values are equal (DISTINCT, UNION). */
+function distinctBy<T>(items: T[], values: (item: T) => unknown[]): T[] {
+  const seen = new Set<string>()
+  return items.filter((item) => {
+    const key = JSON.stringify(values(item))
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
 /** OFFSET, then LIMIT (both constant expressions or parameters). */
 function applyLimit<T>(items: T[], limit: NonNullable<SelectFromStatement['limit']>, ctx: EvalCtx): T[] {
   const off = limit.offset ? Number(evaluate(limit.offset, {}, ctx) ?? 0) : 0
@@ -795,15 +807,7 @@ async function unionResult(s: PgSession, st: SelectFromUnion, params: unknown[],
   let rows = results[0].rows
   for (const [k, op] of ops.entries()) {
     rows = rows.concat(results[k + 1].rows)
-    if (op === 'union') {
-      const seen = new Set<string>()
-      rows = rows.filter((row) => {
-        const key = JSON.stringify(row)
-        if (seen.has(key)) return false
-        seen.add(key)
-        return true
-      })
-    }
+    if (op === 'union') rows = distinctBy(rows, (row) => row)
   }
   checkCancel(s)
   if (orderBy?.length) {
@@ -863,15 +867,7 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
     outs = rows.map((r) => ({key: r, outputs: cols.map((c) => evaluate(c.expr, r, ctx))}))
   }
 
-  if (st.distinct === 'distinct') {
-    const seen = new Set<string>()
-    outs = outs.filter((o) => {
-      const k = JSON.stringify(o.outputs)
-      if (seen.has(k)) return false
-      seen.add(k)
-      return true
-    })
-  }
+  if (st.distinct === 'distinct') outs = distinctBy(outs, (o) => o.outputs)
   if (st.orderBy?.length) {
     const keyed = outs.map((o) => {
       const outputs = new Map(cols.map((c, i) => [c.name, o.outputs[i]]))

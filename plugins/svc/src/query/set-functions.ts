@@ -77,7 +77,7 @@ const asJsonb = (v: unknown): unknown => (v !== null && typeof v === 'object' &&
 /** A JSON value as `->>` gives it: strings bare, JSON null as NULL, anything else as its jsonb text. */
 const asText = (v: unknown): null | string => (v === null || v === undefined ? null : typeof v === 'string' ? v : jsonbText(v))
 
-function elements(name: string, v: unknown): unknown[] {
+function elements(v: unknown): unknown[] {
   const j = jsonArg(v)
   if (Array.isArray(j)) return j
   throw new SqlError('22023', `cannot extract elements from ${j !== null && typeof j === 'object' ? 'an object' : 'a scalar'}`)
@@ -121,7 +121,7 @@ export function callSetFunction(name: string, args: unknown[], alias?: string, c
     case 'jsonb_array_elements_text': {
       const text = name.endsWith('_text')
       const [c] = named([{name: 'value', oid: text ? OID.text : OID.jsonb}], false, alias, columnAliases)
-      const items = none ? [] : elements(name, arg)
+      const items = none ? [] : elements(arg)
       if (items.length > MAX_SET_ROWS) throw tooMany(name)
       // The function returns a plain type, so its alias alone also names the value (`t` as well as `t.value`).
       const both = alias !== undefined && alias !== c.name && !columnAliases

@@ -33,6 +33,8 @@ const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
 export function quickCheckFile(file: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER, {eval: true, workerData: {file, module: sqliteModule}})
+    // A check still reading a large index must not keep a closed engine's process alive.
+    worker.unref()
     let settled = false
     const done = (error?: Error): void => {
       if (settled) return

@@ -151,8 +151,10 @@ export class IndexStore {
     this.db.transaction(fn)()
   }
 
-  /** Adds a document or replaces the indexed version of it. */
-  /** `row`: what rowOf(id) returned just before, so a batch looks each id up once (null: not indexed). */
+  /**
+   * Adds a document or replaces the indexed version of it. `row`: what rowOf(id) returned just
+   * before, so a batch looks each id up once (null: not indexed).
+   */
   put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
     let rowid: number | bigint
     if (row) {
