@@ -6,6 +6,7 @@ import {BID_STRATEGIES, CAMPAIGN_TYPES, MATCH_TYPES} from '../types.js'
  * never loads zod, which keeps its start-up inside the 1-second budget.
  */
 type Shape =
+  | 'absent'
   | 'null'
   | 'boolean'
   | 'number'
@@ -83,7 +84,8 @@ const SHAPE: Shape = {
     export: {eu_political_ads: 'boolean', status: {enum: ['enabled', 'paused']}, url_suffix: 'string'},
     formats: [{enum: CAMPAIGN_TYPES}],
     logo: 'string?',
-    search_bid_strategy: {enum: BID_STRATEGIES},
+    // Absent in workspaces written before the field existed; the plan tools default it then.
+    search_bid_strategy: {anyOf: ['absent', {enum: BID_STRATEGIES}], described: `must be one of ${BID_STRATEGIES.join(', ')}`},
   },
   // Keyed by mission name: every value is one mission's state.
   missions: {
@@ -111,6 +113,7 @@ export function shapeProblem(value: unknown): null | string {
  */
 function check(value: unknown, shape: Shape, path: (number | string)[]): null | string {
   if (shape === 'null') return value === null ? null : 'must be null'
+  if (shape === 'absent') return value === undefined ? null : 'must be absent'
   if (typeof shape === 'string') {
     const optional = shape.endsWith('?')
     if (optional && (value === null || value === undefined)) return null

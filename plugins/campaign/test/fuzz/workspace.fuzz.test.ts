@@ -100,4 +100,17 @@ describe('campaign export: a mutated workspace.json is exported or refused with 
       expect(error?.message).to.include(file).and.match(message)
     }
   })
+
+  it('exports a workspace written before search_bid_strategy existed, and refuses an unknown strategy', async () => {
+    const {runDir} = await sharedExampleRunCopy()
+    const file = join(runDir, WORKSPACE_FILE)
+    const good = JSON.parse(readFileSync(file, 'utf8')) as {input: Record<string, Json>}
+    const {search_bid_strategy: _dropped, ...older} = good.input
+    writeFileSync(file, JSON.stringify({...good, input: older}))
+    await exportRun(runDir, {skipUrlCheck: true})
+    writeFileSync(file, JSON.stringify({...good, input: {...good.input, search_bid_strategy: 'cheapest'}}))
+    const error = (await exportRun(runDir, {skipUrlCheck: true}).then(() => undefined, (e: unknown) => e)) as {exitCode?: number; message: string} | undefined
+    expect(error?.exitCode).to.equal(2)
+    expect(error?.message).to.match(/input\.search_bid_strategy must be one of/)
+  })
 })
