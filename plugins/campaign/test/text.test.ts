@@ -25,8 +25,11 @@ describe('shortName: a business name within the 25-character limit, never cut in
 
 describe('fit: copy cut at a word boundary never ends on a joining word', () => {
   it('drops "and", "with", "de" ... left at the end by the cut, as the copy_truncated rule requires', () => {
-    expect(fit('Grinders, Brewers and Kettles for Home', 22)).to.equal('Grinders, Brewers')
-    expect(fit('Café com Leite de Coco Orgânico', 19)).to.equal('Café com Leite')
-    expect(fit('Salt and Pepper', 30)).to.equal('Salt and Pepper')
+    expect(fit('Grinders, Brewers and Kettles for Home', 22, 'en')).to.equal('Grinders, Brewers')
+    expect(fit('Café com Leite de Coco Orgânico', 19, 'pt-BR')).to.equal('Café com Leite')
+    expect(fit('Salt and Pepper', 30, 'en')).to.equal('Salt and Pepper')
+    // Only the copy's own language: "van" ends English copy, "/" never ends any.
+    expect(fit('Removal Van Hire Services', 12, 'en')).to.equal('Removal Van')
+    expect(fit('Grinders / Brewers', 12, 'en')).to.equal('Grinders')
   })
 })

@@ -111,8 +111,7 @@ export const JOINERS: Record<string, Set<string>> = {
   pt: new Set('de da das do dos com para por sem'.split(' ')),
 }
 
-/** Whether a word (any of those languages) always leads into more words, so copy must not end on it. */
-export function isJoiner(word: string): boolean {
-  const w = word.toLowerCase()
-  return Object.values(JOINERS).some((set) => set.has(w))
+/** Whether a word always leads into more words in `language` (BCP 47), so copy must not end on it. */
+export function isJoiner(word: string, language: string): boolean {
+  return JOINERS[language.split('-')[0].toLowerCase()]?.has(word.toLowerCase()) ?? false
 }

@@ -32,7 +32,7 @@ export function titleCase(text: string): string {
 const SMALL_WORDS = new Set(['a', 'an', 'and', 'as', 'at', 'da', 'das', 'de', 'del', 'der', 'des', 'die', 'do', 'dos', 'du', 'e', 'el', 'en', 'et', 'für', 'in', 'la', 'le', 'mit', 'of', 'on', 'or', 'the', 'to', 'und', 'von', 'y'])
 
 /** The text if it fits, else cut at a word boundary; null when not even one word fits. */
-export function fit(text: string, max: number): null | string {
+export function fit(text: string, max: number, language = 'en'): null | string {
   const clean = text.replace(/\s+/g, ' ').replace(/!/g, '').trim()
   if (clean.length <= max) return clean
   const words = clean.split(' ')
@@ -41,11 +41,12 @@ export function fit(text: string, max: number): null | string {
     if ((out ? `${out} ${w}` : w).length > max) break
     out = out ? `${out} ${w}` : w
   }
-  out = out.replace(/[\s,;:&-]+$/, '')
-  // A cut that ends on "and", "with", "de" ... reads as cut (the copy_truncated rule): drop them.
-  let last = out.split(' ')
-  while (last.length > 1 && isJoiner(last.at(-1)!)) last = last.slice(0, -1)
-  out = last.join(' ').replace(/[\s,;:&-]+$/, '')
+  // A cut that ends on a joining mark or on "and", "with", "de" ... (in the copy's language)
+  // reads as cut, the copy_truncated rule: drop them.
+  const trail = /[\s,;:&/–—-]+$/u
+  let kept = out.replace(trail, '').split(' ')
+  while (kept.length > 1 && isJoiner(kept.at(-1)!, language)) kept = kept.slice(0, -1)
+  out = kept.join(' ').replace(trail, '')
   return out.length >= Math.min(8, max) ? out : null
 }
 
