@@ -1,7 +1,8 @@
 // CPU time per test file, the processes each one started included, to find what makes a suite
 // long on CI's two cores (wall time under load says little). Linux only: it reads
 // /proc/self/stat, whose cutime/cstime count every child (and their children) once reaped, so a
-// server a file leaves running is counted when it exits.
+// server a file leaves running is counted when it exits, and CPU spent in a file's after() hooks
+// goes to the next test; a daemon that detaches (pg_ctl's server) is not counted at all.
 //
 //   cd plugins/gw && npx mocha --config .mocharc.e2e.json --require ../../scripts/mocha-cpu-report.mjs
 import {readFileSync} from 'node:fs'

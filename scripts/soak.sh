@@ -19,6 +19,6 @@ echo "svc fault soak (disk full, Git writer killed): ${SOAK_CYCLES} cycles each"
 echo "svc, gw and campaign fuzz: run counts x${FUZZ_RUNS_FACTOR}"
 (cd plugins/svc && "${mocha[@]}" 'test/fuzz/*.test.ts' --exclude test/fuzz/crash-soak.fuzz.test.ts --exclude test/fuzz/crash-soak-faults.fuzz.test.ts)
 (cd plugins/gw && "${mocha[@]}" 'test/fuzz/*.test.ts')
+(cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')
 echo "gw refresh races: ${GW_RACE_ROUNDS:-20} rounds of 8 parallel calls, ${GW_SERVE_RACE_ROUNDS:-10} key rotations under gw serve"
 (cd plugins/gw && GW_RACE_ROUNDS="${GW_RACE_ROUNDS:-20}" GW_SERVE_RACE_ROUNDS="${GW_SERVE_RACE_ROUNDS:-10}" "${mocha[@]}" test/client/refresh-race.e2e.test.ts test/client/refresh-race-serve.e2e.test.ts)
-(cd plugins/campaign && "${mocha[@]}" 'test/fuzz/*.test.ts')

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readdirSync, readFileSync, statSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {homedir, tmpdir} from 'node:os'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
@@ -33,6 +33,9 @@ describe('plugins', () => {
     // Reuse the machine's npm cache so installing the plugins' dependencies needs no download.
     const npmEnv: Record<string, string> = {...home.env, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), npm_config_prefer_offline: 'true'}
 
+    let prebuilds = ''
+    after(() => rmSync(prebuilds, {force: true, recursive: true}))
+
     before(function () {
       this.timeout(120_000)
       bin = strippedToolkit()
@@ -41,7 +44,7 @@ describe('plugins', () => {
       // handed to prebuild-install as a local prebuild instead, the way it serves offline installs.
       const sqlite = dirname(createRequire(join(repoRoot, 'plugins', 'svc', 'package.json')).resolve('better-sqlite3/package.json'))
       const {version} = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as {version: string}
-      const prebuilds = mkdtempSync(join(tmpdir(), 'toolkit-prebuilds-'))
+      prebuilds = mkdtempSync(join(tmpdir(), 'toolkit-prebuilds-'))
       const archive = join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`)
       execFileSync('tar', ['-czf', archive, '-C', sqlite, 'build/Release/better_sqlite3.node'])
       npmEnv.npm_config_better_sqlite3_local_prebuilds = prebuilds
