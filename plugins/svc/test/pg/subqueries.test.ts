@@ -68,6 +68,12 @@ describe('svc SQL subqueries', function () {
     const correlatedUnion = await sqlError(c.query('SELECT 1 FROM authors a WHERE a.id IN (SELECT a.id UNION SELECT 2)'))
     expect(correlatedUnion.code).to.equal('0A000')
     expect(correlatedUnion.detail).to.equal('a UNION subquery that refers to the enclosing query')
+    // A WITH query in FROM or as a UNION arm is refused, never answered as an empty row.
+    for (const sql of ['SELECT * FROM (WITH x AS (SELECT 1 AS a) SELECT a FROM x) t', 'SELECT 1 UNION (WITH x AS (SELECT 2 AS a) SELECT a FROM x)']) {
+      const e = await sqlError(c.query(sql))
+      expect(e.code, sql).to.equal('0A000')
+      expect(e.detail, sql).to.equal('WITH in a subquery')
+    }
     expect(await rows('SELECT count(*) FROM authors')).to.deep.equal([['3']])
   })
 })
