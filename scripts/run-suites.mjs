@@ -70,7 +70,10 @@ function run(suite, index) {
 function failureSection(log) {
   const lines = log.split('\n')
   const start = lines.findIndex((l) => /^\s+\d+ failing/.test(l))
-  const picked = start === -1 ? lines.slice(-60) : lines.slice(start, start + 300)
+  // Other runners (minitest, unittest, cargo) print their first failure with its message here;
+  // CI tools that show a few lines of the section then still show the message.
+  const other = lines.findIndex((l) => /^\s*(\d+\) (Error|Failure):|(ERROR|FAIL): |---- .* stdout ----|thread '.*' panicked)/.test(l))
+  const picked = start !== -1 ? lines.slice(start, start + 300) : other !== -1 ? lines.slice(other, other + 80) : lines.slice(-60)
   return picked.join('\n')
 }
 

@@ -82,7 +82,13 @@ module ToolkitSvc
       @next_id = 0
       @lock = Mutex.new
       @closed = false
-      Thread.new { @stderr.read }
+      # stderr is drained so a chatty child never blocks on a full pipe; its last lines say why it died.
+      @stderr_tail = +""
+      Thread.new do
+        while (chunk = @stderr.readpartial(65_536) rescue nil)
+          @stderr_tail = (@stderr_tail + chunk)[-2000..] || (@stderr_tail + chunk)
+        end
+      end
     end
 
     def call(op, params)
@@ -97,7 +103,7 @@ module ToolkitSvc
         rescue IOError, SystemCallError
           line = nil
         end
-        raise Error.new("unavailable", "the svc child process has exited") if line.nil?
+        raise Error.new("unavailable", exited_message) if line.nil?
 
         reply = JSON.parse(line)
         raise Error.new(reply["error"]["code"], reply["error"]["message"]) if reply["error"]
@@ -115,6 +121,16 @@ module ToolkitSvc
       end
       # The child flushes its write-ahead log into Git before it exits.
       @wait.value
+    end
+
+    private
+
+    def exited_message
+      @wait.join(1)
+      last = @stderr_tail.to_s.strip.lines.last.to_s.strip
+      status = @wait.value if @wait.join(0)
+      why = status ? " (#{status})" : ""
+      last.empty? ? "the svc child process has exited#{why}" : "the svc child process has exited#{why}: #{last}"
     end
   end
 
