@@ -136,6 +136,19 @@ describe('svc full-text index', () => {
     expect(db.indexProgress()?.documentsIndexed).to.equal(0)
   })
 
+  it('removes a branch whose index check is still starting: the removal succeeds and leaves no index folder', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir)
+    await db.put({id: 'k:1', text: 'kept words'})
+    for (let i = 0; i < 8; i++) {
+      await db.createBranch('quick')
+      // No settle: the page check of the new branch's index opens its file in a worker right now.
+      await db.removeBranch('quick')
+      expect(existsSync(join(dir, 'index', 'quick'))).to.equal(false)
+    }
+    expect((await db.branches()).map((b) => b.name)).to.deep.equal(['main'])
+  })
+
   it('rejects an empty query', async () => {
     db = await openEngine(tempDir())
     const err = await db.search('  ').then(() => undefined, (e: Error & {code?: string}) => e)

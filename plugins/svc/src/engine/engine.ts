@@ -545,7 +545,7 @@ export class GitEngine implements Engine {
     this.branchesState.delete(name)
     if (b.indexes?.size) this.secondary.save(this.branchesState.values())
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
-    this.index?.dropBranch(name)
+    await this.index?.dropBranch(name)
     this.log.info('branch removed', {branch: name})
   }
 

@@ -48,6 +48,8 @@ export interface IndexSearchResult {
 }
 
 interface BranchIndex {
+  /** The page check running in a worker, if one is. */
+  check?: Promise<void>
   /** Ids whose indexed version may differ from the current one, still to check. */
   queue: string[]
   running: boolean
@@ -74,6 +76,13 @@ export function documentText(doc: unknown): string {
   }
   walk(doc)
   return parts.join(' ')
+}
+
+/** Waits for `p` to settle, or `ms` at most; never rejects. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([p.then(() => undefined, () => undefined), new Promise((r) => (timer = setTimeout(r, ms)))])
+  clearTimeout(timer)
 }
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
@@ -106,11 +115,7 @@ export class FullTextIndex {
     for (const t of this.timers) clearInterval(t)
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
-    if (this.checks.size > 0) {
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([Promise.allSettled(this.checks), new Promise((r) => (timer = setTimeout(r, 2000)))])
-      clearTimeout(timer)
-    }
+    if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
     for (const [name, b] of this.branches) {
       try {
         this.guard(name, b, () => this.applyWrites(b))
@@ -128,10 +133,24 @@ export class FullTextIndex {
     return this.branches.get(branch)?.store.documents ?? 0
   }
 
-  dropBranch(name: string): void {
-    this.branches.get(name)?.store.close()
+  /**
+   * Forgets a removed branch's index and deletes its file. The branch is already gone from Git,
+   * so a file that cannot be deleted is logged, not thrown: it is derived data.
+   */
+  async dropBranch(name: string): Promise<void> {
+    const b = this.branches.get(name)
     this.branches.delete(name)
-    rmSync(join(this.o.dir, name), {force: true, recursive: true})
+    if (b) {
+      b.store.close()
+      // A page check just started opens the file read-only, and SQLite then creates its -wal and
+      // -shm files beside it: deleting the folder under it would fail with ENOTEMPTY.
+      if (b.check) await settledWithin(b.check, 2000)
+    }
+    try {
+      rmSync(join(this.o.dir, name), {force: true, maxRetries: 3, recursive: true})
+    } catch (error) {
+      this.o.logger.warn('the removed branch\'s full-text index could not be deleted', {branch: name, error: (error as Error).message, path: join(this.o.dir, name)})
+    }
   }
 
   /** Runs the consistency check now (what the hourly timer does). Resolves when caught up. */
@@ -311,7 +330,11 @@ export class FullTextIndex {
       // reading every page never stalls requests.
       const check = quickCheckFile(b.store.file)
       this.checks.add(check)
-      await check.finally(() => this.checks.delete(check))
+      b.check = check
+      await check.finally(() => {
+        this.checks.delete(check)
+        if (b.check === check) b.check = undefined
+      })
       if (!live()) return
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []
