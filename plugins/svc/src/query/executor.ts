@@ -1303,7 +1303,11 @@ async function del(s: PgSession, st: DeleteStatement, params: unknown[]): Promis
 function typeText(t: CreateTableStatement['columns'][number]): string {
   if (!('dataType' in t)) throw unsupported('CREATE TABLE ... LIKE')
   const dt = t.dataType
-  return dt.kind === 'array' ? 'jsonb' : dt.name
+  if (dt.kind !== 'array') return dt.name
+  // int[] and int[][] are the same type in PostgreSQL; svc keeps one dimension.
+  let el = dt.arrayOf
+  while (el.kind === 'array') el = el.arrayOf
+  return `${el.name}[]`
 }
 
 async function createTable(s: PgSession, st: CreateTableStatement): Promise<QueryResult> {

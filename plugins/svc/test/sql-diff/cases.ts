@@ -27,6 +27,7 @@ export const SETUP = [
     (1, 1, 1, 1.5, 'a'), (2, -2, 9000000000, 2.5, 'b'), (3, 2147483647, 9223372036854775807, -0.5, 'c'),
     (4, NULL, NULL, NULL, NULL), (5, 0, -9223372036854775808, 1e300, 'e'), (6, 7, 7, 0.1, '7')`,
   'CREATE TABLE scratch (id int PRIMARY KEY, name text, n int)',
+  'CREATE TABLE arrs (id int PRIMARY KEY, ints int[], tags text[], bigs bigint[], nums numeric[], flags bool[])',
   'CREATE TABLE events (id int PRIMARY KEY, at timestamptz, d date, amount numeric, big bigint, f float8)',
   'CREATE TABLE times (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, iv interval)',
   `INSERT INTO times (id, d, ts, tz, iv) VALUES
@@ -67,6 +68,10 @@ export const PARAM_CASES: Array<[string, unknown[]]> = [
   ['SELECT tz FROM times WHERE tz > $1 ORDER BY tz', [new Date('2024-01-01T00:00:00Z')]],
   ['SELECT d + $1::int AS x FROM times WHERE id = 1', [3]],
   ['SELECT $1::interval * 2 AS x', ['1 day 01:00:00']],
+  ['INSERT INTO arrs (id, ints, tags, nums) VALUES ($1, $2, $3, $4) RETURNING ints, tags, nums', [20, [1, 2, null], ['a b', null, 'NULL', 'q"x', ''], ['1.50', 2]]],
+  ['SELECT id FROM arrs WHERE ints @> $1 ORDER BY id', [[1, 2]]],
+  ['SELECT ints[$1] AS x FROM arrs WHERE id = $2', [2, 20]],
+  ['SELECT id FROM arrs WHERE $1 = ANY(tags) ORDER BY id', ['a b']],
 ]
 
 /** Literal and arithmetic cases generated as a cross product, so every operator meets every literal kind. */
@@ -679,6 +684,47 @@ const JSONB_NUMBERS = [
   'SELECT coalesce(NULL, NULL), nullif(true, true)',
 ]
 
+/** Declared array columns: PostgreSQL's array input forms, output, operators and errors. */
+const ARRAY_COLUMNS = [
+  "INSERT INTO arrs (id, ints, tags, bigs, nums, flags) VALUES (1, '{1,2,3}', '{\"a b\",NULL,c}', '{9223372036854775807,-1}', '{1.50,0.1}', '{t,f,NULL}') RETURNING *",
+  "INSERT INTO arrs (id, ints, tags, bigs, nums, flags) VALUES (2, ARRAY[4, 5], ARRAY['x', 'y'], ARRAY[2]::bigint[], ARRAY[2.25], ARRAY[true]) RETURNING *",
+  "INSERT INTO arrs (id, ints, tags) VALUES (3, '{}', '{ \" q \" , NULL , \"NULL\", \"x\\\\\\\"y\" }') RETURNING ints, tags",
+  "INSERT INTO arrs (id, ints, tags) VALUES (4, NULL, '{  spaced  word ,z}') RETURNING tags",
+  "INSERT INTO arrs (id, ints) VALUES (5, '{ 7 , 8 }') RETURNING ints",
+  'SELECT * FROM arrs ORDER BY id',
+  'SELECT id, ints::text, tags::text FROM arrs ORDER BY id',
+  'SELECT id FROM arrs WHERE 2 = ANY(ints) ORDER BY id',
+  "SELECT id FROM arrs WHERE 'x' = ANY(tags) ORDER BY id",
+  'SELECT id FROM arrs WHERE 9 <> ALL(ints) ORDER BY id',
+  'SELECT id FROM arrs WHERE ints @> ARRAY[1, 3] ORDER BY id',
+  "SELECT id FROM arrs WHERE ints @> '{4}' ORDER BY id",
+  'SELECT id FROM arrs WHERE ints <@ ARRAY[1, 2, 3, 4, 5] ORDER BY id',
+  'SELECT id FROM arrs WHERE ints && ARRAY[5, 8] ORDER BY id',
+  "SELECT id, tags @> ARRAY['c'], tags @> ARRAY[NULL]::text[] FROM arrs ORDER BY id",
+  'SELECT ARRAY[1, NULL] @> ARRAY[1], ARRAY[1] <@ ARRAY[1, 2], ARRAY[1, 2] && ARRAY[3], ARRAY[]::int[] <@ ARRAY[1]',
+  'SELECT id, array_length(ints, 1), cardinality(ints), cardinality(tags) FROM arrs ORDER BY id',
+  'SELECT id, ints[1], ints[3], ints[9], tags[2], bigs[1], nums[1], flags[2] FROM arrs ORDER BY id',
+  'SELECT id, ints[1] + 1, nums[1] * 2 FROM arrs ORDER BY id',
+  'SELECT a.id, u FROM arrs a, unnest(a.ints) u ORDER BY a.id, u',
+  'SELECT a.id, t FROM arrs a, unnest(a.tags) t WHERE t IS NOT NULL ORDER BY a.id, t',
+  'SELECT sum(u) FROM arrs a, unnest(a.nums) u',
+  "SELECT array_to_string(tags, '|', '*') FROM arrs ORDER BY id",
+  'SELECT pg_typeof(ints), pg_typeof(tags), pg_typeof(bigs), pg_typeof(nums), pg_typeof(flags) FROM arrs WHERE id = 1',
+  "UPDATE arrs SET ints = '{10,20}', tags = ARRAY['p'] WHERE id = 4 RETURNING ints, tags",
+  "UPDATE arrs SET ints = ints || 0 WHERE id = 5 RETURNING ints",
+  "INSERT INTO arrs (id, ints) VALUES (6, '{1,2')",
+  "INSERT INTO arrs (id, ints) VALUES (6, '1,2')",
+  "INSERT INTO arrs (id, ints) VALUES (6, '{1,2}x')",
+  "INSERT INTO arrs (id, ints) VALUES (6, '{1,,2}')",
+  "INSERT INTO arrs (id, ints) VALUES (6, '{a}')",
+  "INSERT INTO arrs (id, ints) VALUES (6, '{3000000000}')",
+  "INSERT INTO arrs (id, flags) VALUES (6, '{maybe}')",
+  "INSERT INTO arrs (id, ints) VALUES (6, 5)",
+  "SELECT '{1,\"2\"'::int[]",
+  "SELECT '{\"a\"b}'::text[]",
+  "SELECT count(*) FROM arrs",
+]
+
 const ARRAYS = [
   'SELECT ARRAY[1, 2, 3]',
   "SELECT ARRAY['a', 'b c', NULL]",
@@ -907,6 +953,7 @@ export const CASES: string[] = [
   ...TIME,
   ...JSONB_NUMBERS,
   ...ARRAYS,
+  ...ARRAY_COLUMNS,
   ...SUBQUERIES,
   ...UNIONS,
   ...SET_FUNCTIONS,
