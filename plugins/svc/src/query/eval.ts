@@ -6,6 +6,7 @@ import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
+import {SET_FUNCTIONS} from './set-functions.js'
 import {toCharDatetime} from './to-char.js'
 import {toCharNumber} from './to-char-number.js'
 import {DEFAULT_MAX_IN_VALUES, DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA, tooManyValues} from './parse.js'
@@ -86,6 +87,8 @@ export interface EvalCtx {
   sources: SourceInfo[]
   /** Set when the rows already come from the full-text index, so `@@` predicates hold. */
   ftsFromIndex?: boolean
+  /** The current values of the select list's set-returning calls (see select-set-functions.ts). */
+  setValues?: Map<object, unknown>
 }
 
 export const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'bool_and', 'bool_or', 'json_agg', 'jsonb_agg'])
@@ -975,6 +978,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         }
         return datetimeFunction(name, vals, () => nowOf(ctx))
       }
+      if (ctx.setValues?.has(e)) return ctx.setValues.get(e)
+      if (SET_FUNCTIONS.has(name)) throw new SqlError('0A000', `set-returning function ${name}() is not allowed here`, {hint: 'in the select list at the top of a SELECT, or in FROM'})
       throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
     }
   }
@@ -1223,6 +1228,19 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       switch (name) {
         case 'count': {
           return OID.int8
+        }
+        case 'generate_series': {
+          return arg === OID.int8 || arg === OID.numeric ? arg : OID.int4
+        }
+        case 'unnest': {
+          return arg === undefined ? undefined : ARRAY_ELEMENT[arg]
+        }
+        case 'jsonb_array_elements': {
+          return OID.jsonb
+        }
+        case 'jsonb_array_elements_text':
+        case 'jsonb_object_keys': {
+          return OID.text
         }
         case 'length':
         case 'char_length':

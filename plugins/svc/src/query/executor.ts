@@ -28,6 +28,7 @@ import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
+import {expandSetCalls, setCallsIn} from './select-set-functions.js'
 import {callSetFunction, MAX_SET_ROWS, SET_FUNCTIONS} from './set-functions.js'
 import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed, typeName} from './types.js'
 
@@ -847,6 +848,9 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
   }
   if (grouped) checkGrouping(st, cols, sources)
   type Out = {key: Row; outputs: unknown[]; group?: Row[]}
+  const setCalls = setCallsIn(st.columns)
+  const exprs = setCalls.length === 0 ? [] : cols.map((c) => c.expr)
+  const budget = {rows: 0}
   let outs: Out[] = []
   if (grouped) {
     const groups = new Map<string, Row[]>()
@@ -861,10 +865,13 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
       const gctx = {...ctx, group: g}
       const rep = g[0] ?? {}
       if (st.having && evaluate(st.having, rep, gctx) !== true) continue
-      outs.push({group: g, key: rep, outputs: cols.map((c) => evaluate(c.expr, rep, gctx))})
+      if (setCalls.length === 0) outs.push({group: g, key: rep, outputs: cols.map((c) => evaluate(c.expr, rep, gctx))})
+      else outs.push(...expandSetCalls(setCalls, exprs, rep, gctx, budget, (outputs) => ({group: g, key: rep, outputs})))
     }
-  } else {
+  } else if (setCalls.length === 0) {
     outs = rows.map((r) => ({key: r, outputs: cols.map((c) => evaluate(c.expr, r, ctx))}))
+  } else {
+    outs = rows.flatMap((r) => expandSetCalls(setCalls, exprs, r, ctx, budget, (outputs) => ({key: r, outputs})))
   }
 
   if (st.distinct === 'distinct') outs = distinctBy(outs, (o) => o.outputs)
@@ -940,6 +947,8 @@ function checkGrouping(st: SelectFromStatement, cols: OutCol[], sources: Source[
 function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): EarlyStop | undefined {
   if (!st.limit?.limit || st.orderBy?.length || st.groupBy?.length || st.having || st.distinct) return undefined
   if ((st.columns ?? []).some((c) => isAggregate(c.expr))) return undefined
+  // A row may give no row at all through a set-returning call in the select list.
+  if (setCallsIn(st.columns).length > 0) return undefined
   const lim = Number(evaluate(st.limit.limit, {}, ctx))
   const off = st.limit.offset ? Number(evaluate(st.limit.offset, {}, ctx)) : 0
   if (!Number.isInteger(lim) || !Number.isInteger(off) || lim < 0 || off < 0) return undefined

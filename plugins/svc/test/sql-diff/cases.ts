@@ -811,6 +811,43 @@ const SET_FUNCTIONS = [
 ]
 
 /** Subqueries: scalar, IN, EXISTS, ANY/ALL, in FROM, VALUES in FROM; correlated and not. */
+/** Set-returning functions in the select list: PostgreSQL 10+'s row counts (the longest call, NULL padding). */
+const SELECT_LIST_SET_FUNCTIONS = [
+  'SELECT generate_series(1, 3)',
+  'SELECT generate_series(1, 3) AS g, 10',
+  'SELECT generate_series(1, 3), generate_series(1, 5)',
+  "SELECT generate_series(1, 2), unnest(ARRAY['a', 'b', 'c'])",
+  'SELECT generate_series(3, 1)',
+  'SELECT 1, generate_series(3, 1)',
+  'SELECT generate_series(1, 10, 4) * 2 + 1 AS x',
+  'SELECT generate_series(0.5, 2, 0.5)',
+  'SELECT generate_series(1, 2)::text || \'!\'',
+  'SELECT id, unnest(ints) FROM arrs ORDER BY id, 2',
+  'SELECT id, unnest(tags) AS t, unnest(ints) AS i FROM arrs ORDER BY id, t NULLS FIRST, i',
+  'SELECT id, generate_series(1, qty) FROM orders WHERE qty < 4 ORDER BY id, 2',
+  'SELECT generate_series(1, 4) AS g ORDER BY g DESC LIMIT 2',
+  'SELECT DISTINCT unnest(tags) AS t FROM arrs ORDER BY t',
+  'SELECT city, unnest(array_agg(id ORDER BY id)) FROM people GROUP BY city ORDER BY city NULLS LAST, 2',
+  'SELECT count(*), generate_series(1, 2) FROM people',
+  'SELECT id, jsonb_array_elements(\'[1, "a"]\') FROM people WHERE id < 3 ORDER BY id',
+  "SELECT jsonb_array_elements_text('[1, \"a\", null]'), jsonb_object_keys('{\"b\": 1, \"a\": 2}')",
+  'SELECT unnest(NULL::int[])',
+  'SELECT id, unnest(ints) FROM arrs WHERE id = 3',
+  'SELECT pg_typeof(generate_series(1, 1)), pg_typeof(unnest(ARRAY[1.5]))',
+  'SELECT id FROM people WHERE id = generate_series(1, 3)',
+  'SELECT sum(generate_series(1, 3))',
+  'SELECT CASE WHEN true THEN generate_series(1, 2) END',
+  'SELECT generate_series(1, 2) FROM people WHERE id = 1 UNION ALL SELECT 9 ORDER BY 1',
+  'SELECT generate_series(1, 0) LIMIT 1',
+  'SELECT generate_series(1, 3) LIMIT 2',
+  'SELECT id, generate_series(1, 2) AS g FROM people ORDER BY id LIMIT 3',
+  'SELECT (SELECT max(o.id) FROM orders o WHERE o.person_id = p.id), generate_series(1, 2) FROM people p WHERE id < 4 ORDER BY 1, 2',
+  'SELECT COALESCE(generate_series(1, 2), 0)',
+  "SELECT jsonb_each('{\"a\": 1}')",
+  'SELECT generate_series(1, generate_series(1, 2))',
+  "SELECT k FROM jsonb_object_keys('{\"bb\": 1, \"a\": 2, \"c\": 3}') k",
+]
+
 const SUBQUERIES = [
   'SELECT (SELECT max(age) FROM people) AS oldest',
   'SELECT (SELECT 1)',
@@ -957,6 +994,7 @@ export const CASES: string[] = [
   ...SUBQUERIES,
   ...UNIONS,
   ...SET_FUNCTIONS,
+  ...SELECT_LIST_SET_FUNCTIONS,
   ...TO_CHAR,
   ...CATALOG,
 ]
