@@ -848,7 +848,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'to_char': {
       const [v, f] = args()
       if (v === null || f === null || v === undefined || f === undefined) return null
-      if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return toCharDatetime(v, text(f))
+      // PostgreSQL formats no infinite date or timestamp: NULL.
+      if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return v.finite ? toCharDatetime(v, text(f)) : null
       if (typeof v === 'number' || typeof v === 'bigint' || v instanceof V.Numeric || v instanceof V.Int8 || v instanceof V.Float8) return toCharNumber(v, text(f))
       throw unsupported(`to_char of ${V.typeNameOf(v)} (numbers, dates and timestamps only)`)
     }
@@ -1056,6 +1057,17 @@ function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
   }
 }
 
+/** The type of `date ± int`, `timestamp ± interval`, `date ± interval` when no row tells (an empty result). */
+function datetimeArithOid(op: string, a: number | undefined, b: number | undefined): number | undefined {
+  const ints = new Set<number>([OID.int2, OID.int4, OID.int8])
+  if (a === OID.date && b !== undefined && ints.has(b)) return OID.date
+  if (a === OID.date && b === OID.date && op === '-') return OID.int4
+  if ((a === OID.timestamp || a === OID.timestamptz) && b === OID.interval) return a
+  if (a === OID.date && b === OID.interval) return OID.timestamp
+  if (a === OID.interval && b === OID.interval) return OID.interval
+  return undefined
+}
+
 /** The name PostgreSQL gives an unaliased select-list expression. */
 export function columnName(e: Expr): string {
   switch (e.type) {
@@ -1194,6 +1206,7 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
     }
     case 'binary': {
       if (BOOL_OPS.has(e.op)) return OID.bool
+      if (e.op === '+' || e.op === '-') return datetimeArithOid(e.op, staticOid(e.left, columnOid, params), staticOid(e.right, columnOid, params))
       if (e.op !== '||') return undefined
       for (const side of [e.left, e.right]) {
         const oid = staticOid(side, columnOid, params)
@@ -1228,6 +1241,9 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       switch (name) {
         case 'count': {
           return OID.int8
+        }
+        case 'isfinite': {
+          return OID.bool
         }
         case 'generate_series': {
           return arg === OID.int8 || arg === OID.numeric ? arg : OID.int4

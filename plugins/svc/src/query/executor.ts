@@ -840,7 +840,7 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
   checkCancel(s)
 
   const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
-  const cols = expandColumns(st.columns ?? [], sources)
+  const cols = expandColumns(st.columns ?? [], sources, ctx.params)
   for (const c of cols) {
     // A scalar subquery's column has the type of the subquery's own column.
     const sub = isSubquery(c.expr) ? ctx.subqueries?.get(c.expr)?.result?.columns?.[0] : undefined
@@ -1079,7 +1079,7 @@ interface OutCol {
   oid?: number
 }
 
-function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
+function expandColumns(columns: SelectedColumn[], sources: Source[], params?: unknown[]): OutCol[] {
   const out: OutCol[] = []
   for (const c of columns) {
     if (c.expr.type === 'ref' && c.expr.name === '*') {
@@ -1101,7 +1101,7 @@ function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
       fallbackOid = src?.columns?.find((x) => x.name === ref.name)?.oid
     }
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') fallbackOid = oidOfTypeName(c.expr.to.name)
-    fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid)
+    fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid, params)
     // A declared column's values were converted to its type on write: its type is the column's.
     let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8

@@ -811,6 +811,41 @@ const SET_FUNCTIONS = [
 ]
 
 /** Subqueries: scalar, IN, EXISTS, ANY/ALL, in FROM, VALUES in FROM; correlated and not. */
+/** 'infinity', '-infinity' and BC dates: input, output, order, arithmetic and its errors, functions. */
+const INFINITE_AND_BC = [
+  "SELECT 'infinity'::timestamp, '-infinity'::timestamp, 'infinity'::timestamptz, '-infinity'::timestamptz, 'infinity'::date, '-infinity'::date",
+  "SELECT 'INFINITY'::timestamptz, ' -Infinity '::timestamp",
+  "SELECT '+infinity'::date",
+  "SELECT date 'infinity' > date '2024-01-01', timestamp '-infinity' < timestamp '0001-01-01', timestamptz 'infinity' = timestamptz 'infinity'",
+  "SELECT 'infinity'::date > '294276-12-31'::timestamp, '-infinity'::timestamptz < '4713-01-01 BC'::date",
+  "SELECT 'infinity'::timestamp + interval '1 day', '-infinity'::timestamptz - interval '1 year', 'infinity'::date + 1, '-infinity'::date - 7",
+  "SELECT 'infinity'::date + interval '1 mon', 'infinity'::date::timestamp, '-infinity'::timestamptz::date, 'infinity'::timestamp::timestamptz",
+  "SELECT 'infinity'::timestamp - timestamp '2024-01-01'",
+  "SELECT date '2024-01-01' - 'infinity'::date",
+  "SELECT age('infinity'::timestamp, timestamp '2024-01-01')",
+  "SELECT isfinite('infinity'::date), isfinite(date '2024-01-01'), isfinite('-infinity'::timestamp), isfinite(now()), isfinite(interval '1 day')",
+  "SELECT extract(year FROM 'infinity'::timestamp), extract(month FROM 'infinity'::timestamp), extract(epoch FROM '-infinity'::timestamptz), extract(century FROM 'infinity'::date), extract(day FROM '-infinity'::date)",
+  "SELECT date_part('year', 'infinity'::timestamp), date_part('hour', '-infinity'::timestamp), date_part('epoch', 'infinity'::date)",
+  "SELECT date_trunc('day', 'infinity'::timestamp), date_trunc('month', '-infinity'::timestamptz), date_trunc('year', 'infinity'::date)",
+  "SELECT to_char('infinity'::timestamp, 'YYYY'), to_char('-infinity'::date, 'YYYY-MM-DD')",
+  "SELECT '0044-03-15 BC'::date, '0001-12-31 BC'::date, '4713-01-01 BC'::date, '2024-01-02 AD'::date",
+  "SELECT '0044-03-15 BC'::date + 1, '0001-01-01'::date - 1, '0001-01-01 00:00:00'::timestamp - interval '1 second'",
+  "SELECT '0044-03-15 12:30:00 BC'::timestamp, '0044-03-15 12:30:00+02 BC'::timestamptz, '0010-06-01 BC'::timestamptz",
+  "SELECT '0044-03-15 BC'::date < '0001-01-01'::date, '0100-01-01 BC'::date < '0044-03-15 BC'::date",
+  "SELECT extract(year FROM '0044-03-15 BC'::date), extract(century FROM '0044-03-15 BC'::date), to_char('0044-03-15 BC'::date, 'YYYY-MM-DD BC')",
+  "SELECT '0000-01-01'::date",
+  "SELECT '0000-01-01 BC'::date",
+  "SELECT '4714-01-01 BC'::date",
+  "SELECT '0004-02-29 BC'::date, '0001-02-29 BC'::date",
+  "SELECT 'infinityx'::date",
+  "INSERT INTO times (id, d, ts, tz) VALUES (7, 'infinity', '-infinity', 'infinity'), (8, '-infinity', 'infinity', '-infinity'), (9, '0044-03-15 BC', '0044-03-15 01:02:03 BC', '0001-01-01 00:00:00+00 BC') RETURNING *",
+  'SELECT id, d, ts, tz FROM times ORDER BY d NULLS FIRST, id',
+  'SELECT id FROM times ORDER BY tz DESC NULLS LAST, id',
+  "SELECT min(d), max(d), min(ts), max(tz) FROM times",
+  "SELECT id, d + 1, ts + interval '1 hour', isfinite(tz) FROM times WHERE id >= 7 ORDER BY id",
+  "DELETE FROM times WHERE id >= 7 RETURNING id",
+]
+
 /** Set-returning functions in the select list: PostgreSQL 10+'s row counts (the longest call, NULL padding). */
 const SELECT_LIST_SET_FUNCTIONS = [
   'SELECT generate_series(1, 3)',
@@ -995,6 +1030,7 @@ export const CASES: string[] = [
   ...UNIONS,
   ...SET_FUNCTIONS,
   ...SELECT_LIST_SET_FUNCTIONS,
+  ...INFINITE_AND_BC,
   ...TO_CHAR,
   ...CATALOG,
 ]
