@@ -554,8 +554,14 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[], 
       src = {alias: f.alias?.name ?? f.function.name.toLowerCase(), columns: r.columns, declared: r.columns.map((c) => c.name), rows: r.rows}
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
+    } else if (f.lateral && i > 0) {
+      rows = await lateralSubquery(s, rows, f, params, ctx, (lateral) => {
+        sources.push(lateral)
+        infos.push(sourceInfo(lateral, Boolean(ctx.outer)))
+      })
+      continue
     } else {
-      if (f.lateral) throw unsupported('LATERAL subqueries')
+      // LATERAL on the first FROM item has nothing to its left to refer to: a plain subquery.
       src = await fromSubquery(s, f, params, ctx.outer)
     }
     sources.push(src)
@@ -604,6 +610,45 @@ function lateralSetFunction(rows: Row[], f: From & {type: 'call'}, ctx: EvalCtx,
     }
     // Every column NULL (the alias too, which also names a plain-typed function's value).
     if (!matched && kind === 'LEFT JOIN') out.push({...r, [alias]: Object.fromEntries([alias, ...columns.map((c) => c.name)].map((c) => [c, null]))})
+  }
+  return out
+}
+
+/**
+ * `FROM t, LATERAL (SELECT ... WHERE x = t.id) s` and `[LEFT] JOIN LATERAL (...) s ON ...`: the
+ * subquery's tables are read once (as a correlated subquery's are) and it is evaluated for each
+ * row of the FROM items before it; at most 1,000,000 rows in all (54000).
+ */
+async function lateralSubquery(s: PgSession, rows: Row[], f: From & {type: 'statement'}, params: unknown[], ctx: EvalCtx, register: (src: Source) => void): Promise<Row[]> {
+  const st = f.statement
+  if (st.type !== 'select') throw unsupported(`LATERAL over ${st.type.toUpperCase()}`)
+  const kind = joinKind(f)
+  const on = f.join?.on ?? undefined
+  const run = await prepareCorrelated(s, st, params)
+  let total = 0
+  const results = rows.map((r) => {
+    const result = run(r, ctx)
+    total += result.rows.length
+    if (total > MAX_SET_ROWS) throw new SqlError('54000', `a LATERAL subquery would return more than ${MAX_SET_ROWS.toLocaleString('en')} rows in all`, {hint: 'narrow the rows it is run for'})
+    return result
+  })
+  // With no row on the left, the subquery still names its columns: run once for a row of NULLs.
+  const shape = results[0] ?? run({}, ctx)
+  const columns = (shape.columns ?? []).map((c, i) => ({name: f.columnNames?.[i]?.name ?? c.name, oid: c.oid}))
+  if (f.columnNames && f.columnNames.length > columns.length) {
+    throw new SqlError('42P10', `table "${f.alias}" has ${columns.length} columns available but ${f.columnNames.length} columns specified`)
+  }
+  register({alias: f.alias, columns, declared: columns.map((c) => c.name), rows: []})
+  const out: Row[] = []
+  for (const [i, r] of rows.entries()) {
+    let matched = false
+    for (const vals of results[i].rows) {
+      const joined: Row = {...r, [f.alias]: Object.fromEntries(columns.map((c, j) => [c.name, vals[j]]))}
+      if (on && evaluate(on, joined, ctx) !== true) continue
+      matched = true
+      out.push(joined)
+    }
+    if (!matched && kind === 'LEFT JOIN') out.push({...r, [f.alias]: Object.fromEntries(columns.map((c) => [c.name, null]))})
   }
   return out
 }

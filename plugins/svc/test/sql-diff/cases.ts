@@ -846,6 +846,21 @@ const INFINITE_AND_BC = [
   "DELETE FROM times WHERE id >= 7 RETURNING id",
 ]
 
+/** LATERAL subqueries in FROM: evaluated per row of the items before them. */
+const LATERAL = [
+  'SELECT p.id, s.total FROM people p, LATERAL (SELECT sum(amount) AS total FROM orders o WHERE o.person_id = p.id) s ORDER BY p.id',
+  'SELECT p.name, s.id, s.amount FROM people p, LATERAL (SELECT id, amount FROM orders WHERE person_id = p.id ORDER BY amount DESC LIMIT 1) s ORDER BY p.name',
+  'SELECT p.name, s.id FROM people p LEFT JOIN LATERAL (SELECT id FROM orders WHERE person_id = p.id ORDER BY id) s ON true ORDER BY p.id, s.id',
+  'SELECT p.name, s.n FROM people p JOIN LATERAL (SELECT count(*) AS n FROM orders WHERE person_id = p.id) s ON s.n > 1 ORDER BY p.id',
+  'SELECT p.id, s.* FROM people p LEFT JOIN LATERAL (SELECT o.id AS oid, o.qty * p.age AS x FROM orders o WHERE o.person_id = p.id) s ON s.x > 50 ORDER BY p.id, s.oid',
+  'SELECT p.id, s.a, s.b FROM people p, LATERAL (SELECT p.age + 1, upper(p.name)) s(a, b) WHERE p.id < 4 ORDER BY p.id',
+  'SELECT * FROM people p, LATERAL (SELECT id AS oid FROM orders WHERE person_id = p.id) s WHERE false',
+  'SELECT count(*) FROM people p, LATERAL (SELECT * FROM orders o WHERE o.amount > p.balance) s',
+  'SELECT * FROM LATERAL (SELECT 1 AS one) s',
+  'SELECT p.id, s.x FROM people p, LATERAL (SELECT p.nope AS x) s',
+  'SELECT p.id, s.m FROM people p, LATERAL (SELECT max(o.amount) AS m FROM orders o WHERE o.person_id = p.id GROUP BY o.person_id) s ORDER BY p.id',
+]
+
 /** Set-returning functions in the select list: PostgreSQL 10+'s row counts (the longest call, NULL padding). */
 const SELECT_LIST_SET_FUNCTIONS = [
   'SELECT generate_series(1, 3)',
@@ -1031,6 +1046,7 @@ export const CASES: string[] = [
   ...SET_FUNCTIONS,
   ...SELECT_LIST_SET_FUNCTIONS,
   ...INFINITE_AND_BC,
+  ...LATERAL,
   ...TO_CHAR,
   ...CATALOG,
 ]
