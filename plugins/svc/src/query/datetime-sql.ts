@@ -25,6 +25,7 @@ function sameType(v: unknown, like: DT): DT {
 const asInterval = (v: unknown): D.PgInterval => toDatetime(v, OID.interval) as D.PgInterval
 
 function dateShift(d: D.PgDate, n: unknown, sign: number): D.PgDate {
+  if (!d.finite) return d
   const days = d.days + sign * Number(V.toNumber(n))
   if (Math.abs(days) > 100_000_000) throw new SqlError('22008', 'date out of range')
   return new D.PgDate(days)
@@ -52,8 +53,7 @@ export function datetimeArith(op: string, a: unknown, b: unknown): unknown {
       if (b instanceof D.PgTimestamp || b instanceof D.PgDate) return D.timestampDiff(a, D.toTimestamp(b, a.zone))
       if (typeof b === 'string') return D.timestampDiff(a, sameType(b, a) as D.PgTimestamp)
     } else if (a instanceof D.PgDate) {
-      if (b instanceof D.PgDate) return a.days - b.days
-      if (typeof b === 'string') return a.days - (sameType(b, a) as D.PgDate).days
+      if (b instanceof D.PgDate || typeof b === 'string') return dateDiff(a, b instanceof D.PgDate ? b : (sameType(b, a) as D.PgDate))
       if (isInt(b)) return dateShift(a, b, -1)
       if (b instanceof D.PgInterval) return D.addInterval(D.toTimestamp(a, false), b, -1)
       if (b instanceof D.PgTimestamp) return D.timestampDiff(D.toTimestamp(a, b.zone), b)
@@ -72,6 +72,21 @@ export function datetimeArith(op: string, a: unknown, b: unknown): unknown {
     }
   }
   throw noOperator(a, op, b)
+}
+
+function dateDiff(a: D.PgDate, b: D.PgDate): number {
+  if (!a.finite || !b.finite) throw new SqlError('22008', 'cannot subtract infinite dates')
+  return a.days - b.days
+}
+
+/** Units whose value grows with time: of an infinite date or timestamp they are ±Infinity, the others NULL (PostgreSQL 14+). */
+const MONOTONIC_UNITS = new Set(['year', 'decade', 'century', 'millennium', 'julian', 'isoyear', 'epoch'])
+
+/** extract / date_part of 'infinity' or '-infinity': the sign, 0 for NULL; undefined for a finite value. */
+function infinitePart(u: string, v: DT): number | undefined {
+  if (v instanceof D.PgInterval || v.finite) return undefined
+  const sign = (v instanceof D.PgDate ? v.days : Number(v.us)) > 0 ? 1 : -1
+  return MONOTONIC_UNITS.has(u) ? sign : 0
 }
 
 export function datetimeNegate(v: unknown): unknown {
@@ -113,7 +128,10 @@ function datetimeArg(v: unknown, fallback: number = OID.timestamptz): DT {
 export function extract(field: string, v: unknown): unknown {
   if (v === null) return null
   const u = unit(field)
-  const r = D.extractField(u, datetimeArg(v))
+  const x = datetimeArg(v)
+  const inf = infinitePart(u, x)
+  if (inf !== undefined) return inf === 0 ? null : new V.Numeric(new V.Dec(inf * Number.POSITIVE_INFINITY), 0)
+  const r = D.extractField(u, x)
   return new V.Numeric(new V.Dec(r.text), r.scale)
 }
 
@@ -134,11 +152,15 @@ export function datetimeFunction(name: string, args: unknown[], now: Now): unkno
       const [u, v] = args
       const x = datetimeArg(v)
       if (x instanceof D.PgInterval) return D.truncInterval(unit(u), x)
+      if (!x.finite) return x instanceof D.PgDate ? D.toTimestamp(x, true) : x
       return D.truncTimestamp(unit(u), x instanceof D.PgDate ? D.toTimestamp(x, true) : x)
     }
     case 'date_part': {
       const [u, v] = args
-      const r = D.extractField(unit(u), datetimeArg(v))
+      const x = datetimeArg(v)
+      const inf = infinitePart(unit(u), x)
+      if (inf !== undefined) return inf === 0 ? null : new V.Float8(inf * Number.POSITIVE_INFINITY)
+      const r = D.extractField(unit(u), x)
       return new V.Float8(Number(r.text))
     }
     case 'age': {
@@ -149,6 +171,7 @@ export function datetimeFunction(name: string, args: unknown[], now: Now): unkno
       const today = new D.PgTimestamp((now() / D.US_PER_DAY) * D.US_PER_DAY, false)
       const y = b === undefined ? today : datetimeArg(b, OID.timestamp)
       if (y instanceof D.PgInterval) throw new SqlError('42883', 'function age(interval) does not exist')
+      if (!x.finite || !y.finite) throw new SqlError('22008', 'timestamp out of range')
       return b === undefined ? D.age(today, D.toTimestamp(x, false)) : D.age(D.toTimestamp(x, false), D.toTimestamp(y, false))
     }
     case 'justify_days':
@@ -185,7 +208,8 @@ export function datetimeFunction(name: string, args: unknown[], now: Now): unkno
       return new D.PgTimestamp(BigInt(Math.round(secs * 1e6)), true)
     }
     case 'isfinite': {
-      return true
+      const x = datetimeArg(args[0])
+      return x instanceof D.PgInterval || x.finite
     }
     default: {
       return undefined

@@ -14,12 +14,26 @@ const US_PER_MIN = 60_000_000n
 /** Days from 1970-01-01 to 2000-01-01, PostgreSQL's epoch for binary dates and timestamps. */
 export const PG_EPOCH_DAYS = 10_957
 
+/**
+ * 'infinity' and '-infinity' are PostgreSQL's own sentinels (the largest and smallest int32 days
+ * and int64 microseconds since 2000-01-01) shifted to svc's 1970 epoch: they order after and
+ * before every date, and the binary forms come out as PostgreSQL's.
+ */
+export const DATE_INFINITY = 2_147_483_647 + PG_EPOCH_DAYS
+export const DATE_NEG_INFINITY = -2_147_483_648 + PG_EPOCH_DAYS
+export const TS_INFINITY = 9_223_372_036_854_775_807n + BigInt(PG_EPOCH_DAYS) * US_PER_DAY
+export const TS_NEG_INFINITY = -9_223_372_036_854_775_808n + BigInt(PG_EPOCH_DAYS) * US_PER_DAY
+
 export class PgDate {
   constructor(readonly days: number) {}
+  get finite(): boolean {
+    return this.days !== DATE_INFINITY && this.days !== DATE_NEG_INFINITY
+  }
   toJSON(): string {
     return this.toString()
   }
   toString(): string {
+    if (!this.finite) return this.days > 0 ? 'infinity' : '-infinity'
     return dateText(this.days)
   }
 }
@@ -32,10 +46,17 @@ export class PgTimestamp {
   toJSON(): string {
     return this.toString()
   }
+  get finite(): boolean {
+    return this.us !== TS_INFINITY && this.us !== TS_NEG_INFINITY
+  }
   toString(): string {
+    if (!this.finite) return this.us > 0n ? 'infinity' : '-infinity'
     const days = floorDiv(this.us, US_PER_DAY)
     const rest = this.us - days * US_PER_DAY
-    return `${dateText(Number(days))} ${timeText(rest)}${this.zone ? '+00' : ''}`
+    // The era goes last: `0044-03-15 01:02:03+00 BC`.
+    const date = dateText(Number(days))
+    const bc = date.endsWith(' BC')
+    return `${bc ? date.slice(0, -3) : date} ${timeText(rest)}${this.zone ? '+00' : ''}${bc ? ' BC' : ''}`
   }
 }
 
@@ -132,10 +153,25 @@ function intervalText(iv: PgInterval): string {
 // -----------------------------------------------------------------------------------------
 // Input
 
-function checkedDays(y: number, m: number, d: number, input: string, type: string): number {
-  if (m < 1 || m > 12 || d < 1 || d > monthDays(y, m)) throw new SqlError('22008', `date/time field value out of range: "${input}"`)
-  if (y < 1 || y > 294_276) throw new SqlError('22008', `${type} out of range: "${input}"`)
-  return daysFromCivil(y, m, d)
+/** Days of a civil date; `bc` counts the year before 1 AD as 1 BC (there is no year 0), down to 4713 BC. */
+function checkedDays(y: number, m: number, d: number, input: string, type: string, bc = false): number {
+  if (bc && y === 0) throw new SqlError('22008', `date/time field value out of range: "${input}"`)
+  const year = bc ? 1 - y : y
+  if (m < 1 || m > 12 || d < 1 || d > monthDays(year, m)) throw new SqlError('22008', `date/time field value out of range: "${input}"`)
+  if (year < -4712 || year > 294_276 || (!bc && y < 1)) throw new SqlError('22008', `${type} out of range: "${input}"`)
+  return daysFromCivil(year, m, d)
+}
+
+/** The era suffix of date input (`0044-03-15 BC`, `... AD`), removed; PostgreSQL accepts it at the end. */
+function era(s: string): {bc: boolean; text: string} {
+  const m = /\s+(bc|ad)$/i.exec(s)
+  return m ? {bc: m[1].toLowerCase() === 'bc', text: s.slice(0, m.index)} : {bc: false, text: s}
+}
+
+/** `infinity` / `-infinity` input (PostgreSQL 15 has no `+infinity`), or undefined. */
+function infinity(s: string): -1 | 1 | undefined {
+  const t = s.toLowerCase()
+  return t === 'infinity' ? 1 : t === '-infinity' ? -1 : undefined
 }
 
 const DATE_RE = /^(\d{4,6})-(\d{1,2})-(\d{1,2})/
@@ -185,9 +221,11 @@ const typeLabel = (zone: boolean): string => (zone ? 'timestamp with time zone' 
 
 /** timestamp / timestamptz input: ISO date, optional time (space or T), optional zone. */
 export function parseTimestamp(input: string, zone: boolean, now = nowUs()): PgTimestamp {
-  const s = input.trim()
+  const {bc, text: s} = era(input.trim())
   const special = specialUs(s, now)
-  if (special !== undefined) return new PgTimestamp(special, zone)
+  if (special !== undefined && !bc) return new PgTimestamp(special, zone)
+  const inf = bc ? undefined : infinity(s)
+  if (inf !== undefined) return new PgTimestamp(inf > 0 ? TS_INFINITY : TS_NEG_INFINITY, zone)
   const dm = DATE_RE.exec(s)
   const bad = (): SqlError => new SqlError('22007', `invalid input syntax for type ${zone ? 'timestamp with time zone' : 'timestamp'}: "${input}"`)
   if (!dm) throw bad()
@@ -207,23 +245,25 @@ export function parseTimestamp(input: string, zone: boolean, now = nowUs()): PgT
     if (!zm) throw bad()
     if (zm[1]) offsetUs = (zm[1] === '-' ? -1n : 1n) * (BigInt(zm[2]) * US_PER_HOUR + BigInt(zm[3] ?? 0) * US_PER_MIN)
   }
-  const days = checkedDays(Number(dm[1]), Number(dm[2]), Number(dm[3]), input, typeLabel(zone))
+  const days = checkedDays(Number(dm[1]), Number(dm[2]), Number(dm[3]), input, typeLabel(zone), bc)
   // A timestamp without time zone ignores a zone in its input, as PostgreSQL does.
   return new PgTimestamp(BigInt(days) * US_PER_DAY + us - (zone ? offsetUs : 0n), zone)
 }
 
 /** date input: an ISO date, optionally followed by a time (ignored); `today`, `epoch`, ... */
 export function parseDate(input: string, now = nowUs()): PgDate {
-  const s = input.trim()
+  const {bc, text: s} = era(input.trim())
   const special = specialUs(s, now)
-  if (special !== undefined) return new PgDate(Number(floorDiv(special, US_PER_DAY)))
+  if (special !== undefined && !bc) return new PgDate(Number(floorDiv(special, US_PER_DAY)))
+  const inf = bc ? undefined : infinity(s)
+  if (inf !== undefined) return new PgDate(inf > 0 ? DATE_INFINITY : DATE_NEG_INFINITY)
   const dm = DATE_RE.exec(s)
   if (!dm) throw new SqlError('22007', `invalid input syntax for type date: "${input}"`)
   const rest = s.slice(dm[0].length)
   if (rest !== '' && !/^[ T]\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*(z|[+-]\d{1,2}(:?\d{2})?)?$/i.test(rest)) {
     throw new SqlError('22007', `invalid input syntax for type date: "${input}"`)
   }
-  return new PgDate(checkedDays(Number(dm[1]), Number(dm[2]), Number(dm[3]), input, 'date'))
+  return new PgDate(checkedDays(Number(dm[1]), Number(dm[2]), Number(dm[3]), input, 'date', bc))
 }
 
 const UNIT_ALIASES: Record<string, string> = {
@@ -328,11 +368,14 @@ function parseIsoInterval(s: string, bad: () => SqlError): PgInterval {
 
 export function toTimestamp(v: PgDate | PgTimestamp, zone: boolean): PgTimestamp {
   if (v instanceof PgTimestamp) return v.zone === zone ? v : new PgTimestamp(v.us, zone)
+  if (!v.finite) return new PgTimestamp(v.days > 0 ? TS_INFINITY : TS_NEG_INFINITY, zone)
   return new PgTimestamp(BigInt(v.days) * US_PER_DAY, zone)
 }
 
 export function toDate(v: PgDate | PgTimestamp): PgDate {
-  return v instanceof PgDate ? v : new PgDate(Number(floorDiv(v.us, US_PER_DAY)))
+  if (v instanceof PgDate) return v
+  if (!v.finite) return new PgDate(v.us > 0n ? DATE_INFINITY : DATE_NEG_INFINITY)
+  return new PgDate(Number(floorDiv(v.us, US_PER_DAY)))
 }
 
 // -----------------------------------------------------------------------------------------
@@ -346,6 +389,8 @@ function checkTs(us: bigint, zone: boolean): PgTimestamp {
 
 /** timestamp + interval: months first (the day clamped to the month's end), then days, then time. */
 export function addInterval(t: PgTimestamp, iv: PgInterval, sign = 1): PgTimestamp {
+  // An infinite timestamp stays infinite, as in PostgreSQL.
+  if (!t.finite) return t
   let us = t.us
   if (iv.months !== 0) {
     const days = floorDiv(us, US_PER_DAY)
@@ -450,6 +495,7 @@ export function intervalDiv(a: PgInterval, divisor: number): PgInterval {
 
 /** The difference of two timestamps, as PostgreSQL's timestamp_mi (days and time, no months). */
 export function timestampDiff(a: PgTimestamp, b: PgTimestamp): PgInterval {
+  if (!a.finite || !b.finite) throw new SqlError('22008', 'cannot subtract infinite timestamps')
   return justifyHours(new PgInterval(0, 0, a.us - b.us))
 }
 

@@ -1,14 +1,16 @@
 /** Expression evaluation for the SQL subset: three-valued logic, PostgreSQL-like coercions. */
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
+import {parseArrayText} from './array-text.js'
 import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
+import {SET_FUNCTIONS} from './set-functions.js'
 import {toCharDatetime} from './to-char.js'
 import {toCharNumber} from './to-char-number.js'
 import {DEFAULT_MAX_IN_VALUES, DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA, tooManyValues} from './parse.js'
-import {arrayOid, castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
+import {ARRAY_ELEMENT, arrayOid, castColumnName, coerce, inferOid, OID, oidOfTypeName, toDatetime, typed, typeName} from './types.js'
 import * as V from './values.js'
 
 export type RowObj = Record<string, unknown>
@@ -85,6 +87,8 @@ export interface EvalCtx {
   sources: SourceInfo[]
   /** Set when the rows already come from the full-text index, so `@@` predicates hold. */
   ftsFromIndex?: boolean
+  /** The current values of the select list's set-returning calls (see select-set-functions.ts). */
+  setValues?: Map<object, unknown>
 }
 
 export const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'bool_and', 'bool_or', 'json_agg', 'jsonb_agg'])
@@ -631,6 +635,9 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
       return op.startsWith('!') ? !m : m
     }
     case '||': {
+      // array || array, array || element, element || array: PostgreSQL's array concatenation.
+      if (a instanceof V.PgArray) return new V.PgArray(b instanceof V.PgArray ? [...a.items, ...b.items] : [...a.items, b], a.elementOid)
+      if (b instanceof V.PgArray) return new V.PgArray([a, ...b.items], b.elementOid)
       return text(a) + text(b)
     }
     case '+':
@@ -653,6 +660,11 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     case '^': {
       return new V.Float8(num(a) ** num(b))
     }
+    case '@>':
+    case '<@':
+    case '&&': {
+      return arrayContainment(op, a, b)
+    }
     default: {
       throw unsupported(`operator ${op}`)
     }
@@ -660,6 +672,25 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
 }
 
 const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>='])
+
+/**
+ * Array `@>` (contains), `<@` (is contained by) and `&&` (overlaps): elements compare by value and a
+ * NULL element equals nothing, as in PostgreSQL. A text operand is read as an array literal;
+ * jsonb containment is not implemented (0A000, never a wrong answer).
+ */
+function arrayContainment(op: string, a: unknown, b: unknown): boolean {
+  const items = (v: unknown): unknown[] => {
+    if (v instanceof V.PgArray) return v.items
+    if (typeof v === 'string') return parseArrayText(v)
+    throw unsupported(`operator ${op} on ${V.typeNameOf(v)}`)
+  }
+  const left = items(a)
+  const right = items(b)
+  const has = (list: unknown[], x: unknown): boolean => x !== null && list.some((y) => y !== null && compare(x, y) === 0)
+  if (op === '&&') return left.some((x) => has(right, x))
+  const [outer, inner] = op === '@>' ? [left, right] : [right, left]
+  return inner.every((x) => has(outer, x))
+}
 
 function comparison(op: string, a: unknown, b: unknown): boolean {
   const c = compare(a, b)
@@ -817,7 +848,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'to_char': {
       const [v, f] = args()
       if (v === null || f === null || v === undefined || f === undefined) return null
-      if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return toCharDatetime(v, text(f))
+      // PostgreSQL formats no infinite date or timestamp: NULL.
+      if (v instanceof D.PgDate || v instanceof D.PgTimestamp) return v.finite ? toCharDatetime(v, text(f)) : null
       if (typeof v === 'number' || typeof v === 'bigint' || v instanceof V.Numeric || v instanceof V.Int8 || v instanceof V.Float8) return toCharNumber(v, text(f))
       throw unsupported(`to_char of ${V.typeNameOf(v)} (numbers, dates and timestamps only)`)
     }
@@ -947,6 +979,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         }
         return datetimeFunction(name, vals, () => nowOf(ctx))
       }
+      if (ctx.setValues?.has(e)) return ctx.setValues.get(e)
+      if (SET_FUNCTIONS.has(name)) throw new SqlError('0A000', `set-returning function ${name}() is not allowed here`, {hint: 'in the select list at the top of a SELECT, or in FROM'})
       throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
     }
   }
@@ -1023,6 +1057,17 @@ function aggregate(name: string, e: ExprCall, ctx: EvalCtx): unknown {
   }
 }
 
+/** The type of `date ± int`, `timestamp ± interval`, `date ± interval` when no row tells (an empty result). */
+function datetimeArithOid(op: string, a: number | undefined, b: number | undefined): number | undefined {
+  const ints = new Set<number>([OID.int2, OID.int4, OID.int8])
+  if (a === OID.date && b !== undefined && ints.has(b)) return OID.date
+  if (a === OID.date && b === OID.date && op === '-') return OID.int4
+  if ((a === OID.timestamp || a === OID.timestamptz) && b === OID.interval) return a
+  if (a === OID.date && b === OID.interval) return OID.timestamp
+  if (a === OID.interval && b === OID.interval) return OID.interval
+  return undefined
+}
+
 /** The name PostgreSQL gives an unaliased select-list expression. */
 export function columnName(e: Expr): string {
   switch (e.type) {
@@ -1050,9 +1095,12 @@ export function columnName(e: Expr): string {
     case 'extract': {
       return 'extract'
     }
-    case 'array':
-    case 'arrayIndex': {
+    case 'array': {
       return 'array'
+    }
+    case 'arrayIndex': {
+      // `tags[1]` is named `tags`; `(ARRAY[1, 2])[1]` is `array`.
+      return e.array.type === 'ref' ? e.array.name : 'array'
     }
     case 'select': {
       // PostgreSQL names a scalar subquery's column after the subquery's own first column.
@@ -1127,7 +1175,7 @@ function declaredType(e: Expr, ctx: EvalCtx): string | undefined {
   return oid === undefined ? undefined : typeName(oid)
 }
 
-const BOOL_OPS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', 'AND', 'OR', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE', '~', '~*', '!~', '!~*', '@@'])
+const BOOL_OPS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', 'AND', 'OR', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE', '~', '~*', '!~', '!~*', '@@', '@>', '<@', '&&'])
 const TEXT_FUNCS = new Set(['lower', 'upper', 'trim', 'btrim', 'replace', 'substr', 'substring', 'concat', 'string_agg', 'version', 'current_database', 'current_user', 'session_user'])
 
 /**
@@ -1158,10 +1206,20 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
     }
     case 'binary': {
       if (BOOL_OPS.has(e.op)) return OID.bool
-      return e.op === '||' ? OID.text : undefined
+      if (e.op === '+' || e.op === '-') return datetimeArithOid(e.op, staticOid(e.left, columnOid, params), staticOid(e.right, columnOid, params))
+      if (e.op !== '||') return undefined
+      for (const side of [e.left, e.right]) {
+        const oid = staticOid(side, columnOid, params)
+        if (oid !== undefined && ARRAY_ELEMENT[oid] !== undefined) return oid
+      }
+      return OID.text
     }
     case 'unary': {
       return e.op === '-' || e.op === '+' ? staticOid(e.operand, columnOid, params) : OID.bool
+    }
+    case 'arrayIndex': {
+      const array = staticOid(e.array, columnOid, params)
+      return array === undefined ? undefined : ARRAY_ELEMENT[array]
     }
     case 'ternary':
     case 'boolean': {
@@ -1183,6 +1241,22 @@ export function staticOid(e: Expr, columnOid: (table: string | undefined, name: 
       switch (name) {
         case 'count': {
           return OID.int8
+        }
+        case 'isfinite': {
+          return OID.bool
+        }
+        case 'generate_series': {
+          return arg === OID.int8 || arg === OID.numeric ? arg : OID.int4
+        }
+        case 'unnest': {
+          return arg === undefined ? undefined : ARRAY_ELEMENT[arg]
+        }
+        case 'jsonb_array_elements': {
+          return OID.jsonb
+        }
+        case 'jsonb_array_elements_text':
+        case 'jsonb_object_keys': {
+          return OID.text
         }
         case 'length':
         case 'char_length':
@@ -1279,39 +1353,6 @@ function arrayItems(a: unknown, fn: string): unknown[] {
   if (Array.isArray(a)) return a
   if (typeof a === 'string') return parseArrayText(a)
   throw new SqlError('42883', `function ${fn}(${V.typeNameOf(a)}) does not exist`)
-}
-
-/** PostgreSQL's one-dimensional array text form `{1,"b c",NULL}`: the element texts (NULL as null). */
-export function parseArrayText(s: string): Array<null | string> {
-  const t = s.trim()
-  if (!t.startsWith('{') || !t.endsWith('}')) throw new SqlError('22P02', `malformed array literal: "${s}"`, {detail: 'Array value must start with "{" or dimension information.'})
-  const body = t.slice(1, -1)
-  const out: Array<null | string> = []
-  if (body.trim() === '') return out
-  let i = 0
-  while (i <= body.length) {
-    while (body[i] === ' ') i++
-    if (body[i] === '{') throw unsupported('multi-dimensional arrays are not supported')
-    let item = ''
-    let quoted = false
-    if (body[i] === '"') {
-      quoted = true
-      i++
-      while (i < body.length && body[i] !== '"') {
-        if (body[i] === '\\') i++
-        item += body[i++]
-      }
-      i++
-    } else {
-      while (i < body.length && body[i] !== ',') item += body[i++]
-      item = item.trim()
-    }
-    out.push(!quoted && /^null$/i.test(item) ? null : item)
-    while (body[i] === ' ') i++
-    if (i < body.length && body[i] !== ',') throw new SqlError('22P02', `malformed array literal: "${s}"`)
-    i++
-  }
-  return out
 }
 
 /** A cast to `type[]`: each element converted to the element type. */

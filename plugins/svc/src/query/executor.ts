@@ -28,6 +28,7 @@ import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
+import {expandSetCalls, setCallsIn} from './select-set-functions.js'
 import {callSetFunction, MAX_SET_ROWS, SET_FUNCTIONS} from './set-functions.js'
 import {coerce, inferOid, needsTyping, OID, oidOfTypeName, stored, typed, typeName} from './types.js'
 
@@ -553,8 +554,14 @@ async function select(s: PgSession, st: SelectFromStatement, params: unknown[], 
       src = {alias: f.alias?.name ?? f.function.name.toLowerCase(), columns: r.columns, declared: r.columns.map((c) => c.name), rows: r.rows}
     } else if (f.type === 'call') {
       src = await tableFunction(s, f, ctx)
+    } else if (f.lateral && i > 0) {
+      rows = await lateralSubquery(s, rows, f, params, ctx, (lateral) => {
+        sources.push(lateral)
+        infos.push(sourceInfo(lateral, Boolean(ctx.outer)))
+      })
+      continue
     } else {
-      if (f.lateral) throw unsupported('LATERAL subqueries')
+      // LATERAL on the first FROM item has nothing to its left to refer to: a plain subquery.
       src = await fromSubquery(s, f, params, ctx.outer)
     }
     sources.push(src)
@@ -603,6 +610,45 @@ function lateralSetFunction(rows: Row[], f: From & {type: 'call'}, ctx: EvalCtx,
     }
     // Every column NULL (the alias too, which also names a plain-typed function's value).
     if (!matched && kind === 'LEFT JOIN') out.push({...r, [alias]: Object.fromEntries([alias, ...columns.map((c) => c.name)].map((c) => [c, null]))})
+  }
+  return out
+}
+
+/**
+ * `FROM t, LATERAL (SELECT ... WHERE x = t.id) s` and `[LEFT] JOIN LATERAL (...) s ON ...`: the
+ * subquery's tables are read once (as a correlated subquery's are) and it is evaluated for each
+ * row of the FROM items before it; at most 1,000,000 rows in all (54000).
+ */
+async function lateralSubquery(s: PgSession, rows: Row[], f: From & {type: 'statement'}, params: unknown[], ctx: EvalCtx, register: (src: Source) => void): Promise<Row[]> {
+  const st = f.statement
+  if (st.type !== 'select') throw unsupported(`LATERAL over ${st.type.toUpperCase()}`)
+  const kind = joinKind(f)
+  const on = f.join?.on ?? undefined
+  const run = await prepareCorrelated(s, st, params)
+  let total = 0
+  const results = rows.map((r) => {
+    const result = run(r, ctx)
+    total += result.rows.length
+    if (total > MAX_SET_ROWS) throw new SqlError('54000', `a LATERAL subquery would return more than ${MAX_SET_ROWS.toLocaleString('en')} rows in all`, {hint: 'narrow the rows it is run for'})
+    return result
+  })
+  // With no row on the left, the subquery still names its columns: run once for a row of NULLs.
+  const shape = results[0] ?? run({}, ctx)
+  const columns = (shape.columns ?? []).map((c, i) => ({name: f.columnNames?.[i]?.name ?? c.name, oid: c.oid}))
+  if (f.columnNames && f.columnNames.length > columns.length) {
+    throw new SqlError('42P10', `table "${f.alias}" has ${columns.length} columns available but ${f.columnNames.length} columns specified`)
+  }
+  register({alias: f.alias, columns, declared: columns.map((c) => c.name), rows: []})
+  const out: Row[] = []
+  for (const [i, r] of rows.entries()) {
+    let matched = false
+    for (const vals of results[i].rows) {
+      const joined: Row = {...r, [f.alias]: Object.fromEntries(columns.map((c, j) => [c.name, vals[j]]))}
+      if (on && evaluate(on, joined, ctx) !== true) continue
+      matched = true
+      out.push(joined)
+    }
+    if (!matched && kind === 'LEFT JOIN') out.push({...r, [f.alias]: Object.fromEntries(columns.map((c) => [c.name, null]))})
   }
   return out
 }
@@ -839,7 +885,7 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
   checkCancel(s)
 
   const grouped = Boolean(st.groupBy?.length) || (st.columns ?? []).some((c) => isAggregate(c.expr)) || Boolean(st.having)
-  const cols = expandColumns(st.columns ?? [], sources)
+  const cols = expandColumns(st.columns ?? [], sources, ctx.params)
   for (const c of cols) {
     // A scalar subquery's column has the type of the subquery's own column.
     const sub = isSubquery(c.expr) ? ctx.subqueries?.get(c.expr)?.result?.columns?.[0] : undefined
@@ -847,6 +893,9 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
   }
   if (grouped) checkGrouping(st, cols, sources)
   type Out = {key: Row; outputs: unknown[]; group?: Row[]}
+  const setCalls = setCallsIn(st.columns)
+  const exprs = setCalls.length === 0 ? [] : cols.map((c) => c.expr)
+  const budget = {rows: 0}
   let outs: Out[] = []
   if (grouped) {
     const groups = new Map<string, Row[]>()
@@ -861,10 +910,13 @@ function finishSelect(s: PgSession, st: SelectFromStatement, rowsIn: Row[], sour
       const gctx = {...ctx, group: g}
       const rep = g[0] ?? {}
       if (st.having && evaluate(st.having, rep, gctx) !== true) continue
-      outs.push({group: g, key: rep, outputs: cols.map((c) => evaluate(c.expr, rep, gctx))})
+      if (setCalls.length === 0) outs.push({group: g, key: rep, outputs: cols.map((c) => evaluate(c.expr, rep, gctx))})
+      else outs.push(...expandSetCalls(setCalls, exprs, rep, gctx, budget, (outputs) => ({group: g, key: rep, outputs})))
     }
-  } else {
+  } else if (setCalls.length === 0) {
     outs = rows.map((r) => ({key: r, outputs: cols.map((c) => evaluate(c.expr, r, ctx))}))
+  } else {
+    outs = rows.flatMap((r) => expandSetCalls(setCalls, exprs, r, ctx, budget, (outputs) => ({key: r, outputs})))
   }
 
   if (st.distinct === 'distinct') outs = distinctBy(outs, (o) => o.outputs)
@@ -940,6 +992,8 @@ function checkGrouping(st: SelectFromStatement, cols: OutCol[], sources: Source[
 function earlyStop(st: SelectFromStatement, alias: string, ctx: EvalCtx): EarlyStop | undefined {
   if (!st.limit?.limit || st.orderBy?.length || st.groupBy?.length || st.having || st.distinct) return undefined
   if ((st.columns ?? []).some((c) => isAggregate(c.expr))) return undefined
+  // A row may give no row at all through a set-returning call in the select list.
+  if (setCallsIn(st.columns).length > 0) return undefined
   const lim = Number(evaluate(st.limit.limit, {}, ctx))
   const off = st.limit.offset ? Number(evaluate(st.limit.offset, {}, ctx)) : 0
   if (!Number.isInteger(lim) || !Number.isInteger(off) || lim < 0 || off < 0) return undefined
@@ -1070,7 +1124,7 @@ interface OutCol {
   oid?: number
 }
 
-function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
+function expandColumns(columns: SelectedColumn[], sources: Source[], params?: unknown[]): OutCol[] {
   const out: OutCol[] = []
   for (const c of columns) {
     if (c.expr.type === 'ref' && c.expr.name === '*') {
@@ -1092,7 +1146,7 @@ function expandColumns(columns: SelectedColumn[], sources: Source[]): OutCol[] {
       fallbackOid = src?.columns?.find((x) => x.name === ref.name)?.oid
     }
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') fallbackOid = oidOfTypeName(c.expr.to.name)
-    fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid)
+    fallbackOid ??= staticOid(c.expr, (table, col) => sources.find((s) => (table ? s.alias === table : s.columns?.some((x) => x.name === col)))?.columns?.find((x) => x.name === col)?.oid, params)
     // A declared column's values were converted to its type on write: its type is the column's.
     let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
@@ -1303,7 +1357,11 @@ async function del(s: PgSession, st: DeleteStatement, params: unknown[]): Promis
 function typeText(t: CreateTableStatement['columns'][number]): string {
   if (!('dataType' in t)) throw unsupported('CREATE TABLE ... LIKE')
   const dt = t.dataType
-  return dt.kind === 'array' ? 'jsonb' : dt.name
+  if (dt.kind !== 'array') return dt.name
+  // int[] and int[][] are the same type in PostgreSQL; svc keeps one dimension.
+  let el = dt.arrayOf
+  while (el.kind === 'array') el = el.arrayOf
+  return `${el.name}[]`
 }
 
 async function createTable(s: PgSession, st: CreateTableStatement): Promise<QueryResult> {

@@ -85,7 +85,10 @@ function elements(v: unknown): unknown[] {
 
 function entries(name: string, v: unknown): Array<[string, unknown]> {
   const j = jsonArg(v)
-  if (j !== null && typeof j === 'object' && !Array.isArray(j) && !(j instanceof Numeric)) return Object.entries(j as Record<string, unknown>)
+  // jsonb keeps an object's keys shorter first, then bytewise: its functions list them in that order.
+  if (j !== null && typeof j === 'object' && !Array.isArray(j) && !(j instanceof Numeric)) {
+    return Object.entries(j as Record<string, unknown>).sort(([a], [b]) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  }
   if (name === 'jsonb_object_keys') throw new SqlError('22023', `cannot call jsonb_object_keys on ${Array.isArray(j) ? 'an array' : 'a scalar'}`)
   throw new SqlError('22023', `cannot call ${name} on a non-object`)
 }

@@ -1,7 +1,8 @@
 /** PostgreSQL type OIDs svc reports, value <-> wire text conversion, and declared-type coercion. */
+import {parseArrayText} from './array-text.js'
 import {isDatetime, parseDate, parseInterval, parseTimestamp, PgDate, PgInterval, PgTimestamp, toDate, toTimestamp} from './datetime.js'
 import {SqlError} from './errors.js'
-import {BpChar, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, toIntegerValue, toNumber} from './values.js'
+import {BpChar, Float8, Int8, Jsonb, JsonText, Numeric, numKind, parseFloat8, PgArray, RegType, toIntegerValue, toNumber, typeNameOf} from './values.js'
 
 export const OID = {
   bool: 16,
@@ -55,12 +56,15 @@ const NAMES: Record<number, string> = {
 }
 
 export function typeName(oid: number): string {
-  return NAMES[oid] ?? 'text'
+  const element = ARRAY_ELEMENT[oid]
+  return element === undefined ? (NAMES[oid] ?? 'text') : `${NAMES[element] ?? 'text'}[]`
 }
 
 /** A declared SQL type name (CREATE TABLE, casts) to its OID. */
 export function oidOfTypeName(name: string): number {
   const n = name.toLowerCase().replace(/^pg_catalog\./, '')
+  // A declared array column's type is recorded as `int[]` (one dimension, as svc supports).
+  if (n.endsWith('[]')) return arrayOid(oidOfTypeName(n.replace(/(\[\])+$/, '')))
   switch (n) {
     case 'int':
     case 'integer':
@@ -153,6 +157,8 @@ const FLOAT_OIDS = new Set<number>([OID.float4, OID.float8, OID.numeric])
 /** Converts a value to a declared column type, raising PostgreSQL's errors on bad input. */
 export function coerce(v: unknown, oid: number): unknown {
   if (v === null || v === undefined) return null
+  const element = ARRAY_ELEMENT[oid]
+  if (element !== undefined) return coerceArray(v, element)
   if (INT_OIDS.has(oid)) {
     if (v instanceof Numeric || v instanceof Float8 || v instanceof Int8 || (typeof v === 'number' && !Number.isInteger(v))) {
       // numeric rounds half away from zero, float8 half to even (3.7::int is 4), as PostgreSQL casts.
@@ -211,11 +217,27 @@ export function coerce(v: unknown, oid: number): unknown {
 }
 
 /**
+ * An array column's value as a JSON array of its elements' stored forms: from PostgreSQL's text
+ * form (`'{1,"a b",NULL}'`, what node-postgres sends for a JS array), an ARRAY[...] or a JSON array.
+ */
+function coerceArray(v: unknown, element: number): unknown[] {
+  let items: unknown[]
+  if (v instanceof PgArray) items = v.items
+  else if (Array.isArray(v)) items = v
+  else if (typeof v === 'string') items = parseArrayText(v)
+  else if (v instanceof BpChar) items = parseArrayText(v.text)
+  else throw new SqlError('42804', `column is of type ${typeName(arrayOid(element))} but expression is of type ${typeNameOf(v)}`, {hint: 'You will need to rewrite or cast the expression.'})
+  return items.map((x) => (x === null || x === undefined ? null : coerce(x, element)))
+}
+
+/**
  * A stored value read as a value of its declared type: bigint as Int8, numeric as Numeric,
  * float8 as Float8 (so an integral float8 still divides as a float).
  */
 export function typed(v: unknown, oid: number): unknown {
   if (v === null || v === undefined) return null
+  const element = ARRAY_ELEMENT[oid]
+  if (element !== undefined) return Array.isArray(v) ? new PgArray(v.map((x) => (x === null || x === undefined ? null : typed(x, element))), element) : v
   switch (oid) {
     case OID.int8: {
       if (v instanceof Int8) return v
@@ -262,7 +284,7 @@ export function typed(v: unknown, oid: number): unknown {
 
 /** Declared types whose stored form needs `typed` when read. */
 export function needsTyping(oid: number): boolean {
-  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || DATETIME_OIDS.has(oid)
+  return oid === OID.int8 || oid === OID.numeric || oid === OID.float8 || oid === OID.float4 || DATETIME_OIDS.has(oid) || ARRAY_ELEMENT[oid] !== undefined
 }
 
 const DATETIME_OIDS = new Set<number>([OID.date, OID.timestamp, OID.timestamptz, OID.interval])
@@ -378,6 +400,10 @@ const NUMERIC_RANK: Record<number, number> = {[OID.int4]: 0, [OID.int8]: 1, [OID
 
 /** The array type of an element type (int4 -> int4[] 1007, text -> text[] 1009, ...). */
 export function arrayOid(element: number): number {
-  const map: Record<number, number> = {16: 1000, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 700: 1021, 701: 1022, 1043: 1015, 1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951, 3802: 3807, 114: 199}
-  return map[element] ?? 1009
+  return ARRAY_OF[element] ?? 1009
 }
+
+const ARRAY_OF: Record<number, number> = {16: 1000, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 700: 1021, 701: 1022, 1043: 1015, 1082: 1182, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951, 3802: 3807, 114: 199}
+
+/** The element type of an array type (1007 int4[] -> 23 int4); undefined for other types. */
+export const ARRAY_ELEMENT: Record<number, number> = Object.fromEntries(Object.entries(ARRAY_OF).map(([e, a]) => [a, Number(e)]))

@@ -218,7 +218,7 @@ describe('svc PostgreSQL protocol', function () {
     expect((await sqlError(c.query('SELECT 1/0'))).code).to.equal('22012')
     for (const sql of [
       'WITH x AS (SELECT 1) SELECT * FROM x',
-      'SELECT * FROM people p, LATERAL (SELECT p.id) x',
+      'SELECT * FROM people p, LATERAL (SELECT p.id UNION SELECT 2) x',
       "SELECT to_char(1.5, '9.9EEEE')",
       'SELECT name, row_number() OVER () FROM people',
       'SELECT * FROM people p RIGHT JOIN orders o ON o.person = p.id',

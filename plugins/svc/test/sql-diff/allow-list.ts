@@ -6,6 +6,9 @@
 export const REASONS: Record<string, string> = {
   'values-in-expression': 'the SQL parser (pgsql-ast-parser) has no grammar for VALUES as a subquery inside an expression (42601)',
   'server-version': 'svc reports PostgreSQL 15.0, the peer its own minor release',
+  'select-list-records': 'a set-returning function of several columns (jsonb_each) in the select list returns a record; svc has no record type and answers 0A000',
+  'nested-set-functions': 'a set-returning call inside the arguments of another in the select list is 0A000 in svc',
+  'infinite-age': "age() of an infinite timestamp: PostgreSQL 15 computes calendar fields of its sentinel value (292253 years ...); svc answers 22008 timestamp out of range",
   'storage-size': 'tables are documents in Git: \\dt+ shows the access method git and the number of documents as Size, \\di+ no size',
 }
 
@@ -13,6 +16,9 @@ export const KNOWN: Record<string, string> = {
   'SELECT id FROM people WHERE id IN (VALUES (1), (3)) ORDER BY id': 'values-in-expression',
   'SELECT (VALUES (7))': 'values-in-expression',
   'SHOW server_version_num': 'server-version',
+  "SELECT jsonb_each('{\"a\": 1}')": 'select-list-records',
+  'SELECT generate_series(1, generate_series(1, 2))': 'nested-set-functions',
+  "SELECT age('infinity'::timestamp, timestamp '2024-01-01')": 'infinite-age',
   'psql: \\dt+': 'storage-size',
   'psql: \\di+': 'storage-size',
 }

@@ -22,6 +22,9 @@ function numericOf(v: unknown): Numeric {
 export function numericToBinary(v: unknown): Buffer {
   const n = numericOf(v)
   if (n.v.isNaN()) return header(0, 0, NUMERIC_NAN, 0, [])
+  // PostgreSQL 14+'s numeric infinities (extract(year FROM 'infinity'::timestamp)); their short
+  // header's scale bits read as 32, which numeric_send sends.
+  if (!n.v.isFinite()) return header(0, 0, n.v.isNegative() ? 0xf0_00 : 0xd0_00, 32, [])
   const text = n.v.abs().toFixed(n.scale)
   const [int, frac = ''] = text.split('.')
   const intPadded = int.padStart(Math.ceil(int.length / 4) * 4, '0')
