@@ -104,9 +104,19 @@ class Pipeline(_Operations):
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._futures: List["Future[Json]"] = []
+        self._submit_get = getattr(transport, "submit_get", None)
 
     def _call(self, op: str, params: Dict[str, Json]) -> "Future[Json]":
         future = self._transport.submit(op, params, flush=False)
+        self._futures.append(future)
+        return future
+
+    def get(self, id: str, *, branch: Optional[str] = None) -> "Future[Json]":
+        # The hot call of a read pipeline: no parameter dict when the transport gathers gets itself.
+        submit_get = self._submit_get
+        if submit_get is None or type(id) is not str or (branch is not None and type(branch) is not str):
+            return super().get(id, branch=branch)
+        future = submit_get(id, branch)
         self._futures.append(future)
         return future
 

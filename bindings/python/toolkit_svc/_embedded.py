@@ -169,6 +169,60 @@ class EmbeddedTransport(Transport):
             self.flush()
         return answer
 
+    def submit_get(self, id: str, branch: Optional[str]) -> _Answer:
+        """A pipelined get (Pipeline.get's fast path): the id joins the get_many being gathered."""
+        answer = _Answer(self)
+        with self._lock:
+            if self._closed or self._eof:
+                raise SvcError("closed" if self._closed else "unavailable", "this svc connection is closed" if self._closed else "the svc child process has exited")
+            batch = self._batch
+            if batch is None or batch.branch != branch:
+                self._send_batch()
+                batch = self._batch = _Batch(branch)
+            batch.answers.append(answer)
+            ids = batch.ids
+            ids.append(id)
+            full = len(ids) >= _BATCH
+            if full:
+                self._send_batch()
+        if full:
+            # The child answers this slice while later gets are gathered, instead of after the last one.
+            self._push()
+        return answer
+
+    def _push(self) -> None:
+        """Writes what the pipe takes now and reads the answers already there, without waiting for either."""
+        if not self._io.acquire(blocking=False):
+            return  # another thread is pumping the pipes and will send what is queued
+        try:
+            if self._rest:
+                rest, self._rest = self._rest, b""
+                self._take(rest)
+            outgoing = self._take_queued()
+            if outgoing:
+                try:
+                    n = os.write(self._win, outgoing)
+                except BlockingIOError:
+                    n = 0
+                except OSError:
+                    self._eof = True
+                    n = len(outgoing)
+                if n < len(outgoing):
+                    with self._lock:
+                        self._out.insert(0, outgoing[n:])
+                        self._queued += len(outgoing) - n
+            while not self._eof:
+                try:
+                    data = os.read(self._rout, 1 << 20)
+                except BlockingIOError:
+                    break
+                if not data:
+                    self._eof = True
+                    break
+                self._take(data)
+        finally:
+            self._io.release()
+
     def _queue(self, op: str, params: Dict[str, Any], answer: Any) -> bool:
         """Queues one request line (lock held); True when enough is queued to send a slice."""
         rid = next(self._ids)
