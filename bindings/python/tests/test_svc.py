@@ -159,6 +159,20 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.assertTrue(all(f.result()["id"] for f in puts))
         self.assertEqual(got.result(), {"id": "p:499", "n": 499})
 
+    def test_long_read_pipeline_keeps_every_answer_and_the_order_of_writes(self):
+        # More gets than one get_many carries, so slices leave while later gets are still gathered.
+        with self.db.pipeline() as p:
+            for i in range(1200):
+                p.put(f"long:{i}", {"n": i})
+            before = [p.get(f"long:{i}") for i in range(1200)]
+            p.put("long:7", {"n": "changed"})
+            after = [p.get(f"long:{i}") for i in (7, 8)]
+            missing = p.get("long:none")
+        self.assertEqual([f.result()["n"] for f in before], list(range(1200)))
+        self.assertEqual([f.result()["n"] for f in after], ["changed", 8])
+        self.assertIsNone(missing.result())
+        self.assertIsNone(before[0].exception())
+
     def test_pipelined_gets_with_a_bad_id_among_them(self):
         self.db.put("g:1", {"n": 1})
         with self.db.pipeline() as p:

@@ -24,6 +24,10 @@ _SEND_AT = 256 * 1024
 # Consecutive pipelined gets travel as one get_many of at most this many ids.
 _BATCH = 512
 _PIPE_BYTES = 1024 * 1024
+# A get_many answer that is all results ({"id":N,"result":[...]} with nothing after the result) is
+# kept as bytes until one of its gets is asked for its value (docs/svc-embed-protocol.md).
+_LAZY_RESULT = b'"result":['
+_decoding = threading.Lock()
 
 
 class _Answer:
@@ -33,13 +37,15 @@ class _Answer:
     so a pipeline of thousands of calls costs no thread switches.
     """
 
-    __slots__ = ("_transport", "_done", "_value", "_error")
+    __slots__ = ("_transport", "_done", "_value", "_error", "_lazy")
 
     def __init__(self, transport: "EmbeddedTransport") -> None:
         self._transport = transport
         self._done = False
         self._value: Any = None
         self._error: Optional[BaseException] = None
+        # The batch whose answer line is not decoded yet (it holds no error: see _take).
+        self._lazy: Optional[_Batch] = None
 
     def done(self) -> bool:
         return self._done
@@ -47,6 +53,8 @@ class _Answer:
     def result(self, timeout: Optional[float] = None) -> Any:
         if not self._done:
             self._transport.wait(self, timeout)
+        if self._lazy is not None:
+            self._lazy.decode()
         if self._error is not None:
             raise self._error
         return self._value
@@ -60,12 +68,38 @@ class _Answer:
 class _Batch:
     """Pipelined gets sent together as one get_many; its answer is shared out to each get's answer."""
 
-    __slots__ = ("branch", "answers", "ids")
+    __slots__ = ("branch", "answers", "ids", "raw")
 
     def __init__(self, branch: Optional[str]) -> None:
         self.branch = branch
         self.answers: List[_Answer] = []
         self.ids: List[str] = []
+        self.raw: Optional[bytes] = None  # the answer line, until decode()
+
+    def settle_lazily(self, raw: bytes) -> None:
+        self.raw = raw
+        for answer in self.answers:
+            answer._lazy = self
+            answer._done = True
+
+    def decode(self) -> None:
+        """Decodes the answer line once (one json.loads for the whole batch) and shares out the documents."""
+        with _decoding:
+            raw, self.raw = self.raw, None
+            if raw is None:
+                return  # another thread decoded it while this one waited
+            try:
+                result = _decode(raw.decode("utf-8")).get("result")
+            except (ValueError, AttributeError):
+                result = None
+            if isinstance(result, list) and len(result) == len(self.answers):
+                for answer, value in zip(self.answers, result):
+                    answer._value = value
+                    answer._lazy = None
+            else:
+                for answer in self.answers:
+                    answer._error = SvcError("internal", "the svc child process sent a malformed get_many answer")
+                    answer._lazy = None
 
 
 def _widen(fd: int) -> None:
@@ -315,13 +349,31 @@ class EmbeddedTransport(Transport):
         lines = data.split(b"\n")
         self._partial = lines.pop()
         replies = []
+        lazy = []
         for raw in lines:
+            # A batch's answer of plain results ({"id":N,"result":[...) is matched by its id and
+            # left undecoded; anything else (an error, item errors) is decoded now.
+            if raw.startswith(b'{"id":'):
+                comma = raw.find(b",", 6)
+                if comma > 6 and raw.startswith(_LAZY_RESULT, comma + 1) and raw[6:comma].isdigit():
+                    lazy.append((int(raw[6:comma]), raw))
+                    continue
             try:
                 replies.append(_decode(raw.decode("utf-8")))
             except ValueError:
                 continue
         with self._lock:
             pending = self._pending
+            for rid, raw in lazy:
+                item = pending.get(rid)
+                if isinstance(item, _Batch):
+                    del pending[rid]
+                    item.settle_lazily(raw)
+                else:
+                    try:
+                        replies.append(_decode(raw.decode("utf-8")))
+                    except ValueError:
+                        pass
             answers = [(pending.pop(reply.get("id"), None), reply) for reply in replies]
         for answer, reply in answers:
             if answer is None:
