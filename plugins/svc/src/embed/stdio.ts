@@ -21,7 +21,16 @@ export interface EmbedStreams {
  * answer is written; the caller then closes the engine.
  */
 /** Stored documents are indented JSON; only the line breaks and indentation between tokens go (a JSON string cannot hold a raw line break). */
-const oneLine = (raw: Buffer): string => raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
+const oneLineOf = new WeakMap<Buffer, string>()
+/** Kept per stored buffer (the engine's cache hands out the same one until the document changes), so a hot document is made one line once. */
+function oneLine(raw: Buffer): string {
+  let line = oneLineOf.get(raw)
+  if (line === undefined) {
+    line = raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
+    oneLineOf.set(raw, line)
+  }
+  return line
+}
 
 /**
  * A `get` or `get_many` answered from memory without a turn of the event loop, sending the stored
