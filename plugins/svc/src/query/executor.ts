@@ -664,7 +664,20 @@ function joinKind(f: From): string {
 function sourceInfo(src: Source, inSubquery: boolean): SourceInfo {
   const info: SourceInfo = {alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined}
   // In a subquery, a name no row of a schemaless source holds belongs to the enclosing query.
-  if (inSubquery && !src.declared) info.known = new Set(['id', ...src.rows.flatMap((r) => Object.keys(r))])
+  // The set is built on first use (a name not found in the row at hand), once per source.
+  if (inSubquery && !src.declared) {
+    let known: Set<string> | undefined
+    Object.defineProperty(info, 'known', {
+      enumerable: true,
+      get(): Set<string> {
+        if (!known) {
+          known = new Set(['id'])
+          for (const r of src.rows) for (const k in r) known.add(k)
+        }
+        return known
+      },
+    })
+  }
   return info
 }
 
