@@ -60,6 +60,12 @@ export interface PgSession {
   maxInValues?: number
   /** NOTICE messages of the running statement (damaged documents a read skipped); set by execute. */
   notices?: string[]
+  /**
+   * Whole-table reads shared while subqueries are prepared: a correlated subquery is first run as
+   * a probe (which may scan its tables before it meets the outer reference) and then prepared,
+   * and both read the same documents once. Set only during preparation; no write happens there.
+   */
+  reads?: Map<string, Doc[]>
   settings: Map<string, string>
   /** When the current statement began (microseconds), for now() outside a transaction. */
   statementAt?: bigint
@@ -260,6 +266,9 @@ async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Arr
 }
 
 async function listAll(s: PgSession, branch: string, table: string): Promise<Doc[]> {
+  const key = `${branch}\u0000${table}`
+  const shared = s.reads?.get(key)
+  if (shared) return shared
   const out: Doc[] = []
   let cursor: string | undefined
   do {
@@ -269,6 +278,7 @@ async function listAll(s: PgSession, branch: string, table: string): Promise<Doc
     cursor = page.nextCursor
     if (out.length > MAX_SCAN) throw new SqlError('54000', `table ${table} has more than ${MAX_SCAN} rows; add a WHERE on id or a LIMIT`)
   } while (cursor)
+  s.reads?.set(key, out)
   return out
 }
 
@@ -705,15 +715,21 @@ async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Pr
   const subs = findSubqueries(exprs)
   if (subs.length === 0) return
   ctx.subqueries = new Map(ctx.subqueries)
-  for (const sub of subs) {
-    if (sub.type !== 'select' && sub.type !== 'values' && !isUnion(sub)) throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
-    try {
-      ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
-    } catch (error) {
-      if (error instanceof CorrelatedReference && isUnion(sub)) throw unsupported('a UNION subquery that refers to the enclosing query')
-      if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
-      ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
+  const outerReads = s.reads
+  s.reads = outerReads ?? new Map()
+  try {
+    for (const sub of subs) {
+      if (sub.type !== 'select' && sub.type !== 'values' && !isUnion(sub)) throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
+      try {
+        ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
+      } catch (error) {
+        if (error instanceof CorrelatedReference && isUnion(sub)) throw unsupported('a UNION subquery that refers to the enclosing query')
+        if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
+        ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
+      }
     }
+  } finally {
+    s.reads = outerReads
   }
 }
 
