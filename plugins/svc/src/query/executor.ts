@@ -25,7 +25,7 @@ import {damageMessage} from '../engine/errors.js'
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, isTimeOfDayType, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {expandSetCalls, setCallsIn} from './select-set-functions.js'
@@ -1386,10 +1386,14 @@ async function del(s: PgSession, st: DeleteStatement, params: unknown[]): Promis
 function typeText(t: CreateTableStatement['columns'][number]): string {
   if (!('dataType' in t)) throw unsupported('CREATE TABLE ... LIKE')
   const dt = t.dataType
-  if (dt.kind !== 'array') return dt.name
+  if (dt.kind !== 'array') {
+    if (isTimeOfDayType(dt.name)) throw unsupported(`a column of type ${dt.name}`)
+    return dt.name
+  }
   // int[] and int[][] are the same type in PostgreSQL; svc keeps one dimension.
   let el = dt.arrayOf
   while (el.kind === 'array') el = el.arrayOf
+  if (isTimeOfDayType(el.name)) throw unsupported(`a column of type ${el.name}[]`)
   return `${el.name}[]`
 }
 
