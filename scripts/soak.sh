@@ -3,7 +3,7 @@
 # SOAK_CYCLES kill/restart cycles (default 20; CI runs 3), the disk-full and Git-writer-kill soaks
 # for as many cycles, then every fuzz suite of svc, gw and
 # campaign with FUZZ_RUNS_FACTOR times their CI run counts (default 10), then gw's token-refresh
-# races at full length (CI runs 5 and 3 rounds). Stops at the first failure;
+# races at full length (CI runs 3 and 2 rounds). Stops at the first failure;
 # a fast-check failure prints the seed and path that replay it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -23,8 +23,12 @@ export interface GuardHooks {
    * read what the client sends (PostgreSQL answers the startup packet). Without it the socket just ends.
    */
   refuse?: (socket: Socket, end: () => void) => void
-  /** Called when a connection is dropped for a timeout (for a debug log line). */
-  timedOut?: (socket: Socket, why: 'header' | 'idle') => void
+  /**
+   * Called when a connection is dropped for a timeout (for a debug log line). Returning true says
+   * it wrote a farewell (PostgreSQL's FATAL 57P05): the socket is then ended, so the farewell is
+   * flushed, and destroyed only if the client has not closed it after a short grace.
+   */
+  timedOut?: (socket: Socket, why: 'header' | 'idle') => boolean | void
 }
 
 /** How long a refused client may take to read its refusal before the socket is destroyed. */
@@ -158,8 +162,14 @@ export class ConnectionGuard {
 
   private drop(socket: Socket, why: 'header' | 'idle'): void {
     if (socket.destroyed) return
-    this.hooks.timedOut?.(socket, why)
-    socket.destroy()
+    if (this.hooks.timedOut?.(socket, why) !== true) {
+      socket.destroy()
+      return
+    }
+    // Destroyed at once, the farewell could be lost: still buffered, or discarded by a reset.
+    socket.on('data', () => {})
+    socket.end()
+    setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref()
   }
 
   private refuse(socket: Socket): void {

@@ -18,6 +18,19 @@ describe('shortName: a business name within the 25-character limit, never cut in
     expect(shortName('Donaudampfschifffahrtsgesellschaft', 25, 'https://www.dds-kaffee.example/shop')).to.equal('Dds Kaffee')
   })
 
+  it('never ends on a joining word of the name\'s language', () => {
+    expect(shortName('Kaffee und Kuchenmanufakturgesellschaft', 25, 'https://kk.example', 'de')).to.equal('Kaffee')
+    expect(shortName('Casa do Pão de Queijoartesanalmineiro', 25, 'https://casa.example', 'pt-BR')).to.equal('Casa do Pão')
+    // Only that language's joiners: "van" ends an English name.
+    expect(shortName('Removal Van Hire of Londonshire', 25, 'https://rv.example', 'en')).to.equal('Removal Van Hire')
+    expect(shortName('Removal Van Hirecompanyoflondon', 25, 'https://rv.example', 'en')).to.equal('Removal Van')
+  })
+
+  it('spells the site name of an internationalised domain (punycode) in its own letters', () => {
+    expect(shortName('Donaudampfschifffahrtsgesellschaft', 25, 'https://bücher.de/', 'de')).to.equal('Bücher')
+    expect(shortName('Donaudampfschifffahrtsgesellschaft', 25, 'https://www.xn--caf-dma.example/shop', 'fr')).to.equal('Café')
+  })
+
   it('cuts only a name with neither a boundary nor a short site name', () => {
     expect(shortName('Donaudampfschifffahrtsgesellschaft', 25, 'not a url')).to.equal('Donaudampfschifffahrtsges')
   })

@@ -129,6 +129,8 @@ describe('svc console at /ui, in Debian chromium', function () {
     const documentGets = rates.find(([route]) => route.startsWith('GET /api/v1/documents/'))
     expect(documentGets, JSON.stringify(rates)).to.not.equal(undefined)
     expect(Number(documentGets![1])).to.be.greaterThan(0)
+    // The tab's own polling (GET /health and /metrics every 2 s) is not the users' traffic.
+    expect(rates.filter(([route]) => route === 'GET /health' || route === 'GET /metrics'), JSON.stringify(rates)).to.deep.equal([])
     await page.screenshot({fullPage: true, path: join(SHOTS, 'status.png')})
   })
 

@@ -1,4 +1,5 @@
 /** Sentence and name handling shared by the input reader and the offline planner. */
+import {domainToUnicode} from 'node:url'
 
 // Words that end with a dot without ending the sentence ("Acme Co. roasts", "e.g. a grinder").
 const ABBREVIATIONS = new Set(
@@ -67,23 +68,28 @@ export function displayName(name: string): string {
 
 /**
  * A name that fits `max` characters without cutting a word: its leading words (a hyphen inside a
- * compound such as "Bo-Kaap" is a boundary too); when even its first word is longer, the site's
- * name from `url` ("acme-coffee.example" gives "Acme Coffee"). Only a name with neither gets cut,
- * since the field has a hard limit.
+ * compound such as "Bo-Kaap" is a boundary too), never ending on a joining word of `language`
+ * ("Kaffee und" is "Kaffee"); when even its first word is longer, the site's name from `url`
+ * ("acme-coffee.example" gives "Acme Coffee", "bücher.de" — xn--bcher-kva — gives "Bücher"). Only
+ * a name with neither gets cut, since the field has a hard limit.
  */
-export function shortName(name: string, max: number, url: string): string {
+export function shortName(name: string, max: number, url: string, language = ''): string {
   const clean = name.replace(/\s+/g, ' ').trim()
   if (clean.length <= max) return clean
   let best = ''
   for (const m of clean.matchAll(/[\s-]/g)) {
-    const head = clean.slice(0, m.index).replace(/[\s,;:&/–—-]+$/u, '')
+    let head = clean.slice(0, m.index).replace(/[\s,;:&/–—-]+$/u, '')
     if (head.length > max) break
+    for (let last = /\s(\S+)$/u.exec(head); last && isJoiner(last[1], language); last = /\s(\S+)$/u.exec(head)) {
+      head = head.slice(0, last.index).replace(/[\s,;:&/–—-]+$/u, '')
+    }
     best = head
   }
   if (best !== '') return best
   let site = ''
   try {
-    site = new URL(url).hostname.replace(/^www\./, '').split('.')[0]
+    // A host name arrives in punycode; the brand is what people read.
+    site = domainToUnicode(new URL(url).hostname).replace(/^www\./, '').split('.')[0]
   } catch {
     // An unparsable URL has no site name to offer.
   }

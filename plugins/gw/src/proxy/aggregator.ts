@@ -202,8 +202,9 @@ export async function createAggregatingServer(
   subscriptions.set(server, subscribed)
   server.setRequestHandler(t.SubscribeRequestSchema, async (req, extra) => {
     const at = await catalog.subscribe(user(extra), req.params.uri, extra.signal)
-    // Subscribing twice is one subscription: the second hold goes back at once.
-    if (subscribed.has(req.params.uri)) await catalog.unsubscribe(at)
+    // Subscribing twice is one subscription: the second hold goes back at once, as does the hold
+    // of a session that ended while the upstream answered (its onclose has already run).
+    if (subscribed.has(req.params.uri) || extra.signal.aborted) await catalog.unsubscribe(at)
     else subscribed.set(req.params.uri, at)
     return {}
   })

@@ -63,9 +63,24 @@ export interface PoolOptions {
 
 /** One upstream subscription shared by the client sessions that asked for it. */
 interface Subscription {
+  /** Cancels the shared resources/subscribe once no holder waits for it any more. */
+  cancel: AbortController
   holders: number
   /** The upstream's answer to the one resources/subscribe sent for all of them. */
   ready: Promise<void>
+  /** The resources/subscribe left for the upstream and was not refused: it may have to be undone. */
+  sent: boolean
+}
+
+/** Waits for `shared` on behalf of one caller, who may stop waiting (`signal`) without ending it for the others. */
+function waitFor(shared: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return shared
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason)
+    if (signal.aborted) return stop()
+    signal.addEventListener('abort', stop, {once: true})
+    shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop))
+  })
 }
 
 /** A clear, client-facing error for a call that cannot be forwarded. */
@@ -577,20 +592,24 @@ export class UpstreamPool extends EventEmitter {
         stopping.push(u.stop())
       }
     }
+    const waking: Upstream[] = []
     for (const n of names) {
       if (this.upstreams.has(n)) continue
       const u = this.create(n)
-      // A restarted server is subscribed again to what the sessions still hold.
+      // A restarted server is subscribed again to what the sessions still hold; a lazy one is
+      // started for it at once, since asleep it could not send the updates.
       const before = replaced.get(n)
       if (before) u.subscriptions = before.subscriptions
       this.upstreams.set(n, u)
       if (u.state !== 'idle') starting.push(u)
+      else if (u.subscriptions.size > 0) waking.push(u)
     }
     for (const u of this.upstreams.values()) u.reclassify()
     this.changed()
     await Promise.all(stopping)
     // New servers connect in the background (their tools appear when they are up), as at start.
     for (const u of starting) u.connect().catch(() => {})
+    for (const u of waking) u.wake().catch(() => {})
   }
 
   tool(fullName: string): ProxiedTool | undefined {
@@ -646,21 +665,30 @@ export class UpstreamPool extends EventEmitter {
   /**
    * Takes one hold on the upstream's subscription to a resource: the first hold sends
    * resources/subscribe, later ones share it (updates fan out as `resourceUpdated`). Each hold is
-   * given back with `unsubscribe`.
+   * given back with `unsubscribe`. `signal` (this caller went away) ends this caller's wait and
+   * hold only; the shared request is cancelled when no holder is left.
    */
   async subscribe(server: string, upstreamUri: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted()
     const u = this.upstream(server)
     let s = u.subscriptions.get(upstreamUri)
     if (!s) {
       const leaving = u.unsubscribing.get(upstreamUri) ?? Promise.resolve()
-      const entry: Subscription = {
-        holders: 0,
-        ready: leaving.then(() =>
-          u.forward(async (c) => {
-            await c.client.subscribeResource({uri: upstreamUri}, {signal, timeout: this.callTimeoutMs})
-          }, signal),
-        ),
-      }
+      const entry: Subscription = {cancel: new AbortController(), holders: 0, ready: Promise.resolve(), sent: false}
+      const {signal: shared} = entry.cancel
+      entry.ready = leaving.then(() =>
+        u.forward(async (c) => {
+          shared.throwIfAborted()
+          entry.sent = true
+          try {
+            await c.client.subscribeResource({uri: upstreamUri}, {signal: shared, timeout: this.callTimeoutMs})
+          } catch (error) {
+            // Refused or lost with its session: nothing to undo. Cancelled: it may have been applied.
+            if (!shared.aborted) entry.sent = false
+            throw error
+          }
+        }, shared),
+      )
       // A refused subscription is forgotten at once, so the next client asks the upstream again.
       entry.ready.catch(() => {
         if (u.subscriptions.get(upstreamUri) === entry) u.subscriptions.delete(upstreamUri)
@@ -671,9 +699,9 @@ export class UpstreamPool extends EventEmitter {
     // Held before the answer arrives, so a last holder leaving meanwhile does not unsubscribe it.
     s.holders++
     try {
-      await s.ready
+      await waitFor(s.ready, signal)
     } catch (error) {
-      s.holders--
+      await this.release(u, upstreamUri, s)
       throw error
     }
   }
@@ -686,16 +714,19 @@ export class UpstreamPool extends EventEmitter {
   async unsubscribe(server: string, upstreamUri: string): Promise<void> {
     const u = this.upstreams.get(server)
     const s = u?.subscriptions.get(upstreamUri)
-    if (!u || !s) return
+    if (u && s) await this.release(u, upstreamUri, s)
+  }
+
+  private async release(u: Upstream, upstreamUri: string, s: Subscription): Promise<void> {
     s.holders--
     if (s.holders > 0) return
-    u.subscriptions.delete(upstreamUri)
-    // A subscription still on its way: its answer is awaited first, or the upstream would see the unsubscribe before the subscribe.
-    const subscribed = await s.ready.then(
-      () => true,
-      () => false,
-    )
-    if (!subscribed || u.state !== 'up' || u.subscriptions.has(upstreamUri)) return
+    if (u.subscriptions.get(upstreamUri) === s) u.subscriptions.delete(upstreamUri)
+    // Nobody waits for a subscription still on its way: it is cancelled (an answer already given is kept).
+    s.cancel.abort()
+    await s.ready.catch(() => {})
+    // Subscribed, or cancelled after it left (the upstream may have applied it): undone, unless a
+    // new holder has subscribed again meanwhile.
+    if (!s.sent || u.state !== 'up' || u.subscriptions.has(upstreamUri)) return
     const sent = u
       .forward(async (c) => {
         await c.client.unsubscribeResource({uri: upstreamUri}, {timeout: this.callTimeoutMs})

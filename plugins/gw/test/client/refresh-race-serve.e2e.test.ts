@@ -14,8 +14,8 @@ import {records, toolkit} from './cli.js'
 import {postForm, signInAtOAuthAs} from './oauth-as-sign-in.js'
 
 const REDIRECT = 'http://localhost:9/callback'
-/** Each round restarts the authorization server and spawns 6 CLIs: 3 in CI, more in `npm run soak` (GW_SERVE_RACE_ROUNDS). */
-const ROUNDS = Number(process.env.GW_SERVE_RACE_ROUNDS) || 3
+/** Each round restarts the authorization server and spawns 6 CLIs: 2 in CI, more in `npm run soak` (GW_SERVE_RACE_ROUNDS). */
+const ROUNDS = Number(process.env.GW_SERVE_RACE_ROUNDS) || 2
 const CALLS = 6
 const SESSIONS = 4
 /** How many refresh exchanges a process reports in its log. */

@@ -13,10 +13,10 @@ import {postForm, signInAtOAuthAs} from './oauth-as-sign-in.js'
 const SECRET = 'refresh-race-secret-long-enough-for-hs256!!'
 const REDIRECT = 'http://localhost:9/callback'
 /**
- * Each round spawns 8 CLIs, about 20 s of CPU: CI runs 5 rounds (40 racing calls, 5 refresh
+ * Each round spawns 8 CLIs, about 13 s of CPU: CI runs 3 rounds (24 racing calls, 3 refresh
  * exchanges); `npm run soak` runs the 20 of issue 25 (GW_RACE_ROUNDS).
  */
-const ROUNDS = Number(process.env.GW_RACE_ROUNDS) || 5
+const ROUNDS = Number(process.env.GW_RACE_ROUNDS) || 3
 
 /**
  * gw serve's own oauth_as rotates refresh tokens and revokes the whole grant when a used one comes

@@ -7,6 +7,12 @@ import type {AddressInfo} from 'node:net'
 
 export interface SubscribingUpstream {
   close(): Promise<void>
+  /**
+   * Holds every resources/subscribe (logged on arrival) until the returned function is called. A
+   * request cancelled meanwhile (notifications/cancelled) is logged `cancelled <uri>` and not
+   * applied, as the spec asks of a receiver.
+   */
+  holdSubscribes(): () => void
   /** Every resources/subscribe and resources/unsubscribe received, in order: `subscribe <uri>`. */
   log: string[]
   /** The URIs some session of this server is subscribed to right now. */
@@ -33,14 +39,20 @@ async function body(req: IncomingMessage): Promise<unknown> {
  */
 export async function startSubscribingUpstream(): Promise<SubscribingUpstream> {
   const log: string[] = []
+  let gate: Promise<void> = Promise.resolve()
   const sessions = new Map<string, {server: Server; transport: StreamableHTTPServerTransport; uris: Set<string>}>()
   const open = () => {
     const server = new Server({name: 'subscribing', version: '1.0.0'}, {capabilities: {resources: {subscribe: true}}})
     const uris = new Set<string>()
     server.setRequestHandler(ListResourcesRequestSchema, () => ({resources: RESOURCES.map((uri) => ({name: uri.slice('test://'.length), uri}))}))
     server.setRequestHandler(ReadResourceRequestSchema, (req) => ({contents: [{text: `contents of ${req.params.uri}`, uri: req.params.uri}]}))
-    server.setRequestHandler(SubscribeRequestSchema, (req) => {
+    server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
       log.push(`subscribe ${req.params.uri}`)
+      await gate
+      if (extra.signal.aborted) {
+        log.push(`cancelled ${req.params.uri}`)
+        return {}
+      }
       uris.add(req.params.uri)
       return {}
     })
@@ -86,6 +98,14 @@ export async function startSubscribingUpstream(): Promise<SubscribingUpstream> {
       for (const s of sessions.values()) await s.transport.close().catch(() => {})
       http.closeAllConnections()
       await new Promise<void>((resolve) => http.close(() => resolve()))
+    },
+    holdSubscribes() {
+      let open!: () => void
+      gate = new Promise<void>((resolve) => (open = resolve))
+      return () => {
+        gate = Promise.resolve()
+        open()
+      }
     },
     log,
     subscribed: () => [...new Set([...sessions.values()].flatMap((s) => [...s.uris]))].sort(),

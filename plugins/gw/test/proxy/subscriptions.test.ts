@@ -18,20 +18,29 @@ describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK u
   let proxy: RunningProxy
   const clients: Array<{client: Client; transport: SSEClientTransport | StreamableHTTPClientTransport}> = []
 
-  /** A client session through the proxy that records the resources/updated it receives. */
+  /**
+   * A client session through the proxy that records the resources/updated it receives, and how
+   * many of its notifications/cancelled the proxy has taken (answered 202: the SDK has run it).
+   */
   const open = async (transport: 'sse' | 'streamable' = 'streamable') => {
     const c = new Client({name: 'subscriptions-test', version: '1'})
     const seen: string[] = []
+    let cancelsTaken = 0
+    const counting: typeof fetch = async (url, init) => {
+      const r = await fetch(url, init)
+      if (r.status === 202 && String(init?.body).includes('notifications/cancelled')) cancelsTaken++
+      return r
+    }
     c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
       seen.push(n.params.uri)
     })
     const t =
       transport === 'sse'
         ? new SSEClientTransport(new URL('/sse', proxy.url!), {eventSourceInit: {fetch: (u, init) => fetch(u, {...init, headers: {...init?.headers, ...HEADERS}})}, requestInit: {headers: HEADERS}})
-        : new StreamableHTTPClientTransport(new URL(proxy.url!), {requestInit: {headers: HEADERS}})
+        : new StreamableHTTPClientTransport(new URL(proxy.url!), {fetch: counting, requestInit: {headers: HEADERS}})
     await c.connect(t)
     clients.push({client: c, transport: t})
-    return {client: c, seen, transport: t}
+    return {cancelsTaken: () => cancelsTaken, client: c, seen, transport: t}
   }
 
   before(async () => {
@@ -126,6 +135,83 @@ describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK u
     expect(upstream.log.at(-1)).to.equal(`unsubscribe ${DOC}`)
   })
 
+  it('a session that ends while its subscribe waits for the upstream gives its hold back: the last one leaving unsubscribes', async () => {
+    const a = await open()
+    const b = await open()
+    const release = upstream.holdSubscribes()
+    try {
+      const first = a.client.subscribeResource({uri: PROXIED})
+      await until(() => upstream.log.includes(`subscribe ${DOC}`), 10_000, 'the subscribe to reach the upstream')
+      b.client.subscribeResource({uri: PROXIED}).catch(() => {})
+      // Time for b's request to reach the proxy (no event tells); b's session then ends (DELETE)
+      // before the upstream answers.
+      await new Promise((r) => setTimeout(r, 200))
+      await (b.transport as StreamableHTTPClientTransport).terminateSession()
+      release()
+      await first
+    } finally {
+      release()
+    }
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await a.client.unsubscribeResource({uri: PROXIED})
+    expect(upstream.log, 'the ended session held nothing: the upstream is unsubscribed').to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+  })
+
+  it('the first subscriber cancelling does not fail the others sharing its upstream subscribe', async () => {
+    const a = await open()
+    const b = await open()
+    const c = await open()
+    const release = upstream.holdSubscribes()
+    try {
+      const stop = new AbortController()
+      const first = a.client.subscribeResource({uri: PROXIED}, {signal: stop.signal})
+      await until(() => upstream.log.includes(`subscribe ${DOC}`), 10_000, 'the subscribe to reach the upstream')
+      const second = b.client.subscribeResource({uri: PROXIED})
+      const third = c.client.subscribeResource({uri: PROXIED})
+      // Time for b's and c's requests to reach the proxy (no event tells; arriving late, they would only share less).
+      await new Promise((r) => setTimeout(r, 200))
+      stop.abort()
+      await first.then(
+        () => expect.fail('the cancelled subscribe answered'),
+        () => {},
+      )
+      await until(() => a.cancelsTaken() === 1, 10_000, "the proxy to take a's cancellation")
+      release()
+      await second
+      await third
+    } finally {
+      release()
+    }
+    expect(upstream.log, 'one upstream subscribe, never cancelled').to.deep.equal([`subscribe ${DOC}`])
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await upstream.update(DOC)
+    await until(() => b.seen.length === 1 && c.seen.length === 1, 10_000, 'the remaining sessions to get the update')
+    await b.client.unsubscribeResource({uri: PROXIED})
+    await c.client.unsubscribeResource({uri: PROXIED})
+    expect(upstream.log, 'the cancelled caller held nothing').to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+  })
+
+  it('a subscribe no session waits for any more is cancelled upstream and leaves it unsubscribed', async () => {
+    const a = await open()
+    const release = upstream.holdSubscribes()
+    try {
+      const stop = new AbortController()
+      const pending = a.client.subscribeResource({uri: PROXIED}, {signal: stop.signal}).catch(() => 'cancelled')
+      await until(() => upstream.log.includes(`subscribe ${DOC}`), 10_000, 'the subscribe to reach the upstream')
+      stop.abort()
+      expect(await pending).to.equal('cancelled')
+      await until(() => a.cancelsTaken() === 1, 10_000, "the proxy to take a's cancellation")
+      release()
+      await until(() => upstream.log.includes(`cancelled ${DOC}`), 10_000, 'the upstream to see its subscribe cancelled')
+    } finally {
+      release()
+    }
+    expect(upstream.subscribed()).to.deep.equal([])
+    // The next subscriber asks the upstream again and is served.
+    await a.client.subscribeResource({uri: PROXIED})
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+  })
+
   it('releases the subscriptions of a legacy SSE session when its stream closes', async () => {
     const s = await open('sse')
     await s.client.subscribeResource({uri: PROXIED})
@@ -133,5 +219,53 @@ describe('gw serve: resource subscriptions shared by sessions (SDK client, SDK u
     await s.client.close()
     await until(() => upstream.subscribed().length === 0, 10_000, 'the closed SSE session to release its subscription')
     expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `unsubscribe ${DOC}`])
+  })
+})
+
+describe('gw serve: a config reload that restarts a lazy upstream subscribes it again to what sessions hold', function () {
+  this.timeout(60_000)
+  let upstream: SubscribingUpstream
+  let proxy: RunningProxy
+  let client: Client | undefined
+  let transport: StreamableHTTPClientTransport | undefined
+  const auth = {roles: {reader: [{access: 'read', server: '*'}]}, tokens: {'tok-reader': {roles: ['reader'], subject: 'rita'}}}
+  const config = (servers: Record<string, unknown>) => ({
+    file: '/virtual/servers.json',
+    raw: {gwServers: servers, serverAuth: {acl: {default: 'deny', roles: auth.roles}, bearer: {tokens: auth.tokens}, providers: ['bearer']}},
+    servers: servers as Record<string, {url: string}>,
+  })
+
+  before(async () => {
+    upstream = await startSubscribingUpstream()
+  })
+
+  after(async () => {
+    await transport?.terminateSession().catch(() => {})
+    await client?.close().catch(() => {})
+    await proxy?.close()
+    await upstream?.close()
+  })
+
+  it('a session subscribed before the reload gets the updates sent after it, without using the server', async () => {
+    // idleTimeout makes the server lazy: started on first use, and (before this fix) left asleep by a reload.
+    proxy = await serveBearer({subs: {idleTimeout: 600, url: upstream.url} as {url: string}}, auth)
+    client = new Client({name: 'reload-subscriber', version: '1'})
+    const seen: string[] = []
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      seen.push(n.params.uri)
+    })
+    transport = new StreamableHTTPClientTransport(new URL(proxy.url!), {requestInit: {headers: HEADERS}})
+    await client.connect(transport)
+    await client.subscribeResource({uri: PROXIED})
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`])
+
+    // A changed entry (its headers) restarts the server: the old upstream session ends.
+    const result = await proxy.reload(config({subs: {headers: {'x-reloaded': '1'}, idleTimeout: 600, url: upstream.url}}))
+    expect(result.changed).to.deep.equal(['subs'])
+    await until(() => upstream.log.length === 2, 10_000, 'the restarted server to be subscribed again')
+    expect(upstream.log).to.deep.equal([`subscribe ${DOC}`, `subscribe ${DOC}`])
+    expect(upstream.subscribed()).to.deep.equal([DOC])
+    await upstream.update(DOC)
+    await until(() => seen.length === 1, 10_000, 'the update sent after the reload to reach the session')
   })
 })

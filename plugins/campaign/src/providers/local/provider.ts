@@ -79,7 +79,7 @@ async function plan(call: Call, session: MissionSession): Promise<void> {
   }
   const name = displayName(business.name)
   const colors = info.brand.colors.length > 0 ? info.brand.colors : ['#1f2937', '#f59e0b']
-  await call('set_brand_kit', {business_name: fit(name, 25, business.language) ?? shortName(name, 25, business.url), colors, tone: 'clear, factual, friendly'})
+  await call('set_brand_kit', {business_name: fit(name, 25, business.language) ?? shortName(name, 25, business.url, business.language), colors, tone: 'clear, factual, friendly'})
 
   // Planned from the catalog summary (largest categories first), whatever the catalog's size.
   // Without a catalog, the business's pages stand in for categories.
@@ -296,7 +296,7 @@ async function build(call: Call, session: MissionSession): Promise<void> {
       .filter((n) => n !== '' && !own.some((k) => ` ${k} `.includes(` ${n} `) || n.split(' ').every((w) => k.split(' ').includes(w))))
     await call('set_campaign_negatives', {negatives: [...new Set(negatives)].map((text) => ({match: 'phrase', text}))})
   } else {
-    const short = brief.brand_kit?.business_name ?? fit(name, 25, business.language) ?? shortName(name, 25, business.url)
+    const short = brief.brand_kit?.business_name ?? fit(name, 25, business.language) ?? shortName(name, 25, business.url, business.language)
     await call('set_assets', {
       asset_groups: campaign.planned.map((g) => {
         const items = g.product_ids.map((id) => byId.get(id)).filter((p): p is Product => p !== undefined)

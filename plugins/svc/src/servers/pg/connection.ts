@@ -10,6 +10,7 @@ import type {Logger} from '../../engine/types.js'
 import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
+import {rollbackTx} from '../../query/executor.js'
 import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, SqlError} from '../../query/index.js'
 
 import {decodeParam, toBinary, toText} from './encoding.js'
@@ -93,12 +94,23 @@ export class PgConnection {
     this.socket.end()
   }
 
-  /** The idle timeout ends the session (the caller destroys the socket right after). */
-  idleTimeout(): void {
-    if (this.closed) return
-    this.out.error({code: '57P05', message: 'terminating connection due to idle-session timeout', severity: 'FATAL'})
+  /**
+   * The idle timeout ends the session, as PostgreSQL's two do: inside a transaction (rolled back,
+   * nothing it wrote stays) 25P03, else 57P05. True when the FATAL was written: the caller ends
+   * the socket so it is flushed.
+   */
+  idleTimeout(): boolean {
+    if (this.closed) return false
+    if (this.session.tx) {
+      // A statement still running (the socket was only silent) is left to finish: it may be the COMMIT.
+      if (!this.busy) rollbackTx(this.session)
+      this.out.error({code: '25P03', message: 'terminating connection due to idle-in-transaction timeout', severity: 'FATAL'})
+    } else {
+      this.out.error({code: '57P05', message: 'terminating connection due to idle-session timeout', severity: 'FATAL'})
+    }
     this.flush()
     this.closed = true
+    return true
   }
 
   private fatal(code: string, message: string): void {

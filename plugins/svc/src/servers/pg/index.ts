@@ -57,8 +57,9 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
     refuse: refuseTooMany,
     timedOut: (socket, why) => {
       log.debug('closing connection after timeout', {why})
-      // As PostgreSQL's idle_session_timeout does: the client learns why before the socket closes.
-      if (why === 'idle') bySocket.get(socket)?.idleTimeout()
+      // As PostgreSQL's idle_session_timeout and idle_in_transaction_session_timeout do: the
+      // client learns why before the socket closes (the guard ends it so the FATAL is flushed).
+      return why === 'idle' && bySocket.get(socket)?.idleTimeout() === true
     },
   })
   const server = createServer({noDelay: true}, (socket) => {
