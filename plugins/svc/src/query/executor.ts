@@ -25,7 +25,7 @@ import {damageMessage} from '../engine/errors.js'
 import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
-import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, isTimeOfDayType, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isVirtualTable, virtualTable} from './catalog.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {expandSetCalls, setCallsIn} from './select-set-functions.js'
@@ -60,6 +60,12 @@ export interface PgSession {
   maxInValues?: number
   /** NOTICE messages of the running statement (damaged documents a read skipped); set by execute. */
   notices?: string[]
+  /**
+   * Whole-table reads shared while subqueries are prepared: a correlated subquery is first run as
+   * a probe (which may scan its tables before it meets the outer reference) and then prepared,
+   * and both read the same documents once. Set only during preparation; no write happens there.
+   */
+  reads?: Map<string, Doc[]>
   settings: Map<string, string>
   /** When the current statement began (microseconds), for now() outside a transaction. */
   statementAt?: bigint
@@ -260,6 +266,9 @@ async function getDocs(s: PgSession, branch: string, ids: string[]): Promise<Arr
 }
 
 async function listAll(s: PgSession, branch: string, table: string): Promise<Doc[]> {
+  const key = `${branch}\u0000${table}`
+  const shared = s.reads?.get(key)
+  if (shared) return shared
   const out: Doc[] = []
   let cursor: string | undefined
   do {
@@ -269,6 +278,7 @@ async function listAll(s: PgSession, branch: string, table: string): Promise<Doc
     cursor = page.nextCursor
     if (out.length > MAX_SCAN) throw new SqlError('54000', `table ${table} has more than ${MAX_SCAN} rows; add a WHERE on id or a LIMIT`)
   } while (cursor)
+  s.reads?.set(key, out)
   return out
 }
 
@@ -664,7 +674,20 @@ function joinKind(f: From): string {
 function sourceInfo(src: Source, inSubquery: boolean): SourceInfo {
   const info: SourceInfo = {alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined}
   // In a subquery, a name no row of a schemaless source holds belongs to the enclosing query.
-  if (inSubquery && !src.declared) info.known = new Set(['id', ...src.rows.flatMap((r) => Object.keys(r))])
+  // The set is built on first use (a name not found in the row at hand), once per source.
+  if (inSubquery && !src.declared) {
+    let known: Set<string> | undefined
+    Object.defineProperty(info, 'known', {
+      enumerable: true,
+      get(): Set<string> {
+        if (!known) {
+          known = new Set(['id'])
+          for (const r of src.rows) for (const k in r) known.add(k)
+        }
+        return known
+      },
+    })
+  }
   return info
 }
 
@@ -692,15 +715,21 @@ async function prepareSubqueries(s: PgSession, exprs: unknown, ctx: EvalCtx): Pr
   const subs = findSubqueries(exprs)
   if (subs.length === 0) return
   ctx.subqueries = new Map(ctx.subqueries)
-  for (const sub of subs) {
-    if (sub.type !== 'select' && sub.type !== 'values' && !isUnion(sub)) throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
-    try {
-      ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
-    } catch (error) {
-      if (error instanceof CorrelatedReference && isUnion(sub)) throw unsupported('a UNION subquery that refers to the enclosing query')
-      if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
-      ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
+  const outerReads = s.reads
+  s.reads = outerReads ?? new Map()
+  try {
+    for (const sub of subs) {
+      if (sub.type !== 'select' && sub.type !== 'values' && !isUnion(sub)) throw unsupported(`${sub.type.toUpperCase()} in a subquery`)
+      try {
+        ctx.subqueries.set(sub, {result: await runSubquery(s, sub, ctx.params, 'probe')})
+      } catch (error) {
+        if (error instanceof CorrelatedReference && isUnion(sub)) throw unsupported('a UNION subquery that refers to the enclosing query')
+        if (!(error instanceof CorrelatedReference) || sub.type !== 'select') throw error
+        ctx.subqueries.set(sub, {run: await prepareCorrelated(s, sub, ctx.params)})
+      }
     }
+  } finally {
+    s.reads = outerReads
   }
 }
 
@@ -1357,10 +1386,14 @@ async function del(s: PgSession, st: DeleteStatement, params: unknown[]): Promis
 function typeText(t: CreateTableStatement['columns'][number]): string {
   if (!('dataType' in t)) throw unsupported('CREATE TABLE ... LIKE')
   const dt = t.dataType
-  if (dt.kind !== 'array') return dt.name
+  if (dt.kind !== 'array') {
+    if (isTimeOfDayType(dt.name)) throw unsupported(`a column of type ${dt.name}`)
+    return dt.name
+  }
   // int[] and int[][] are the same type in PostgreSQL; svc keeps one dimension.
   let el = dt.arrayOf
   while (el.kind === 'array') el = el.arrayOf
+  if (isTimeOfDayType(el.name)) throw unsupported(`a column of type ${el.name}[]`)
   return `${el.name}[]`
 }
 

@@ -219,6 +219,8 @@ describe('svc PostgreSQL protocol', function () {
     for (const sql of [
       'WITH x AS (SELECT 1) SELECT * FROM x',
       'SELECT * FROM people p, LATERAL (SELECT p.id UNION SELECT 2) x',
+      'CREATE TABLE clock (id int PRIMARY KEY, t time)',
+      "SELECT '10:00'::timetz",
       "SELECT to_char(1.5, '9.9EEEE')",
       'SELECT name, row_number() OVER () FROM people',
       'SELECT * FROM people p RIGHT JOIN orders o ON o.person = p.id',

@@ -9,6 +9,7 @@ export const REASONS: Record<string, string> = {
   'select-list-records': 'a set-returning function of several columns (jsonb_each) in the select list returns a record; svc has no record type and answers 0A000',
   'nested-set-functions': 'a set-returning call inside the arguments of another in the select list is 0A000 in svc',
   'infinite-age': "age() of an infinite timestamp: PostgreSQL 15 computes calendar fields of its sentinel value (292253 years ...); svc answers 22008 timestamp out of range",
+  'time-types': 'the time and timetz types are not implemented: casts to them and columns of them are 0A000',
   'storage-size': 'tables are documents in Git: \\dt+ shows the access method git and the number of documents as Size, \\di+ no size',
 }
 
@@ -19,6 +20,9 @@ export const KNOWN: Record<string, string> = {
   "SELECT jsonb_each('{\"a\": 1}')": 'select-list-records',
   'SELECT generate_series(1, generate_series(1, 2))': 'nested-set-functions',
   "SELECT age('infinity'::timestamp, timestamp '2024-01-01')": 'infinite-age',
+  "SELECT '1:2'::time": 'time-types',
+  'SELECT now()::time IS NOT NULL': 'time-types',
+  "SELECT time with time zone '10:00+02'": 'time-types',
   'psql: \\dt+': 'storage-size',
   'psql: \\di+': 'storage-size',
 }

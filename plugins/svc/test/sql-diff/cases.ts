@@ -857,6 +857,9 @@ const LATERAL = [
   'SELECT * FROM people p, LATERAL (SELECT id AS oid FROM orders WHERE person_id = p.id) s WHERE false',
   'SELECT count(*) FROM people p, LATERAL (SELECT * FROM orders o WHERE o.amount > p.balance) s',
   'SELECT * FROM LATERAL (SELECT 1 AS one) s',
+  "SELECT '1:2'::time",
+  "SELECT now()::time IS NOT NULL",
+  "SELECT time with time zone '10:00+02'",
   'SELECT p.id, s.x FROM people p, LATERAL (SELECT p.nope AS x) s',
   'SELECT p.id, s.m FROM people p, LATERAL (SELECT max(o.amount) AS m FROM orders o WHERE o.person_id = p.id GROUP BY o.person_id) s ORDER BY p.id',
 ]
