@@ -18,6 +18,8 @@ import {type ParseLimits, parseSql} from './parse.js'
 import {OID} from './types.js'
 
 export {SqlError} from './errors.js'
+/** Drops a session's open transaction (nothing it wrote stays): for a server ending the session itself. */
+export {rollbackTx} from './executor.js'
 export type {Column, QueryResult} from './executor.js'
 export {OID} from './types.js'
 

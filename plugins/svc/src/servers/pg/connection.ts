@@ -10,8 +10,7 @@ import type {Logger} from '../../engine/types.js'
 import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
-import {rollbackTx} from '../../query/executor.js'
-import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, SqlError} from '../../query/index.js'
+import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
 
 import {decodeParam, toBinary, toText} from './encoding.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
