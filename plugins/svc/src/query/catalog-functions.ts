@@ -7,7 +7,7 @@
 import type {CatalogSnapshot} from './catalog-snapshot.js'
 
 import {DATABASE_OWNER_OID, indexDef, ROLE_OID} from './catalog-snapshot.js'
-import {typeName} from './types.js'
+import {OID, typeName} from './types.js'
 import {toNumber} from './values.js'
 
 export interface CatalogFunctionSession {
@@ -34,6 +34,27 @@ const NULL_FUNCTIONS = new Set([
 ])
 
 const TRUE_FUNCTIONS = new Set(['pg_table_is_visible', 'has_table_privilege', 'has_schema_privilege', 'has_database_privilege', 'has_column_privilege'])
+
+/** Result types PostgreSQL declares for the catalog functions whose type is not text. */
+const RESULT_OIDS: Record<string, number> = {
+  has_column_privilege: OID.bool,
+  has_database_privilege: OID.bool,
+  has_schema_privilege: OID.bool,
+  has_table_privilege: OID.bool,
+  pg_encoding_to_char: OID.name,
+  pg_get_userbyid: OID.name,
+  pg_indexes_size: OID.int8,
+  pg_relation_is_publishable: OID.bool,
+  pg_relation_size: OID.int8,
+  pg_table_is_visible: OID.bool,
+  pg_table_size: OID.int8,
+  pg_total_relation_size: OID.int8,
+}
+
+/** The result type of a catalog function, undefined for any other function. */
+export function catalogFunctionOid(name: string): number | undefined {
+  return RESULT_OIDS[name]
+}
 
 function oidArg(v: unknown): number | undefined {
   if (v === null || v === undefined) return undefined

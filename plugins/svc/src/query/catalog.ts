@@ -11,13 +11,16 @@ export {isSystemTable, systemTable} from './system-tables.js'
 const DEFAULT_COLLATION = /^\s+collate\s+pg_catalog\.(?:default|"default")(?![\w$])/i
 
 /**
- * Drops `COLLATE pg_catalog.default` (outside literals, identifiers and comments) before parsing.
- * psql 15 appends it to every name pattern (`\d name`, `\dt pat*`, `\dn pat`), and
- * pgsql-ast-parser parses no COLLATE clause at all. The default collation is what svc compares
- * with anyway, so dropping it changes no answer; any other COLLATE still fails to parse.
+ * The last-resort rewrite of SQL text before parsing, for two spellings psql 15's backslash
+ * commands send that pgsql-ast-parser does not parse (each a no-op in meaning):
+ * - `COLLATE pg_catalog.default`, which psql appends to every name pattern (`\d name`,
+ *   `\dt pat*`, `\dn pat`): pgsql-ast-parser parses no COLLATE clause, and the default collation
+ *   is what svc compares with anyway. Any other COLLATE still fails to parse.
+ * - the empty escape string `E''` (`\dp`), which is `''`.
+ * Literals, quoted identifiers and comments are left untouched.
  */
-export function withoutDefaultCollation(sql: string): string {
-  if (!/collate/i.test(sql)) return sql
+export function rewriteForParser(sql: string): string {
+  if (!/collate|e''/i.test(sql)) return sql
   let out = ''
   let i = 0
   let from = 0
@@ -25,6 +28,12 @@ export function withoutDefaultCollation(sql: string): string {
     const c = sql[i]
     if (c === "'") {
       const escapes = /[eE]/.test(sql[i - 1] ?? '') && !/[\w$]/.test(sql[i - 2] ?? '')
+      if (escapes && sql[i + 1] === "'" && sql[i + 2] !== "'") {
+        out += `${sql.slice(from, i - 1)}''`
+        i += 2
+        from = i
+        continue
+      }
       i++
       while (i < sql.length) {
         if (escapes && sql[i] === '\\') i += 2

@@ -27,6 +27,7 @@ import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, isTimeOfDayType, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {isSystemTable, systemTable} from './catalog.js'
+import {catalogFunctionOid} from './catalog-functions.js'
 import {builtSnapshot} from './catalog-snapshot.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {expandSetCalls, setCallsIn} from './select-set-functions.js'
@@ -1190,6 +1191,7 @@ function expandColumns(columns: SelectedColumn[], sources: Source[], params?: un
     // A declared column's values were converted to its type on write: its type is the column's.
     let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if (c.expr.type === 'call') oid = catalogFunctionOid(c.expr.function.name.toLowerCase()) ?? oid
     if ((c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'current_schema') || (c.expr.type === 'keyword' && c.expr.keyword === 'current_schema')) oid = OID.name
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
     out.push({expr: c.expr, fallbackOid, name, oid})

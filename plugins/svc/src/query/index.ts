@@ -9,7 +9,7 @@ import type {Statement} from 'pgsql-ast-parser'
 
 import type {Engine} from '../engine/types.js'
 
-import {withoutDefaultCollation} from './catalog.js'
+import {rewriteForParser} from './catalog.js'
 import {fromEngine, SqlError} from './errors.js'
 import {currentUs} from './datetime.js'
 import {commitTx, type Column, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
@@ -142,7 +142,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
     }
     if (s.txFailed && !prepared?.statement) {
       // Transaction control still runs in an aborted transaction; anything else is refused.
-      const parsed = await parseSql(withoutDefaultCollation(sql), limits).catch(() => undefined)
+      const parsed = await parseSql(rewriteForParser(sql), limits).catch(() => undefined)
       const only = parsed?.statements.length === 1 ? (parsed.statements[0].type as string) : undefined
       if (!only || !['begin', 'commit', 'rollback', 'start transaction'].includes(only)) throw new SqlError('25P02', ABORTED)
     }
@@ -157,7 +157,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       return
     }
     if (util?.kind === 'explain') {
-      const parsed = await parseSql(withoutDefaultCollation(util.statement), limits)
+      const parsed = await parseSql(rewriteForParser(util.statement), limits)
       if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
       out.push(await explain(s, parsed.statements[0], [...params, ...parsed.lifted]))
       return
@@ -168,7 +168,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       statements = [prepared.statement]
       lifted = prepared.lifted
     } else {
-      const parsed = await parseSql(withoutDefaultCollation(sql), limits)
+      const parsed = await parseSql(rewriteForParser(sql), limits)
       statements = parsed.statements
       lifted = parsed.lifted
     }
@@ -219,7 +219,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       for (const m of sql.matchAll(/\$(\d+)/g)) paramCount = Math.max(paramCount, Number(m[1]))
       const prepared: PreparedQuery = {lifted: [], paramCount, sql}
       if (/^[\s;]*$/.test(sql) || utilityStatement(sql)) return prepared
-      const parsed = await parseSql(withoutDefaultCollation(sql), limits)
+      const parsed = await parseSql(rewriteForParser(sql), limits)
       if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
       prepared.statement = parsed.statements[0]
       prepared.lifted = parsed.lifted

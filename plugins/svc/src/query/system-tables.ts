@@ -60,6 +60,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
   pg_attrdef: empty({adbin: OID.text, adnum: OID.int2, adrelid: OID.oid, oid: OID.oid}),
   pg_attribute: {
     columns: {
+      attacl: TEXT_ARRAY,
       attcollation: OID.oid,
       attcompression: OID.char,
       attgenerated: OID.char,
@@ -81,6 +82,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
       const rows: RowObj[] = []
       const add = (attrelid: number, attnum: number, c: {name: string; notNull: boolean; type: number}): void => {
         rows.push({
+          attacl: null,
           attcollation: collatable(c.type) ? 100 : 0,
           attcompression: '',
           attgenerated: '',
@@ -110,6 +112,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
   pg_class: {
     columns: {
       oid: OID.oid,
+      relacl: TEXT_ARRAY,
       relallvisible: OID.int4,
       relam: OID.oid,
       relchecks: OID.int2,
@@ -141,6 +144,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
     },
     rows(snap) {
       const base = {
+        relacl: null,
         relallvisible: 0,
         relchecks: 0,
         relforcerowsecurity: false,
@@ -230,6 +234,9 @@ const PG_CATALOG: Record<string, SystemTable> = {
       indisvalid: OID.bool,
       indkey: OID.text,
       indnatts: OID.int2,
+      indnkeyatts: OID.int2,
+      indnullsnotdistinct: OID.bool,
+      indpred: OID.text,
       indrelid: OID.oid,
     },
     rows(snap) {
@@ -246,6 +253,9 @@ const PG_CATALOG: Record<string, SystemTable> = {
         indisvalid: true,
         indkey: String(ix.table.columns.findIndex((c) => c.name === ix.field) + 1),
         indnatts: 1,
+        indnkeyatts: 1,
+        indnullsnotdistinct: false,
+        indpred: null,
         indrelid: ix.table.oid,
       }))
     },
@@ -264,8 +274,36 @@ const PG_CATALOG: Record<string, SystemTable> = {
   pg_publication_namespace: empty({oid: OID.oid, pnnspid: OID.oid, pnpubid: OID.oid}),
   pg_publication_rel: empty({oid: OID.oid, prattrs: OID.text, prpubid: OID.oid, prqual: OID.text, prrelid: OID.oid}),
   pg_roles: {
-    columns: {oid: OID.oid, rolcanlogin: OID.bool, rolcreatedb: OID.bool, rolcreaterole: OID.bool, rolinherit: OID.bool, rolname: OID.name, rolsuper: OID.bool},
-    rows: (snap) => [{oid: ROLE_OID, rolcanlogin: true, rolcreatedb: true, rolcreaterole: true, rolinherit: true, rolname: snap.user, rolsuper: true}],
+    columns: {
+      oid: OID.oid,
+      rolbypassrls: OID.bool,
+      rolcanlogin: OID.bool,
+      rolconfig: TEXT_ARRAY,
+      rolconnlimit: OID.int4,
+      rolcreatedb: OID.bool,
+      rolcreaterole: OID.bool,
+      rolinherit: OID.bool,
+      rolname: OID.name,
+      rolreplication: OID.bool,
+      rolsuper: OID.bool,
+      rolvaliduntil: OID.timestamptz,
+    },
+    rows: (snap) => [
+      {
+        oid: ROLE_OID,
+        rolbypassrls: true,
+        rolcanlogin: true,
+        rolconfig: null,
+        rolconnlimit: -1,
+        rolcreatedb: true,
+        rolcreaterole: true,
+        rolinherit: true,
+        rolname: snap.user,
+        rolreplication: true,
+        rolsuper: true,
+        rolvaliduntil: null,
+      },
+    ],
   },
   pg_rewrite: empty({ev_class: OID.oid, oid: OID.oid, rulename: OID.name}),
   pg_settings: {
@@ -280,8 +318,21 @@ const PG_CATALOG: Record<string, SystemTable> = {
   },
   pg_trigger: empty({oid: OID.oid, tgenabled: OID.char, tgisinternal: OID.bool, tgname: OID.name, tgrelid: OID.oid}),
   pg_type: {
-    columns: {oid: OID.oid, typcollation: OID.oid, typname: OID.name, typnamespace: OID.oid, typtype: OID.char},
-    rows: () => Object.values(OID).map((oid) => ({oid, typcollation: collatable(oid) ? 100 : 0, typname: Object.entries(OID).find(([, o]) => o === oid)?.[0], typnamespace: 11, typtype: 'b'})),
+    columns: {oid: OID.oid, typarray: OID.oid, typbasetype: OID.oid, typcollation: OID.oid, typelem: OID.oid, typname: OID.name, typnamespace: OID.oid, typnotnull: OID.bool, typowner: OID.oid, typrelid: OID.oid, typtype: OID.char},
+    rows: () =>
+      Object.entries(OID).map(([typname, oid]) => ({
+        oid,
+        typarray: 0,
+        typbasetype: 0,
+        typcollation: collatable(oid) ? 100 : 0,
+        typelem: 0,
+        typname,
+        typnamespace: 11,
+        typnotnull: false,
+        typowner: ROLE_OID,
+        typrelid: 0,
+        typtype: 'b',
+      })),
   },
   pg_user: {
     columns: {usecreatedb: OID.bool, usename: OID.name, usesuper: OID.bool, usesysid: OID.oid},
@@ -349,15 +400,59 @@ const INFORMATION_SCHEMA: Record<string, SystemTable> = {
   },
 }
 
+/**
+ * Catalogs of objects svc never has (functions, extensions, tablespaces, operators, text search
+ * configurations, foreign servers, subscriptions, ...): always empty, and without a fixed column
+ * list, so each psql command over them (`\df`, `\dx`, `\db`, `\dL`, ...) lists nothing.
+ */
+const ALWAYS_EMPTY = new Set([
+  'pg_amop',
+  'pg_amproc',
+  'pg_auth_members',
+  'pg_cast',
+  'pg_conversion',
+  'pg_db_role_setting',
+  'pg_default_acl',
+  'pg_enum',
+  'pg_event_trigger',
+  'pg_extension',
+  'pg_foreign_data_wrapper',
+  'pg_foreign_server',
+  'pg_foreign_table',
+  'pg_init_privs',
+  'pg_language',
+  'pg_largeobject_metadata',
+  'pg_matviews',
+  'pg_opclass',
+  'pg_operator',
+  'pg_opfamily',
+  'pg_partitioned_table',
+  'pg_proc',
+  'pg_range',
+  'pg_seclabel',
+  'pg_sequence',
+  'pg_sequences',
+  'pg_shdescription',
+  'pg_subscription',
+  'pg_tablespace',
+  'pg_ts_config',
+  'pg_ts_dict',
+  'pg_ts_parser',
+  'pg_ts_template',
+  'pg_user_mappings',
+  'pg_views',
+])
+
 const SCHEMAS: Record<string, Record<string, SystemTable>> = {information_schema: INFORMATION_SCHEMA, pg_catalog: PG_CATALOG}
 
 /** Whether an unqualified name is a system table (pg_catalog is searched first, as in PostgreSQL). */
 export function isSystemTable(name: string): boolean {
-  return name in PG_CATALOG || name in INFORMATION_SCHEMA
+  return name in PG_CATALOG || name in INFORMATION_SCHEMA || ALWAYS_EMPTY.has(name)
 }
 
 /** Reads a system table: `schema` is pg_catalog or information_schema, or undefined for an unqualified name. */
 export async function systemTable(s: PgSession, schema: string | undefined, table: string, alias: string): Promise<Source> {
+  if (ALWAYS_EMPTY.has(table) && schema !== 'information_schema') return {alias, rows: []}
   const def = schema ? SCHEMAS[schema]?.[table] : (PG_CATALOG[table] ?? INFORMATION_SCHEMA[table])
   if (!def) throw new SqlError('42P01', `relation "${schema ? `${schema}.` : ''}${table}" does not exist`)
   const snap = await catalogSnapshot(s)
