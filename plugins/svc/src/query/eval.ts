@@ -2,6 +2,9 @@
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
 import {parseArrayText} from './array-text.js'
+import type {CatalogSnapshot} from './catalog-snapshot.js'
+
+import {catalogFunction, NOT_CATALOG} from './catalog-functions.js'
 import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
@@ -28,6 +31,8 @@ export interface SourceInfo {
 }
 
 export interface SessionInfo {
+  /** The catalog snapshot of the running statement, for the catalog functions (catalog-functions.ts). */
+  catalog?: () => CatalogSnapshot | undefined
   database: string
   /** `:max-in-values` (parse.ts's default when absent): also caps an `= ANY(array)` list. */
   maxInValues?: number
@@ -253,6 +258,13 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     case 'array': {
       const items = e.expressions.map((x) => evaluate(x, row, ctx))
       return new V.PgArray(items, elementOidOf(items))
+    }
+    case 'array select': {
+      // ARRAY(subquery): the subquery's one column as an array (empty, not NULL, for no rows).
+      const r = subqueryResult(e.select, row, ctx)
+      if ((r.columns?.length ?? 1) > 1) throw new SqlError('42601', 'subquery must return only one column')
+      const items = r.rows.map((x) => x[0] ?? null)
+      return new V.PgArray(items, r.columns?.[0]?.oid ?? elementOidOf(items))
     }
     case 'arrayIndex': {
       const a = evaluate(e.array, row, ctx)
@@ -588,6 +600,8 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     return inList(op, a, inLookup(r, row, ctx))
   }
   const b = evaluate(r, row, ctx)
+  // NULL || array and array || NULL are the array (array_cat ignores a NULL side).
+  if (op === '||' && (a instanceof V.PgArray || b instanceof V.PgArray) && (a === null || b === null)) return a ?? b
   if (a === null || a === undefined || b === null || b === undefined) return null
   if (COMPARISONS.has(op)) {
     try {
@@ -940,17 +954,6 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'gen_random_uuid': {
       return globalThis.crypto.randomUUID()
     }
-    case 'pg_table_is_visible':
-    case 'has_table_privilege':
-    case 'has_schema_privilege': {
-      return true
-    }
-    case 'pg_get_userbyid': {
-      return Number(args()[0]) === 6171 ? 'pg_database_owner' : ctx.session.user
-    }
-    case 'format_type': {
-      return 'text'
-    }
     case 'array_length': {
       const [a, dim] = args()
       if (a === null || dim === null) return null
@@ -969,6 +972,14 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         .map((x) => (x === null ? text(nullText) : text(x)))
         .join(text(sep))
     }
+    case 'array_lower':
+    case 'array_upper': {
+      const [a, dim] = args()
+      if (a === null || dim === null) return null
+      const items = arrayItems(a, name)
+      if (Number(V.toNumber(numberArg(dim))) !== 1 || items.length === 0) return null
+      return name === 'array_lower' ? 1 : items.length
+    }
     case 'array_position': {
       const [a, x] = args()
       if (a === null) return null
@@ -986,6 +997,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         return datetimeFunction(name, vals, () => nowOf(ctx))
       }
       if (ctx.setValues?.has(e)) return ctx.setValues.get(e)
+      const fromCatalog = catalogFunction(name, args, ctx.session)
+      if (fromCatalog !== NOT_CATALOG) return fromCatalog
       if (SET_FUNCTIONS.has(name)) throw new SqlError('0A000', `set-returning function ${name}() is not allowed here`, {hint: 'in the select list at the top of a SELECT, or in FROM'})
       throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
     }
