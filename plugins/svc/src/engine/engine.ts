@@ -399,6 +399,11 @@ export class GitEngine implements Engine {
     return this.index?.progress
   }
 
+  /** Waits until the history index of every branch has caught up with its ref (built, when it was missing). */
+  async historyCaughtUp(): Promise<void> {
+    await this.historyIndex?.caughtUp(this.branchesState.keys())
+  }
+
   /** Runs the full-text consistency check now and waits until the index has caught up. */
   async reindex(): Promise<void> {
     await this.index?.check()
@@ -939,16 +944,22 @@ export class GitEngine implements Engine {
     const indexed = await this.historyIndex?.commitAt(branch, t)
     if (indexed !== undefined) return indexed ?? undefined
     if (!(await refHeads(this.repo)).has(branch)) return undefined
-    // Git dates have second precision; the Svc-Time trailer has milliseconds.
-    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', `refs/heads/${branch}`])
-    for (const r of stdout.split('\x1e')) {
-      const rec = r.replace(/^\n/, '')
-      if (!rec) continue
-      const [commit, message] = rec.split('\0')
-      const tt = parseTrailers(message ?? '').time
-      if (tt === undefined || Date.parse(tt) <= t) return commit
+    // Git dates have second precision; the Svc-Time trailer has milliseconds. The commits of the
+    // second after t pass --until but not the trailer: at a few thousand writes a second they fill
+    // more than one page of 200, so the walk goes on page by page until one is old enough.
+    for (let skip = 0; ; skip += 200) {
+      const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', '--skip', String(skip), `refs/heads/${branch}`])
+      let seen = 0
+      for (const r of stdout.split('\x1e')) {
+        const rec = r.replace(/^\n/, '')
+        if (!rec) continue
+        seen++
+        const [commit, message] = rec.split('\0')
+        const tt = parseTrailers(message ?? '').time
+        if (tt === undefined || Date.parse(tt) <= t) return commit
+      }
+      if (seen < 200) return undefined
     }
-    return undefined
   }
 
   /** The document at `commit`, wherever that commit keeps it (docPath, or legacyDocPath in an older repository). */

@@ -119,6 +119,11 @@ export class HistoryIndex {
     void this.catchUp(name)
   }
 
+  /** Resolves once every branch known here has caught up with its ref (benchmarks, tests). */
+  async caughtUp(branches: Iterable<string>): Promise<void> {
+    await Promise.all([...branches].map((b) => this.catchUp(b)))
+  }
+
   /** Forgets a removed branch and deletes its file. */
   async drop(name: string): Promise<void> {
     const slot = this.slots.get(name)
