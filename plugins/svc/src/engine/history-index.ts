@@ -182,7 +182,9 @@ export class HistoryIndex {
     // A branch indexed from scratch (at a million commits, tens of seconds) is read through Git meanwhile.
     const known = this.slots.get(branch)
     if (known?.fullBuild) return undefined
-    if (!known || known.seen !== this.generation || known.queued) await this.catchUp(branch)
+    // Nothing moved since the last catch-up started: wait for it (it may still be running), no new one.
+    if (!known || known.seen !== this.generation) await this.catchUp(branch)
+    else await (known.queued ?? known.current)
     const slot = this.slots.get(branch)
     return slot && !this.closed ? slot.store : undefined
   }
