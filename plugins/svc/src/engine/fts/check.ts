@@ -13,15 +13,18 @@ const WORKER = `
 const {parentPort, workerData} = require('node:worker_threads')
 const Database = require(workerData.module)
 let db
+let result
 try {
   db = new Database(workerData.file, {fileMustExist: true, readonly: true})
   const rows = db.pragma('quick_check', {simple: false})
-  parentPort.postMessage({problems: rows.map((r) => r.quick_check)})
+  result = {problems: rows.map((r) => r.quick_check)}
 } catch (error) {
-  parentPort.postMessage({code: error.code, error: error.message})
+  result = {code: error.code, error: error.message}
 } finally {
   if (db) db.close()
 }
+// Closed before the answer leaves: the engine may then take the file for itself (a bulk build).
+parentPort.postMessage(result)
 `
 
 const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
