@@ -8,6 +8,7 @@
 // `--data-dir D` reuses a data directory made by an earlier run instead of building one.
 // Usage: npm run build -w plugins/svc && node bench/svc-rebuild.mjs [--docs 100000] [--runs 2] [--compare plugins/svc/dist-old] [--data-dir D]
 import {spawnSync} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
 import {loadavg} from 'node:os'
 import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -30,7 +31,7 @@ if (di === -1) {
 
 // Each build in its own process: a fresh heap and module graph, as at a server's start.
 const child = `
-const [dist, dir] = process.argv.slice(1)
+const [dist, dir] = process.argv.slice(2)
 const {rmSync} = await import('node:fs')
 const {join} = await import('node:path')
 const {openEngine} = await import(join(dist, 'engine/index.js'))
@@ -47,8 +48,10 @@ await db.close()
 console.log(JSON.stringify({build, cpu: (cpu.user + cpu.system) / 1000, n, open}))
 process.exit(0)
 `
+const childFile = join(tempDir('svc-rebuild-child-'), 'build.mjs')
+writeFileSync(childFile, child)
 function once(dist) {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', child, dist, data], {cwd: dist, encoding: 'utf8'})
+  const r = spawnSync(process.execPath, [childFile, dist, data], {encoding: 'utf8', maxBuffer: 1 << 26})
   if (r.status !== 0) throw new Error(`rebuild with ${dist} failed: ${r.stderr}`)
   return JSON.parse(r.stdout.trim().split('\n').at(-1))
 }

@@ -35,7 +35,9 @@ const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
  */
 export function quickCheckFile(file: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, {eval: true, workerData: {file, module: sqliteModule}})
+    // execArgv: [] - a worker inherits the process's node flags, and under `--input-type=module`
+    // (a host started with `node -e`) this CommonJS string would fail and the index never be checked.
+    const worker = new Worker(WORKER, {eval: true, execArgv: [], workerData: {file, module: sqliteModule}})
     // A check still reading a large index must not keep a closed engine's process alive.
     worker.unref()
     let settled = false

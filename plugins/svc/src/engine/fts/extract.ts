@@ -112,7 +112,8 @@ export class TextExtractor {
   private readonly worker: Worker
 
   constructor(repo: string, textOf: (doc: unknown) => string) {
-    this.worker = new Worker(workerSource(textOf), {eval: true, workerData: {env: gitEnv(), repo}})
+    // execArgv: [] for the reason in check.ts.
+    this.worker = new Worker(workerSource(textOf), {eval: true, execArgv: [], workerData: {env: gitEnv(), repo}})
     // A build cut short by a close must not keep the process alive.
     this.worker.unref()
     this.worker.on('message', (m: {seq: number; texts: Array<null | string>}) => {
