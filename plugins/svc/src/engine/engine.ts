@@ -1193,6 +1193,7 @@ export class GitEngine implements Engine {
           currentCount: (branch) => this.branchesState.get(branch)?.docs.size ?? 0,
           currentIds: (branch) => this.branchesState.get(branch)?.docs.keys() ?? [],
           currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
+          repo: this.repo,
         })
         await this.index.open([...this.branchesState.keys()])
       }
