@@ -462,12 +462,17 @@ function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
   const hit = byExpr?.get(r)
   if (hit) return hit
   const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
-  const items = listValues(evaluate(r, row, ctx))
-  const lookup: InLookup = {items, sawNull: items.includes(null)}
+  const value = evaluate(r, row, ctx)
+  const items = listValues(value)
+  // A lifted literal list brings its set, built a slice at a time while it was lifted (parse.ts).
+  const built = constant && value instanceof LiftedList && items.length >= IN_FAST_MIN && (value.numbers ?? value.strings)
+  const lookup: InLookup = built ? {items, numbers: value.numbers, sawNull: false, strings: value.strings} : {items, sawNull: items.includes(null)}
   if (constant && items.length >= IN_FAST_MIN) {
-    const present = items.filter((x) => x !== null)
-    if (present.every((x) => typeof x === 'number' && Number.isFinite(x))) lookup.numbers = new Set(present as number[])
-    else if (present.every((x) => typeof x === 'string')) lookup.strings = new Set(present as string[])
+    if (!built) {
+      const present = items.filter((x) => x !== null)
+      if (present.every((x) => typeof x === 'number' && Number.isFinite(x))) lookup.numbers = new Set(present as number[])
+      else if (present.every((x) => typeof x === 'string')) lookup.strings = new Set(present as string[])
+    }
     if (!byExpr) {
       byExpr = new Map()
       inLookups.set(ctx.params, byExpr)
