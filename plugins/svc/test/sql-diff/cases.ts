@@ -983,6 +983,11 @@ const CATALOG = [
   "SELECT typname FROM pg_type WHERE oid = 23",
   "SELECT c.relname, i.indisprimary FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'people'",
   "SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = 'scratch' ORDER BY ordinal_position",
+  // Catalog joins the old shape-matching catalog could not answer: run by the executor (issue 13).
+  "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND a.attnotnull ORDER BY 1, a.attnum",
+  "SELECT c.relname, count(*) FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.relkind = 'r' AND a.attnum > 0 AND pg_table_is_visible(c.oid) AND c.relname IN ('people', 'orders') GROUP BY c.relname ORDER BY 1",
+  "SELECT t.relname, pg_get_indexdef(i.indexrelid), pg_get_constraintdef(con.oid) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid WHERE t.relname = 'people'",
+  "SELECT d.datname, pg_encoding_to_char(d.encoding), pg_get_userbyid(n.nspowner) FROM pg_database d, pg_namespace n WHERE d.datname = current_database() AND n.nspname = 'public'",
   'SHOW server_version_num',
   'SHOW standard_conforming_strings',
   'SHOW client_encoding',
@@ -1070,6 +1075,9 @@ export const PSQL_CASES: string[] = [
   '\\dt+',
   '\\d+ people',
   '\\dn',
+  '\\d',
+  '\\dt peo*',
+  '\\d people*',
   '\\di+',
   "SELECT interval '1 year 2 mons 3 days 04:05:06.5', date '2024-02-29' + 1, timestamptz '2024-01-31 10:00+00' + interval '1 mon'",
 ]
