@@ -23,7 +23,7 @@ _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _decode = json.JSONDecoder().decode
 _SEND_AT = 256 * 1024
 # Consecutive pipelined gets travel as one get_many of at most this many ids.
-_BATCH = 512
+_BATCH = 2048
 _PIPE_BYTES = 1024 * 1024
 # A get_many answer that is all results ({"id":N,"result":[...]} with nothing after the result) is
 # kept as bytes until one of its gets is asked for its value (docs/svc-embed-protocol.md).
