@@ -475,6 +475,9 @@ interface Indexes {
  * `prompts`) whenever an aggregated listing changes, so sessions can send list_changed
  * notifications, and `resourceUpdated` (with the prefixed URI) passes on resource updates.
  */
+/** A server whose tools were never listed and will be soon: lazy and asleep, or connecting now. */
+const unlisted = (u: Upstream): boolean => !u.listed && (u.state === 'idle' || (u.state === 'connecting' && u.connecting !== undefined))
+
 export class UpstreamPool extends EventEmitter {
   private readonly callTimeoutMs: number
   private index: Indexes = {prompts: new Map(), resources: new Map(), templates: [], tools: new Map()}
@@ -546,17 +549,19 @@ export class UpstreamPool extends EventEmitter {
   }
 
   /**
-   * Before a listing: lazy servers that never ran are started, so their tools can be listed
-   * (bounded by `waitMs`); after that their listing stays known while they sleep.
+   * Before a listing: lazy servers that never ran are started, and servers whose first connection
+   * is still under way (a slow start outlasted `start`'s wait) are waited for, so their tools can
+   * be listed (bounded by `waitMs`); after that a listing stays known while they sleep or reconnect.
+   * Without the second wait a client that lists right after the proxy starts caches an empty list.
    */
   async warm(waitMs = 10_000): Promise<void> {
-    const cold = [...this.upstreams.values()].filter((u) => u.state === 'idle' && !u.listed)
-    if (cold.length > 0) await this.settle(cold, waitMs, (u) => u.wake(waitMs))
+    const cold = [...this.upstreams.values()].filter(unlisted)
+    if (cold.length > 0) await this.settle(cold, waitMs, (u) => (u.state === 'idle' ? u.wake(waitMs) : (u.connecting ?? Promise.resolve())))
   }
 
-  /** True when a listing would have to start a lazy server first. */
+  /** True when a listing would have to start a lazy server, or wait for a first connection, first. */
   get cold(): boolean {
-    for (const u of this.upstreams.values()) if (u.state === 'idle' && !u.listed) return true
+    for (const u of this.upstreams.values()) if (unlisted(u)) return true
     return false
   }
 

@@ -63,6 +63,27 @@ describe('proxy upstream pool (server-everything)', function () {
     await e.restart()
   })
 
+  it('a listing while the first connection is still under way waits for it instead of answering empty', async () => {
+    const store = memoryTokenStore()
+    const slow = new UpstreamPool(['slow'], {
+      async connect(name, signal) {
+        await new Promise((resolve) => setTimeout(resolve, 1500))
+        return connectServer(name, {url: e.url}, {interactive: false, signal, tokenStore: store})
+      },
+      pingIntervalMs: 3_600_000,
+    })
+    try {
+      await slow.start(50)
+      expect(slow.status()[0]).to.deep.include({state: 'connecting'})
+      expect(slow.cold, 'a first connection under way makes the pool cold').to.equal(true)
+      await slow.warm()
+      expect([...slow.tools()].map((t) => t.fullName)).to.include('slow__echo')
+      expect(slow.cold).to.equal(false)
+    } finally {
+      await slow.stop()
+    }
+  })
+
   it('gives up on an upstream that accepts connections but never answers, and keeps retrying in the background', async () => {
     const sockets: Socket[] = []
     const blackhole = createServer((socket) => sockets.push(socket))
