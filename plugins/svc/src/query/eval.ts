@@ -2,6 +2,9 @@
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
 import {parseArrayText} from './array-text.js'
+import type {CatalogSnapshot} from './catalog-snapshot.js'
+
+import {catalogFunction, NOT_CATALOG, regclassOid} from './catalog-functions.js'
 import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
@@ -28,6 +31,8 @@ export interface SourceInfo {
 }
 
 export interface SessionInfo {
+  /** The catalog snapshot of the running statement, for the catalog functions (catalog-functions.ts). */
+  catalog?: () => CatalogSnapshot | undefined
   database: string
   /** `:max-in-values` (parse.ts's default when absent): also caps an `= ANY(array)` list. */
   maxInValues?: number
@@ -96,7 +101,7 @@ export const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_
 export function isAggregate(e: Expr | null | undefined): boolean {
   if (!e || typeof e !== 'object') return false
   if (e.type === 'call') {
-    if (AGGREGATES.has(e.function.name.toLowerCase()) && !e.function.schema) return true
+    if (AGGREGATES.has(e.function.name.toLowerCase()) && (!e.function.schema || e.function.schema === 'pg_catalog')) return true
     return e.args.some(isAggregate)
   }
   if (e.type === 'binary') return isAggregate(e.left) || isAggregate(e.right)
@@ -254,6 +259,13 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
       const items = e.expressions.map((x) => evaluate(x, row, ctx))
       return new V.PgArray(items, elementOidOf(items))
     }
+    case 'array select': {
+      // ARRAY(subquery): the subquery's one column as an array (empty, not NULL, for no rows).
+      const r = subqueryResult(e.select, row, ctx)
+      if ((r.columns?.length ?? 1) > 1) throw new SqlError('42601', 'subquery must return only one column')
+      const items = r.rows.map((x) => x[0] ?? null)
+      return new V.PgArray(items, r.columns?.[0]?.oid ?? elementOidOf(items))
+    }
     case 'arrayIndex': {
       const a = evaluate(e.array, row, ctx)
       const i = evaluate(e.index, row, ctx)
@@ -329,6 +341,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     case 'cast': {
       const v = evaluate(e.operand, row, ctx)
       if (e.to.kind === 'array') return castToArray(v, e.to.arrayOf.kind === 'array' ? 'text' : e.to.arrayOf.name)
+      if (typeof v === 'string' && e.to.name.toLowerCase() === 'regclass') return regclassOid(v, ctx.session) ?? v
       return castTo(v, e.to.name, e.to.config)
     }
     case 'case': {
@@ -449,12 +462,17 @@ function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
   const hit = byExpr?.get(r)
   if (hit) return hit
   const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
-  const items = listValues(evaluate(r, row, ctx))
-  const lookup: InLookup = {items, sawNull: items.includes(null)}
+  const value = evaluate(r, row, ctx)
+  const items = listValues(value)
+  // A lifted literal list brings its set, built a slice at a time while it was lifted (parse.ts).
+  const built = constant && value instanceof LiftedList && items.length >= IN_FAST_MIN && (value.numbers ?? value.strings)
+  const lookup: InLookup = built ? {items, numbers: value.numbers, sawNull: false, strings: value.strings} : {items, sawNull: items.includes(null)}
   if (constant && items.length >= IN_FAST_MIN) {
-    const present = items.filter((x) => x !== null)
-    if (present.every((x) => typeof x === 'number' && Number.isFinite(x))) lookup.numbers = new Set(present as number[])
-    else if (present.every((x) => typeof x === 'string')) lookup.strings = new Set(present as string[])
+    if (!built) {
+      const present = items.filter((x) => x !== null)
+      if (present.every((x) => typeof x === 'number' && Number.isFinite(x))) lookup.numbers = new Set(present as number[])
+      else if (present.every((x) => typeof x === 'string')) lookup.strings = new Set(present as string[])
+    }
     if (!byExpr) {
       byExpr = new Map()
       inLookups.set(ctx.params, byExpr)
@@ -583,6 +601,8 @@ function binary(op: string, l: Expr, r: Expr, row: Row, ctx: EvalCtx): unknown {
     return inList(op, a, inLookup(r, row, ctx))
   }
   const b = evaluate(r, row, ctx)
+  // NULL || array and array || NULL are the array (array_cat ignores a NULL side).
+  if (op === '||' && (a instanceof V.PgArray || b instanceof V.PgArray) && (a === null || b === null)) return a ?? b
   if (a === null || a === undefined || b === null || b === undefined) return null
   if (COMPARISONS.has(op)) {
     try {
@@ -782,7 +802,8 @@ function caseMap(s: string, up: boolean): string {
 
 function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
   const name = e.function.name.toLowerCase()
-  if (AGGREGATES.has(name) && !e.function.schema) return aggregate(name, e, ctx)
+  // psql qualifies them (`pg_catalog.count(*)`).
+  if (AGGREGATES.has(name) && (!e.function.schema || e.function.schema === 'pg_catalog')) return aggregate(name, e, ctx)
   if (e.over) throw unsupported('window functions are not supported')
   const args = () => e.args.map((a) => evaluate(a, row, ctx))
   if (name === 'exists' && !e.function.schema && e.args.length === 1 && isSubquery(e.args[0])) return subqueryResult(e.args[0], row, ctx).rows.length > 0
@@ -935,17 +956,6 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
     case 'gen_random_uuid': {
       return globalThis.crypto.randomUUID()
     }
-    case 'pg_table_is_visible':
-    case 'has_table_privilege':
-    case 'has_schema_privilege': {
-      return true
-    }
-    case 'pg_get_userbyid': {
-      return Number(args()[0]) === 6171 ? 'pg_database_owner' : ctx.session.user
-    }
-    case 'format_type': {
-      return 'text'
-    }
     case 'array_length': {
       const [a, dim] = args()
       if (a === null || dim === null) return null
@@ -964,6 +974,14 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         .map((x) => (x === null ? text(nullText) : text(x)))
         .join(text(sep))
     }
+    case 'array_lower':
+    case 'array_upper': {
+      const [a, dim] = args()
+      if (a === null || dim === null) return null
+      const items = arrayItems(a, name)
+      if (Number(V.toNumber(numberArg(dim))) !== 1 || items.length === 0) return null
+      return name === 'array_lower' ? 1 : items.length
+    }
     case 'array_position': {
       const [a, x] = args()
       if (a === null) return null
@@ -981,6 +999,8 @@ function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
         return datetimeFunction(name, vals, () => nowOf(ctx))
       }
       if (ctx.setValues?.has(e)) return ctx.setValues.get(e)
+      const fromCatalog = catalogFunction(name, args, ctx.session)
+      if (fromCatalog !== NOT_CATALOG) return fromCatalog
       if (SET_FUNCTIONS.has(name)) throw new SqlError('0A000', `set-returning function ${name}() is not allowed here`, {hint: 'in the select list at the top of a SELECT, or in FROM'})
       throw new SqlError('42883', `function ${name}() does not exist`, {hint: 'see docs/svc-sql.md for the supported functions'})
     }

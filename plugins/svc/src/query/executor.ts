@@ -26,7 +26,9 @@ import {getManyParsed, getParsed} from '../engine/parsed-read.js'
 
 import {fromEngine, SqlError, unsupported} from './errors.js'
 import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type EvalCtx, isAggregate, isSubquery, isTimeOfDayType, type Row, type RowObj, type SourceInfo} from './eval.js'
-import {isVirtualTable, virtualTable} from './catalog.js'
+import {isSystemTable, systemTable} from './catalog.js'
+import {catalogFunctionOid} from './catalog-functions.js'
+import {builtSnapshot} from './catalog-snapshot.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {expandSetCalls, setCallsIn} from './select-set-functions.js'
 import {callSetFunction, MAX_SET_ROWS, SET_FUNCTIONS} from './set-functions.js'
@@ -102,7 +104,7 @@ export function branchOf(s: PgSession, schema?: string): string {
 }
 
 function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
-  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, maxInValues: s.maxInValues, schema: currentSchema(s), user: s.user, version: s.version}, sources}
+  return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, maxInValues: s.maxInValues, schema: currentSchema(s), user: s.user, version: s.version, catalog: () => builtSnapshot(s)}, sources}
 }
 
 function checkCancel(s: PgSession): void {
@@ -382,8 +384,8 @@ async function loadTable(
   early?: EarlyStop,
   lazy?: boolean,
 ): Promise<Source> {
-  if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && isVirtualTable(table) && !(await tableExists(s, branchOf(s), table)))) {
-    return virtualTable(s, table, alias)
+  if (schema === 'information_schema' || schema === 'pg_catalog' || (!schema && isSystemTable(table) && !(await tableExists(s, branchOf(s), table)))) {
+    return systemTable(s, schema, table, alias)
   }
   const branch = branchOf(s, schema)
   if (schema && schema !== 'public') {
@@ -748,10 +750,16 @@ async function prepareCorrelated(s: PgSession, st: SelectFromStatement, params: 
   ctx.outer = 'probe'
   await prepareSubqueries(s, selectExprs(st), ctx)
   const sources: Source[] = []
+  // Set-returning calls whose arguments may name the enclosing row: called again for each one.
+  const perRow = new Map<number, From & {type: 'call'}>()
   for (const f of st.from ?? []) {
     let src: Source
     if (f.type === 'table') src = await loadTable(s, f.name.schema, f.name.name, f.name.alias ?? f.name.name, undefined, false, ctx)
-    else if (f.type === 'statement') {
+    else if (f.type === 'call' && SET_FUNCTIONS.has(f.function.name.toLowerCase()) && !f.withOrdinality) {
+      const r = callSetFunction(f.function.name.toLowerCase(), f.args.map(() => null), f.alias?.name, f.alias?.columns?.map((c) => c.name))
+      src = {alias: f.alias?.name ?? f.function.name.toLowerCase(), columns: r.columns, declared: r.columns.map((c) => c.name), rows: []}
+      perRow.set(sources.length, f)
+    } else if (f.type === 'statement') {
       if (f.lateral) throw unsupported('LATERAL subqueries')
       src = await fromSubquery(s, f, params, 'probe').catch((error: unknown) => {
         throw error instanceof CorrelatedReference ? unsupported('a subquery in FROM that refers to the enclosing query') : error
@@ -766,8 +774,12 @@ async function prepareCorrelated(s: PgSession, st: SelectFromStatement, params: 
     const c: EvalCtx = {...ctx, outer: {ctx: octx, row}}
     let rows: Row[] = from.length === 0 ? [{}] : []
     for (const [i, src] of sources.entries()) {
-      if (i === 0) rows = src.rows.map((r) => ({[src.alias]: r}))
-      else rows = joinInMemory(rows, src.rows, src.alias, joinKind(from[i]), from[i].join?.on ?? undefined, c)
+      const call = perRow.get(i)
+      const srcRows = call
+        ? callSetFunction(call.function.name.toLowerCase(), call.args.map((a) => evaluate(a, {}, c)), call.alias?.name, call.alias?.columns?.map((x) => x.name)).rows
+        : src.rows
+      if (i === 0) rows = srcRows.map((r) => ({[src.alias]: r}))
+      else rows = joinInMemory(rows, srcRows, src.alias, joinKind(from[i]), from[i].join?.on ?? undefined, c)
     }
     return finishSelect(s, st, rows, sources, c)
   }
@@ -1179,6 +1191,7 @@ function expandColumns(columns: SelectedColumn[], sources: Source[], params?: un
     // A declared column's values were converted to its type on write: its type is the column's.
     let oid: number | undefined = c.expr.type === 'ref' ? fallbackOid : undefined
     if (c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'count') oid = OID.int8
+    if (c.expr.type === 'call') oid = catalogFunctionOid(c.expr.function.name.toLowerCase()) ?? oid
     if ((c.expr.type === 'call' && c.expr.function.name.toLowerCase() === 'current_schema') || (c.expr.type === 'keyword' && c.expr.keyword === 'current_schema')) oid = OID.name
     if (c.expr.type === 'cast' && c.expr.to.kind !== 'array') oid = oidOfTypeName(c.expr.to.name)
     out.push({expr: c.expr, fallbackOid, name, oid})
@@ -1486,6 +1499,11 @@ const SHOW_DEFAULTS: Record<string, string> = {
 
 /** Settings PostgreSQL names in mixed case: SHOW titles its column with that name. */
 const SETTING_NAMES: Record<string, string> = {datestyle: 'DateStyle', intervalstyle: 'IntervalStyle', timezone: 'TimeZone'}
+
+/** Every setting a session sees: PostgreSQL's defaults under the session's own (pg_settings). */
+export function settingsOf(s: PgSession): Map<string, string> {
+  return new Map([...Object.entries(SHOW_DEFAULTS), ...s.settings])
+}
 
 export function showValue(s: PgSession, name: string): string | undefined {
   const n = name.toLowerCase()

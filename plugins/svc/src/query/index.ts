@@ -9,12 +9,13 @@ import type {Statement} from 'pgsql-ast-parser'
 
 import type {Engine} from '../engine/types.js'
 
-import {catalogQuery, emptyCatalogResult, itemName, selectItems} from './catalog.js'
+import {rewriteForParser} from './catalog.js'
 import {fromEngine, SqlError} from './errors.js'
 import {currentUs} from './datetime.js'
 import {commitTx, type Column, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
 import {utilityStatement} from './front.js'
 import {type ParseLimits, parseSql} from './parse.js'
+import {itemName, selectItems} from './select-list-names.js'
 import {OID} from './types.js'
 
 export {SqlError} from './errors.js'
@@ -141,7 +142,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
     }
     if (s.txFailed && !prepared?.statement) {
       // Transaction control still runs in an aborted transaction; anything else is refused.
-      const parsed = await parseSql(sql, limits).catch(() => undefined)
+      const parsed = await parseSql(rewriteForParser(sql), limits).catch(() => undefined)
       const only = parsed?.statements.length === 1 ? (parsed.statements[0].type as string) : undefined
       if (!only || !['begin', 'commit', 'rollback', 'start transaction'].includes(only)) throw new SqlError('25P02', ABORTED)
     }
@@ -156,17 +157,10 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       return
     }
     if (util?.kind === 'explain') {
-      const parsed = await parseSql(util.statement, limits)
+      const parsed = await parseSql(rewriteForParser(util.statement), limits)
       if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
       out.push(await explain(s, parsed.statements[0], [...params, ...parsed.lifted]))
       return
-    }
-    if (!prepared?.statement) {
-      const cat = await catalogQuery(s, sql)
-      if (cat) {
-        out.push(cat)
-        return
-      }
     }
     let statements: Statement[]
     let lifted: unknown[]
@@ -174,34 +168,16 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       statements = [prepared.statement]
       lifted = prepared.lifted
     } else {
-      try {
-        const parsed = await parseSql(sql, limits)
-        statements = parsed.statements
-        lifted = parsed.lifted
-      } catch (error) {
-        const empty = emptyCatalogResult(sql)
-        if (empty) {
-          out.push(empty)
-          return
-        }
-        throw error
-      }
+      const parsed = await parseSql(rewriteForParser(sql), limits)
+      statements = parsed.statements
+      lifted = parsed.lifted
     }
     if (prepared && statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
     const all = lifted.length > 0 ? [...params, ...lifted] : params
     // Several statements in one text are one implicit transaction, as in PostgreSQL.
     if (statements.length > 1 && !s.tx) s.tx = {branches: new Map(), implicit: true, startedAt: currentUs()}
     for (const st of statements) {
-      try {
-        out.push(await statement(s, st, all, notices))
-      } catch (error) {
-        const empty = emptyCatalogResult(sql)
-        if (empty && !(error instanceof SqlError && error.code === '57014')) {
-          out.push(empty)
-          continue
-        }
-        throw error
-      }
+      out.push(await statement(s, st, all, notices))
     }
     if (s.tx?.implicit) await commitTx(s)
   }
@@ -242,8 +218,8 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       let paramCount = 0
       for (const m of sql.matchAll(/\$(\d+)/g)) paramCount = Math.max(paramCount, Number(m[1]))
       const prepared: PreparedQuery = {lifted: [], paramCount, sql}
-      if (/^[\s;]*$/.test(sql) || utilityStatement(sql) || /pg_catalog\.|information_schema\./i.test(sql)) return prepared
-      const parsed = await parseSql(sql, limits)
+      if (/^[\s;]*$/.test(sql) || utilityStatement(sql)) return prepared
+      const parsed = await parseSql(rewriteForParser(sql), limits)
       if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
       prepared.statement = parsed.statements[0]
       prepared.lifted = parsed.lifted

@@ -14,6 +14,7 @@ import type {Statement} from 'pgsql-ast-parser'
 import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
 
+import {pace} from '../engine/loop-turns.js'
 import {SqlError, unsupported} from './errors.js'
 import {Int8, Numeric} from './values.js'
 
@@ -39,12 +40,23 @@ const DEFAULT_PARSE_TIMEOUT = 30_000
 const INLINE_MAX = 2048
 /** Texts longer than this are not cached (a cache of huge keys would hold their memory). */
 const CACHE_KEY_MAX = 16_384
+/** Texts longer than this are lifted in slices of the event loop (a short one takes well under a slice). */
+const SLICED_LIFT_MIN = 32_768
 /** IN lists of at least this many literals become one parameter. */
 const LIST_MIN = 8
 
 /** The values of an `IN (...)` literal list lifted as one parameter; `list` expressions spread it. */
 export class LiftedList {
-  constructor(readonly values: unknown[]) {}
+  /**
+   * @param numbers the values as a set when all are finite numbers, @param strings when all are
+   * strings: built while the list is lifted, a slice at a time, so evaluating `IN` does not build
+   * a 100,000-entry set in one turn of the event loop (issue 24).
+   */
+  constructor(
+    readonly values: unknown[],
+    readonly numbers?: Set<number>,
+    readonly strings?: Set<string>,
+  ) {}
 }
 
 /** Valid PostgreSQL commands outside svc's subset: 0A000, not a syntax error. */
@@ -84,7 +96,8 @@ export async function parseSql(sql: string, limits: ParseLimits = {}): Promise<P
     throw new SqlError('54000', `statement is too long: ${Buffer.byteLength(sql)} bytes, the limit is ${max}`, {hint: 'send long value lists as one array parameter, or in several statements'})
   }
   if (DISTINCT_FROM.test(sql)) sql = rewriteDistinctFrom(sql)
-  const norm = normalize(sql, limits.maxInValues ?? DEFAULT_MAX_IN_VALUES)
+  const maxIn = limits.maxInValues ?? DEFAULT_MAX_IN_VALUES
+  const norm = sql.length > SLICED_LIFT_MIN ? await normalizeSliced(sql, maxIn) : normalize(sql, maxIn)
   if (norm) {
     const nhit = cache.get(norm.text)
     if (nhit) return {lifted: norm.values, statements: nhit}
@@ -298,6 +311,32 @@ const TYPE_WORDS = new Set(['date', 'interval', 'time', 'timestamp', 'timestampt
  * a DML statement or uses syntax the lexer does not model (E'' strings, dollar quoting, ...).
  */
 export function normalize(sql: string, maxInValues = DEFAULT_MAX_IN_VALUES): undefined | {text: string; values: unknown[]} {
+  const steps = normalizeSteps(sql, maxInValues)
+  let r = steps.next()
+  while (!r.done) r = steps.next()
+  return r.value
+}
+
+/**
+ * `normalize` for the server: a statement of 100,000 literals takes tens of ms to lift, so the
+ * lifting pauses at the event loop's shared slice (engine/loop-turns.ts) and other clients are served
+ * between its pieces (issue 24).
+ */
+async function normalizeSliced(sql: string, maxInValues: number): Promise<undefined | {text: string; values: unknown[]}> {
+  const steps = normalizeSteps(sql, maxInValues)
+  let r = steps.next()
+  while (!r.done) {
+    await pace()
+    r = steps.next()
+  }
+  return r.value
+}
+
+/** Values lifted between two looks at the slice. */
+const LIFT_STEP = 2048
+
+/** The lexer of `normalize`; it yields every LIFT_STEP list values so a caller can pause there. */
+function* normalizeSteps(sql: string, maxInValues: number): Generator<void, undefined | {text: string; values: unknown[]}> {
   if (!LIFTABLE_START.test(sql)) return undefined
   let maxParam = 0
   for (const m of sql.matchAll(/\$(\d+)/g)) maxParam = Math.max(maxParam, Number(m[1]))
@@ -395,9 +434,9 @@ export function normalize(sql: string, maxInValues = DEFAULT_MAX_IN_VALUES): und
       continue
     }
     if (c === '(' && prevWord === 'in' && !byContext) {
-      const list = literalList(sql, i, maxInValues)
+      const list = yield* literalList(sql, i, maxInValues)
       if (list && list.values.length >= LIST_MIN) {
-        values.push(new LiftedList(list.values))
+        values.push(new LiftedList(list.values, list.numbers, list.strings))
         out += `($${maxParam + values.length})`
         lifted = true
         prevWord = ''
@@ -438,15 +477,22 @@ function literalValue(lit: string): unknown {
   return b <= 9_223_372_036_854_775_807n ? new Int8(b) : Numeric.parse(lit)
 }
 
+/** A character that would make a run of digits something else (a decimal, an exponent, a name). */
+function continuesNumber(c: number): boolean {
+  return c === 0x2e || c === 0x24 || c === 0x5f || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)
+}
+
 const NUMBER_AT = /(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)/y
 
 /** `(lit, lit, ...)` at `start` made only of number and plain string literals: their values and the end. */
-function literalList(sql: string, start: number, max: number): undefined | {end: number; values: unknown[]} {
+function* literalList(sql: string, start: number, max: number): Generator<void, undefined | {end: number; numbers?: Set<number>; strings?: Set<string>; values: unknown[]}> {
   const values: unknown[] = []
+  let numbers: Set<number> | undefined = new Set()
+  let strings: Set<string> | undefined = new Set()
   const n = sql.length
   let j = start + 1
   const skip = (): void => {
-    while (j < n && (sql[j] === ' ' || sql[j] === '\n' || sql[j] === '\t' || sql[j] === '\r')) j++
+    for (let c = sql.charCodeAt(j); c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d; c = sql.charCodeAt(++j));
   }
   for (;;) {
     skip()
@@ -469,6 +515,8 @@ function literalList(sql: string, start: number, max: number): undefined | {end:
         k = e
       }
       values.push(s)
+      strings?.add(s)
+      numbers = undefined
       j = k + 1
     } else {
       let sign = ''
@@ -476,23 +524,48 @@ function literalList(sql: string, start: number, max: number): undefined | {end:
         sign = sql[j] === '-' ? '-' : ''
         j++
       }
-      // A sticky regex at j: no slice per value (100,000 values are lifted in one pass, issue 24).
-      NUMBER_AT.lastIndex = j
-      const m = NUMBER_AT.exec(sql)
-      if (!m) return undefined
-      const lit = m[1]
-      const v = Number(sign + lit)
-      values.push(Number.isSafeInteger(v) || !/^\d+$/.test(lit) ? v : sign + lit)
-      j += lit.length
-      if (/[\w.$]/.test(sql[j] ?? '')) return undefined
+      // The common case, up to 15 plain digits, is read in place (exact in a double): 100,000
+      // values are lifted without a string or a regex match per value (issue 24).
+      let k = j
+      let digits = 0
+      for (let c = sql.charCodeAt(k); c >= 0x30 && c <= 0x39 && k - j < 16; c = sql.charCodeAt(++k)) digits = digits * 10 + (c - 0x30)
+      if (k > j && k - j <= 15 && !continuesNumber(sql.charCodeAt(k))) {
+        const value = sign === '-' ? -digits : digits
+        values.push(value)
+        numbers?.add(value)
+        strings = undefined
+        j = k
+      } else {
+        // A sticky regex at j: no slice per value.
+        NUMBER_AT.lastIndex = j
+        const m = NUMBER_AT.exec(sql)
+        if (!m) return undefined
+        const lit = m[1]
+        const v = Number(sign + lit)
+        const value = Number.isSafeInteger(v) || !/^\d+$/.test(lit) ? v : sign + lit
+        values.push(value)
+        if (typeof value === 'number' && Number.isFinite(value)) {
+          numbers?.add(value)
+          strings = undefined
+        } else if (typeof value === 'string') {
+          strings?.add(value)
+          numbers = undefined
+        } else {
+          numbers = undefined
+          strings = undefined
+        }
+        j += lit.length
+        if (/[\w.$]/.test(sql[j] ?? '')) return undefined
+      }
     }
     skip()
     if (sql[j] === ',') {
       if (values.length >= max) throw tooManyValues(max)
+      if (values.length % LIFT_STEP === 0) yield
       j++
       continue
     }
-    if (sql[j] === ')') return {end: j + 1, values}
+    if (sql[j] === ')') return {end: j + 1, numbers, strings, values}
     return undefined
   }
 }

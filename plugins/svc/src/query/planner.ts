@@ -35,10 +35,19 @@ export interface PlanInput {
   where: Expr | null | undefined
 }
 
+/** Id lists at least this long are weighed against the table's row count. */
+const SCAN_OVER_KEYS_MIN = 1024
+
 /** Chooses the access path, in order of cost: id keys, a secondary index, full-text, id prefix, scan. */
 export async function planAccess(p: PlanInput): Promise<AccessPath> {
   const keys = idKeys(p.where, p.alias, p.single, p.ctx)
-  if (keys) return {keys, kind: 'id'}
+  if (keys) {
+    // More keys than the table has rows: reading the table is less work than looking up every
+    // key, as PostgreSQL's planner picks a sequential scan; a 100,000-value IN list against a
+    // small table held the event loop for everyone while its keys were built and looked up (issue 24).
+    if (keys.length >= SCAN_OVER_KEYS_MIN && (await p.engine.count({branch: p.branch, table: p.table})) < keys.length) return {early: p.early, kind: 'scan'}
+    return {keys, kind: 'id'}
+  }
   const byIndex = await indexedKeys(p.engine, p.branch, p.table, p.where, p.alias, p.single, p.ctx)
   if (byIndex) return {...byIndex, kind: 'index'}
   const query = ftsQuery(p.where, p.ctx)

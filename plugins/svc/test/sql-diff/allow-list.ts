@@ -10,7 +10,7 @@ export const REASONS: Record<string, string> = {
   'nested-set-functions': 'a set-returning call inside the arguments of another in the select list is 0A000 in svc',
   'infinite-age': "age() of an infinite timestamp: PostgreSQL 15 computes calendar fields of its sentinel value (292253 years ...); svc answers 22008 timestamp out of range",
   'time-types': 'the time and timetz types are not implemented: casts to them and columns of them are 0A000',
-  'storage-size': 'tables are documents in Git: \\dt+ shows the access method git and the number of documents as Size, \\di+ no size',
+  'storage-size': 'tables are documents in Git, not relation files: \\dt+ and \\di+ show no Size (pg_table_size is NULL)',
 }
 
 export const KNOWN: Record<string, string> = {

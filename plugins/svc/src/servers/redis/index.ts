@@ -9,6 +9,7 @@ import {ConnectionGuard, Connections, type NetLimits} from '@toolkit/kit'
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
 import {listen} from '../listen.js'
+import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
@@ -93,19 +94,20 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
         const out: Array<Buffer | string> = []
         let outBytes = 0
         let handled = 0
-        let sliceStart = performance.now()
         for (;;) {
           // Replies that come from memory resolve as microtasks, so a long pipeline of large reads
-          // would run in one turn of the event loop; past a time slice the others get their turn.
-          if (performance.now() - sliceStart > YIELD_AFTER_MS) {
+          // would run in one turn of the event loop. The first command of a read always runs, and
+          // a connection with nothing more to run never waits (a light client must not queue
+          // behind heavy ones, nor hold its next command there); past the loop's shared slice,
+          // the rest of a pipeline waits for a later turn (engine/loop-turns.ts).
+          if (handled > 0 && parser.buffered > 0 && overBudget()) {
             if (out.length > 0 && !writeReplies(socket, out)) socket.pause()
             out.length = 0
             outBytes = 0
-            await new Promise((r) => setImmediate(r))
+            await nextTurn()
             // The same bound as a flush: a client that never reads waits here.
             await whileUnread(socket)
             if (socket.destroyed) return
-            sliceStart = performance.now()
           }
           let pending: Promise<Reply> | Reply
           // The common `GET key` frame skips the argument array and the command table.
@@ -182,9 +184,6 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     port,
   }
 }
-
-/** Longest run of one connection's commands before the event loop serves the other connections. */
-const YIELD_AFTER_MS = 8
 
 /** Bulk values this large are written as they are, not copied into the batch (issue 24: one large MGET reply was copied whole). */
 const OWN_WRITE_BYTES = 64 * 1024

@@ -2,6 +2,7 @@
  * String commands (GET, SET, INCR, APPEND, ...).
  */
 import {type BatchOp, type Doc} from '../../engine/types.js'
+import {pace} from '../../engine/loop-turns.js'
 
 import {stringDoc, stringValue, typeOf} from './keyspace.js'
 import {replyTooLarge} from './reply-limit.js'
@@ -80,16 +81,44 @@ async function getset(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
 
 /** Keys MGET reads at a time, so a reply over the limit is refused before all of it is loaded. */
 const MGET_CHUNK = 128
+/** Bytes of values rendered between two looks at the loop's slice (engine/loop-turns.ts). */
+const PACE_BYTES = 256 * 1024
+
+/** Large values already rendered, by document: stored documents are frozen and replaced, never changed, so an entry cannot go stale. */
+const renderedLarge = new WeakMap<Doc, Buffer>()
+
+/**
+ * A document's value, large ones encoded here, a piece at a time, rather than all together when
+ * the reply is written, and rendered once: clients asking again and again for the same megabyte
+ * documents rendered them again each time (issue 24).
+ */
+function largeAsBytes(d: Doc): Buffer | string {
+  const memo = renderedLarge.get(d)
+  if (memo) return memo
+  const v = stringValue(d)
+  if (typeof v !== 'string' || v.length < PACE_BYTES) return v
+  const b = Buffer.from(v)
+  if (Object.isFrozen(d)) renderedLarge.set(d, b)
+  return b
+}
 
 async function mget(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const keys = a.slice(1).map(s)
   const out: Reply[] = []
   let bytes = 0
+  let sincePace = 0
   for (let i = 0; i < keys.length; i += MGET_CHUNK) {
     const docs = await loadMany(sh, sess, keys.slice(i, i + MGET_CHUNK))
     for (const d of docs) {
-      const v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? stringValue(d) : null
+      // Rendering megabyte documents one after another held the loop for every client (issue 24):
+      // after each large one, the rest wait for the loop's next slice if this one is used up.
+      if (sincePace >= PACE_BYTES) {
+        sincePace = 0
+        await pace()
+      }
+      const v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? largeAsBytes(d) : null
       bytes += v === null ? 0 : v.length
+      sincePace += v === null ? 0 : v.length
       if (bytes > sh.maxReplyBytes) return replyTooLarge(sh.maxReplyBytes)
       out.push(v)
     }

@@ -4,6 +4,7 @@ import type {IncomingMessage} from 'node:http'
 import {BodyTooLargeError, readBody} from '@toolkit/kit'
 
 import {checkExactJson} from '../../engine/exact-json.js'
+import {pace} from '../../engine/loop-turns.js'
 import {isEngineError} from '../../engine/errors.js'
 import {HttpError} from './router.js'
 
@@ -22,8 +23,18 @@ export async function readJsonBody(req: IncomingMessage, limits: JsonLimits): Pr
   } catch (error) {
     throw error instanceof BodyTooLargeError ? new HttpError(413, 'too_large', error.message) : error
   }
-  return parseJsonExact(body.toString('utf8'), limits.maxDepth)
+  // A large body is decoded and parsed in a slice of its own (engine/loop-turns.ts): megabyte
+  // bodies from several clients arriving together held the loop for everyone (issue 24).
+  if (body.length >= LARGE_BODY_BYTES) await pace()
+  const text = body.toString('utf8')
+  if (body.length >= LARGE_BODY_BYTES) await pace()
+  const value = parseJsonExact(text, limits.maxDepth)
+  if (body.length >= LARGE_BODY_BYTES) await pace()
+  return value
 }
+
+/** Bodies at least this large take their own slices of the event loop. */
+const LARGE_BODY_BYTES = 256 * 1024
 
 /** JSON.parse that refuses (400) nesting past `maxDepth` and numbers a double cannot hold as written. */
 export function parseJsonExact(text: string, maxDepth?: number): unknown {
