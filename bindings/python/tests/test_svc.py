@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,14 @@ class EmbeddedTest(Calls, unittest.TestCase):
             bad.result()
         self.assertEqual(e.exception.code, "invalid_id")
         self.assertEqual([f.result() for f in more], [{"id": "g:1", "n": 1}, None])
+
+    def test_a_killed_child_is_named_in_the_error(self):
+        self.db.put("k:1", {"n": 1})
+        os.kill(self.db._transport.pid, signal.SIGKILL)
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            self.db.get("k:1")
+        self.assertEqual(e.exception.code, "unavailable")
+        self.assertTrue(e.exception.message.startswith("the svc child process has exited (killed by SIGKILL)"), e.exception.message)
 
     def test_embed_then_redis_cli_reads_it(self):
         self.db.put("kv:greeting", {"text": "hello from python"})

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from concurrent.futures import Future
 from typing import Any, Dict, List, Optional, Union
 
@@ -105,6 +106,10 @@ class Pipeline(_Operations):
         self._transport = transport
         self._futures: List["Future[Json]"] = []
         self._submit_get = getattr(transport, "submit_get", None)
+        if self._submit_get is not None:
+            # The hot call of a read pipeline goes straight to the transport, one Python call per get;
+            # the transport refuses what is not a plain get the same way the child would.
+            self.get = functools.partial(self._submit_get, waits=self._futures)  # type: ignore[method-assign]
 
     def _call(self, op: str, params: Dict[str, Json]) -> "Future[Json]":
         future = self._transport.submit(op, params, flush=False)
@@ -112,13 +117,12 @@ class Pipeline(_Operations):
         return future
 
     def get(self, id: str, *, branch: Optional[str] = None) -> "Future[Json]":
-        # The hot call of a read pipeline: no parameter dict when the transport gathers gets itself.
+        # The hot call of a read pipeline: no parameter dict when the transport gathers gets itself,
+        # and nothing to wait on at the end beyond what the transport adds per batch.
         submit_get = self._submit_get
         if submit_get is None or type(id) is not str or (branch is not None and type(branch) is not str):
             return super().get(id, branch=branch)
-        future = submit_get(id, branch)
-        self._futures.append(future)
-        return future
+        return submit_get(id, branch, self._futures)
 
     def __enter__(self) -> "Pipeline":
         return self

@@ -5,6 +5,7 @@ import json
 import os
 import select
 import shlex
+import signal
 import subprocess
 import threading
 
@@ -22,7 +23,7 @@ _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _decode = json.JSONDecoder().decode
 _SEND_AT = 256 * 1024
 # Consecutive pipelined gets travel as one get_many of at most this many ids.
-_BATCH = 512
+_BATCH = 2048
 _PIPE_BYTES = 1024 * 1024
 # A get_many answer that is all results ({"id":N,"result":[...]} with nothing after the result) is
 # kept as bytes until one of its gets is asked for its value (docs/svc-embed-protocol.md).
@@ -37,15 +38,13 @@ class _Answer:
     so a pipeline of thousands of calls costs no thread switches.
     """
 
-    __slots__ = ("_transport", "_done", "_value", "_error", "_lazy")
+    __slots__ = ("_transport", "_done", "_value", "_error")
 
     def __init__(self, transport: "EmbeddedTransport") -> None:
         self._transport = transport
         self._done = False
         self._value: Any = None
         self._error: Optional[BaseException] = None
-        # The batch whose answer line is not decoded yet (it holds no error: see _take).
-        self._lazy: Optional[_Batch] = None
 
     def done(self) -> bool:
         return self._done
@@ -53,8 +52,6 @@ class _Answer:
     def result(self, timeout: Optional[float] = None) -> Any:
         if not self._done:
             self._transport.wait(self, timeout)
-        if self._lazy is not None:
-            self._lazy.decode()
         if self._error is not None:
             raise self._error
         return self._value
@@ -65,25 +62,93 @@ class _Answer:
         return self._error
 
 
+class _Got(tuple):
+    """A pipelined get's answer: the pair (its batch, its place in the batch), made without a Python
+    __init__ and settled with its batch, so a get costs no object of its own to create or settle.
+    Same API as _Answer: result, exception, done."""
+
+    __slots__ = ()
+
+    def done(self) -> bool:
+        return self[0]._done
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        batch, i = self
+        values = batch.values
+        if values is None:
+            return batch.result_of(i, timeout)
+        return values[i]
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        batch, i = self
+        return batch.exception_of(i, timeout)
+
+
 class _Batch:
-    """Pipelined gets sent together as one get_many; its answer is shared out to each get's answer."""
+    """Pipelined gets sent together as one get_many; its answer is shared out to each get's answer.
 
-    __slots__ = ("branch", "answers", "ids", "raw")
+    `values` is set once the answer is decoded and holds no error; until then (or when some get
+    failed) a get's answer asks result_of, which waits, decodes once for the whole batch and says
+    which gets failed.
+    """
 
-    def __init__(self, branch: Optional[str]) -> None:
+    __slots__ = ("transport", "branch", "ids", "raw", "values", "_done", "_all", "_errors", "_split")
+
+    def __init__(self, transport: "EmbeddedTransport", branch: Optional[str]) -> None:
+        self.transport = transport
         self.branch = branch
-        self.answers: List[_Answer] = []
         self.ids: List[str] = []
         self.raw: Optional[bytes] = None  # the answer line, until decode()
+        self.values: Optional[List[Any]] = None
+        self._done = False
+        self._all: Optional[List[Any]] = None  # every value, errors or not
+        self._errors: Optional[Dict[int, BaseException]] = None
+        self._split: Optional[List[_Answer]] = None  # the gets resent one by one
 
     def settle_lazily(self, raw: bytes) -> None:
         self.raw = raw
-        for answer in self.answers:
-            answer._lazy = self
-            answer._done = True
+        self._done = True
+
+    def settle(self, values: Any, errors: Optional[Dict[int, BaseException]] = None) -> None:
+        self._all = values
+        self._errors = errors or None
+        if not errors:
+            self.values = values
+        self._done = True
+
+    def fail(self, error: BaseException) -> None:
+        self.settle([None] * len(self.ids), dict.fromkeys(range(len(self.ids)), error))
+
+    def split(self, answers: List[_Answer]) -> None:
+        self._split = answers
+        self._done = True
+
+    def _ready(self, timeout: Optional[float]) -> None:
+        if not self._done:
+            self.transport.wait(self, timeout)
+        if self.raw is not None:
+            self.decode()
+        for answer in self._split or ():
+            if not answer._done:
+                self.transport.wait(answer, timeout)
+
+    def result_of(self, i: int, timeout: Optional[float]) -> Any:
+        self._ready(timeout)
+        if self._split is not None:
+            return self._split[i].result(timeout)
+        error = self._errors.get(i) if self._errors else None
+        if error is not None:
+            raise error
+        return self._all[i]  # type: ignore[index]
+
+    def exception_of(self, i: int, timeout: Optional[float]) -> Optional[BaseException]:
+        self._ready(timeout)
+        if self._split is not None:
+            return self._split[i].exception(timeout)
+        return self._errors.get(i) if self._errors else None
 
     def decode(self) -> None:
-        """Decodes the answer line once (one json.loads for the whole batch) and shares out the documents."""
+        """Decodes the answer line once (one json.loads for the whole batch)."""
         with _decoding:
             raw, self.raw = self.raw, None
             if raw is None:
@@ -92,14 +157,10 @@ class _Batch:
                 result = _decode(raw.decode("utf-8")).get("result")
             except (ValueError, AttributeError):
                 result = None
-            if isinstance(result, list) and len(result) == len(self.answers):
-                for answer, value in zip(self.answers, result):
-                    answer._value = value
-                    answer._lazy = None
+            if isinstance(result, list) and len(result) == len(self.ids):
+                self.settle(result)
             else:
-                for answer in self.answers:
-                    answer._error = SvcError("internal", "the svc child process sent a malformed get_many answer")
-                    answer._lazy = None
+                self.fail(SvcError("internal", "the svc child process sent a malformed get_many answer"))
 
 
 def _widen(fd: int) -> None:
@@ -161,8 +222,44 @@ class EmbeddedTransport(Transport):
         os.set_blocking(self._rout, False)
         _widen(self._win)
         _widen(self._rout)
-        # stderr is drained so a chatty child never blocks on a full pipe.
-        threading.Thread(target=self._proc.stderr.read, daemon=True).start()
+        # stderr is drained so a chatty child never blocks on a full pipe; its last lines say why it died.
+        self._stderr_tail = b""
+        self._stderr_done = threading.Event()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        stream = self._proc.stderr
+        assert stream
+        try:
+            while True:
+                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+                if not chunk:
+                    break
+                self._stderr_tail = (self._stderr_tail + chunk)[-4096:]
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._stderr_done.set()
+
+    def _exit_message(self) -> str:
+        """Says how the child ended: its exit status or the signal that killed it, and its last stderr line."""
+        try:
+            code = self._proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._stderr_done.wait(1)
+        if code is None:
+            why = ""
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            why = f" (killed by {name})"
+        else:
+            why = f" (exit status {code})"
+        lines = [line.strip() for line in self._stderr_tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        return f"the svc child process has exited{why}" + (f": {lines[-1]}" if lines else "")
 
     def _read_first_line(self) -> bytes:
         assert self._proc.stdout
@@ -179,50 +276,46 @@ class EmbeddedTransport(Transport):
                 return b"".join(chunks)
             chunks.append(chunk)
 
-    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> _Answer:
+    def submit(self, op: str, params: Dict[str, Any], flush: bool = True) -> Any:
         # A pipeline passes flush=False: its requests leave together when an answer is first asked for,
         # and a run of its gets leaves as one get_many (one line, one answer to decode).
+        if not flush and op == "get" and isinstance(params.get("id"), str) and len(params) <= 2 and isinstance(params.get("branch", ""), str):
+            return self.submit_get(params["id"], params.get("branch"))
         answer = _Answer(self)
         with self._lock:
             if self._closed or self._eof:
-                raise SvcError("closed" if self._closed else "unavailable", "this svc connection is closed" if self._closed else "the svc child process has exited")
-            if not flush and op == "get" and isinstance(params.get("id"), str) and len(params) <= 2:
-                branch = params.get("branch")
-                batch = self._batch
-                if batch is None or batch.branch != branch:
-                    self._send_batch()
-                    batch = self._batch = _Batch(branch)
-                batch.answers.append(answer)
-                batch.ids.append(params["id"])
-                full = len(batch.ids) >= _BATCH and self._send_batch()
-            else:
-                self._send_batch()
-                full = self._queue(op, params, answer)
+                raise self._gone()
+            self._send_batch()
+            full = self._queue(op, params, answer)
         if full:
             # A long pipeline goes out in slices so the child works while later requests are encoded.
             self.flush()
         return answer
 
-    def submit_get(self, id: str, branch: Optional[str]) -> _Answer:
-        """A pipelined get (Pipeline.get's fast path): the id joins the get_many being gathered."""
-        answer = _Answer(self)
+    def submit_get(self, id: str, branch: Optional[str] = None, waits: Optional[List[Any]] = None) -> _Got:
+        """A pipelined get (Pipeline.get's fast path): the id joins the get_many being gathered.
+
+        `waits` is what a pipeline waits on when it ends: the first get of each batch goes in (waiting
+        for it waits for its whole batch), so ending a pipeline costs a call per batch, not per get.
+        """
         with self._lock:
             if self._closed or self._eof:
-                raise SvcError("closed" if self._closed else "unavailable", "this svc connection is closed" if self._closed else "the svc child process has exited")
+                raise self._gone()
             batch = self._batch
             if batch is None or batch.branch != branch:
                 self._send_batch()
-                batch = self._batch = _Batch(branch)
-            batch.answers.append(answer)
+                batch = self._batch = _Batch(self, branch)
+                if waits is not None:
+                    waits.append(_Got((batch, 0)))
             ids = batch.ids
             ids.append(id)
-            full = len(ids) >= _BATCH
-            if full:
-                self._send_batch()
-        if full:
-            # The child answers this slice while later gets are gathered, instead of after the last one.
-            self._push()
-        return answer
+            got = _Got((batch, len(ids) - 1))
+            if len(ids) < _BATCH:
+                return got
+            self._send_batch()
+        # The child answers this slice while later gets are gathered, instead of after the last one.
+        self._push()
+        return got
 
     def _push(self) -> None:
         """Writes what the pipe takes now and reads the answers already there, without waiting for either."""
@@ -272,12 +365,7 @@ class EmbeddedTransport(Transport):
         batch, self._batch = self._batch, None
         if batch is None:
             return False
-        if len(batch.ids) == 1:
-            params: Dict[str, Any] = {"id": batch.ids[0]}
-            if batch.branch is not None:
-                params["branch"] = batch.branch
-            return self._queue("get", params, batch.answers[0])
-        params = {"ids": batch.ids}
+        params: Dict[str, Any] = {"ids": batch.ids}
         if batch.branch is not None:
             params["branch"] = batch.branch
         return self._queue("get_many", params, batch)
@@ -379,7 +467,7 @@ class EmbeddedTransport(Transport):
             if answer is None:
                 continue
             err = reply.get("error")
-            if isinstance(answer, _Batch):
+            if type(answer) is _Batch:
                 self._settle_batch(answer, reply.get("result"), err, reply.get("errors"))
             elif err:
                 answer._error = SvcError(err.get("code", "internal"), err.get("message", ""))
@@ -389,33 +477,40 @@ class EmbeddedTransport(Transport):
                 answer._done = True
 
     def _settle_batch(self, batch: _Batch, result: Any, err: Any, errors: Any = None) -> None:
-        if not err and isinstance(result, list) and len(result) == len(batch.answers):
-            for answer, value in zip(batch.answers, result):
-                answer._value = value
-                answer._done = True
+        if not err and isinstance(result, list) and len(result) == len(batch.ids):
             # A damaged document fails its own get only (docs/svc-embed-protocol.md, get_many).
+            failed: Dict[int, BaseException] = {}
             for item in errors if isinstance(errors, list) else []:
                 index = item.get("index") if isinstance(item, dict) else None
-                if isinstance(index, int) and 0 <= index < len(batch.answers):
-                    batch.answers[index]._error = SvcError(item.get("code", "internal"), item.get("message", ""))
+                if isinstance(index, int) and 0 <= index < len(batch.ids):
+                    failed[index] = SvcError(item.get("code", "internal"), item.get("message", ""))
+            batch.settle(result, failed)
             return
         # One bad id fails a get_many whole; sent one by one, each get gets its own answer or error.
+        answers = [_Answer(self) for _ in batch.ids]
         with self._lock:
-            for answer, id in zip(batch.answers, batch.ids):
+            for answer, id in zip(answers, batch.ids):
                 params: Dict[str, Any] = {"id": id}
                 if batch.branch is not None:
                     params["branch"] = batch.branch
                 self._queue("get", params, answer)
+        batch.split(answers)
+
+    def _gone(self) -> SvcError:
+        return SvcError("closed", "this svc connection is closed") if self._closed else SvcError("unavailable", self._exit_message())
 
     _partial = b""
 
     def _fail_pending(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
+        message = self._exit_message()
         for item in pending.values():
-            for answer in item.answers if isinstance(item, _Batch) else [item]:
-                answer._error = SvcError("unavailable", "the svc child process has exited")
-                answer._done = True
+            if type(item) is _Batch:
+                item.fail(SvcError("unavailable", message))
+            else:
+                item._error = SvcError("unavailable", message)
+                item._done = True
 
     def close(self) -> None:
         with self._lock:
@@ -430,7 +525,7 @@ class EmbeddedTransport(Transport):
                 if last is None:
                     break
                 try:
-                    self._pump(last.answers[-1] if isinstance(last, _Batch) else last, None)
+                    self._pump(last, None)
                 except SvcError:
                     break
             with self._lock:

@@ -86,6 +86,15 @@ class EmbeddedTest < Minitest::Test
     assert_includes e.message, "connect(url)"
   end
 
+  def test_a_killed_child_is_named_in_the_error
+    @db.put("k:1", { "n" => 1 })
+    Process.kill("KILL", @db.instance_variable_get(:@transport).pid)
+    e = assert_raises(ToolkitSvc::Error) { @db.get("k:1") }
+    assert_equal "unavailable", e.code
+    assert_includes e.message, "the svc child process has exited (pid"
+    assert_includes e.message, "SIGKILL"
+  end
+
   def test_backup_and_restore
     5.times { |i| @db.put("t:#{i}", { "n" => i }) }
     manifest = @db.create_backup(File.join(@dir, "full.tar.gz"))

@@ -1,7 +1,9 @@
 use crate::{Error, Result, Transport};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// `toolkit svc embed` as a child process, one JSON line per request (docs/svc-embed-protocol.md).
 pub struct EmbeddedTransport {
@@ -9,6 +11,9 @@ pub struct EmbeddedTransport {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    /// The end of what the child wrote to stderr: its last line says why it stopped.
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    stderr_drained: std::thread::JoinHandle<()>,
     /// The child's pid, as the protocol's ready line gave it.
     pub pid: u64,
 }
@@ -42,13 +47,69 @@ impl EmbeddedTransport {
             let message = ready["error"]["message"].as_str().map(String::from).unwrap_or_else(|| if text.trim().is_empty() { "svc embed did not start".into() } else { text.trim().into() });
             return Err(Error::new(code, message));
         }
-        // stderr is drained so a chatty child never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        // stderr is drained so a chatty child never blocks on a full pipe; its tail is kept for the exit message.
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        let tail = Arc::clone(&stderr_tail);
+        let stderr_drained = std::thread::spawn(move || {
+            let mut chunk = [0u8; 65536];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                t.extend_from_slice(&chunk[..n]);
+                let excess = t.len().saturating_sub(4096);
+                t.drain(..excess);
+            }
         });
         let pid = ready["pid"].as_u64().unwrap_or(0);
         let stdin = child.stdin.take();
-        Ok(EmbeddedTransport { child, stdin, stdout, next_id: 0, pid })
+        Ok(EmbeddedTransport { child, stdin, stdout, next_id: 0, stderr_tail, stderr_drained, pid })
+    }
+
+    /// "the svc child process has exited", with how it ended (exit status or signal) and its last stderr line.
+    fn exited(&mut self) -> Error {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let mut status = None;
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(s)) => {
+                    status = Some(s);
+                    break;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(_) => break,
+            }
+        }
+        // Once the child is gone its stderr closes: wait briefly for the drain to take the last line.
+        while !self.stderr_drained.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tail = String::from_utf8_lossy(&self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+        let why = status.map(|s| format!(" ({})", describe(s))).unwrap_or_default();
+        match tail.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+            Some(last) => Error::new("unavailable", format!("the svc child process has exited{why}: {last}")),
+            None => Error::new("unavailable", format!("the svc child process has exited{why}")),
+        }
+    }
+}
+
+/// "exit status 1", or "killed by SIGKILL" for a child a signal ended.
+fn describe(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            const NAMES: [(i32, &str); 8] = [(1, "SIGHUP"), (2, "SIGINT"), (3, "SIGQUIT"), (6, "SIGABRT"), (9, "SIGKILL"), (11, "SIGSEGV"), (13, "SIGPIPE"), (15, "SIGTERM")];
+            return match NAMES.iter().find(|(n, _)| *n == signal) {
+                Some((_, name)) => format!("killed by {name}"),
+                None => format!("killed by signal {signal}"),
+            };
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => status.to_string(),
     }
 }
 
@@ -57,13 +118,10 @@ impl Transport for EmbeddedTransport {
         let stdin = self.stdin.as_mut().ok_or_else(|| Error::new("closed", "this svc connection is closed"))?;
         self.next_id += 1;
         let line = json!({"id": self.next_id, "op": op, "params": params}).to_string() + "\n";
-        let exited = |_| Error::new("unavailable", "the svc child process has exited");
-        stdin.write_all(line.as_bytes()).map_err(exited)?;
-        stdin.flush().map_err(exited)?;
         let mut answer = String::new();
-        let n = self.stdout.read_line(&mut answer).map_err(exited)?;
-        if n == 0 {
-            return Err(Error::new("unavailable", "the svc child process has exited"));
+        let sent = stdin.write_all(line.as_bytes()).and_then(|_| stdin.flush());
+        if sent.is_err() || !matches!(self.stdout.read_line(&mut answer), Ok(n) if n > 0) {
+            return Err(self.exited());
         }
         let reply: Value = serde_json::from_str(&answer).map_err(|e| Error::new("internal", format!("bad answer from svc embed: {e}")))?;
         if let Some(err) = reply.get("error") {

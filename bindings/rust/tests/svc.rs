@@ -144,3 +144,17 @@ fn readme_example_runs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Ada"));
 }
+
+#[test]
+fn a_killed_child_is_named_in_the_error() {
+    setup();
+    let dir = temp("killed");
+    let transport = toolkit_svc::EmbeddedTransport::start(dir.join("data").to_str().unwrap(), None).unwrap();
+    let pid = transport.pid;
+    let db = Client::new(Box::new(transport));
+    db.put("users:1", json!({"name": "Ada"})).unwrap();
+    assert!(Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    let err = db.get("users:1").err().unwrap();
+    assert_eq!(err.code, "unavailable");
+    assert!(err.message.starts_with("the svc child process has exited (killed by SIGKILL)"), "{}", err.message);
+}

@@ -159,17 +159,41 @@ export function parseRequest(line: string): Request {
     throw new EngineError('invalid_argument', 'a request must be one JSON object per line')
   }
   if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new EngineError('invalid_argument', 'a request must be a JSON object')
-  const r = request as {id?: Json; op?: unknown; params?: unknown}
+  const r = request as {id?: Json; op?: unknown; params?: unknown} & Record<string, unknown>
   const id = r.id ?? null
   const params = r.params ?? {}
   if (typeof r.op !== 'string') throw Object.assign(new EngineError('invalid_argument', 'a request needs "op"'), {requestId: id})
   if (params === null || typeof params !== 'object' || Array.isArray(params)) throw Object.assign(new EngineError('invalid_argument', '"params" must be a JSON object'), {requestId: id})
+  if (onlyTextBesideId(r, params as Params, line)) return {id, op: r.op, params: params as Params}
   try {
     checkExactJson(line)
   } catch (error) {
     throw Object.assign(error as Error, {requestId: id})
   }
   return {id, op: r.op, params: params as Params}
+}
+
+/** A line that starts with a plain integer id of up to 15 digits (one a double holds as written). */
+const PLAIN_ID = /^\{"id":(\d{1,15})[,}]/
+
+/**
+ * True when the request can hold no number but its id, and that id is exact as written, so the
+ * character-by-character number check can be skipped: only `id`, `op` and `params` at the top,
+ * and every parameter text or a list of texts (a get_many of thousands of ids, the hot request of
+ * a reading pipeline). Anything else takes the full check.
+ */
+function onlyTextBesideId(r: Record<string, unknown>, params: Params, line: string): boolean {
+  for (const key in r) if (key !== 'id' && key !== 'op' && key !== 'params') return false
+  for (const key in params) {
+    const v = params[key]
+    if (typeof v === 'string') continue
+    if (!Array.isArray(v)) return false
+    for (const item of v) if (typeof item !== 'string') return false
+  }
+  if (r.id === undefined || typeof r.id === 'string') return true
+  // A repeated "id" key could hide another literal behind the one at the start: the value kept must be the one matched.
+  const m = PLAIN_ID.exec(line)
+  return m !== null && typeof r.id === 'number' && String(r.id) === m[1]
 }
 
 export function errorReply(error: unknown, id: Json): Reply {

@@ -21,48 +21,64 @@ export interface EmbedStreams {
  * answer is written; the caller then closes the engine.
  */
 /** Stored documents are indented JSON; only the line breaks and indentation between tokens go (a JSON string cannot hold a raw line break). */
-const oneLineOf = new WeakMap<Buffer, string>()
-/** Kept per stored buffer (the engine's cache hands out the same one until the document changes), so a hot document is made one line once. */
-function oneLine(raw: Buffer): string {
+const oneLineOf = new WeakMap<Buffer, Buffer>()
+/**
+ * Kept per stored buffer (the engine's cache hands out the same one until the document changes),
+ * so a hot document is made one line once and then sent as the same bytes: answers are built from
+ * buffers, never from a string that would have to be encoded again on every read.
+ */
+function oneLine(raw: Buffer): Buffer {
   let line = oneLineOf.get(raw)
   if (line === undefined) {
-    line = raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')
+    line = raw.includes(10) ? Buffer.from(raw.toString('utf8').replaceAll(/\r?\n[ \t]*/g, '')) : raw
     oneLineOf.set(raw, line)
   }
   return line
 }
 
+const NULL = Buffer.from('null')
+
 /**
- * A `get` or `get_many` answered from memory without a turn of the event loop, sending the stored
- * bytes as they are. Undefined when the request needs the general path (a read from Git, or a
- * parameter that earns an error reply).
+ * A `get` or `get_many` answered from memory without a turn of the event loop: its answer line,
+ * built from the stored bytes as they are (one allocation, the documents copied in), or undefined
+ * when the request needs the general path (a read from Git, or a parameter that earns an error reply).
  */
-function cachedRead(engine: Engine, r: Request): string | undefined {
+function cachedRead(engine: Engine, r: Request): Buffer | undefined {
   const {branch, id, ids} = r.params
   if (branch !== undefined && branch !== null && typeof branch !== 'string') return undefined
   const options = {branch: branch ?? undefined}
-  let result: string
+  const many = r.op === 'get_many'
+  const wanted = many ? ids : [id]
+  if (!Array.isArray(wanted)) return undefined
+  const docs: Buffer[] = Array.from({length: wanted.length})
+  const head = Buffer.from(`{"id":${JSON.stringify(r.id, jsonValue)},"result":${many ? '[' : ''}`)
+  // Commas between documents, then `]}` (or `}`) and the line break.
+  let bytes = head.length + Math.max(wanted.length - 1, 0) + (many ? 3 : 2)
   try {
-    if (r.op === 'get') {
-      if (typeof id !== 'string') return undefined
-      const raw = engine.getRawIfCached(id, options)
+    for (let i = 0; i < wanted.length; i++) {
+      const one: unknown = wanted[i]
+      if (typeof one !== 'string') return undefined
+      const raw = engine.getRawIfCached(one, options)
       if (raw === false) return undefined
-      result = raw === undefined ? 'null' : oneLine(raw)
-    } else {
-      if (!Array.isArray(ids)) return undefined
-      const parts: string[] = []
-      for (const one of ids) {
-        if (typeof one !== 'string') return undefined
-        const raw = engine.getRawIfCached(one, options)
-        if (raw === false) return undefined
-        parts.push(raw === undefined ? 'null' : oneLine(raw))
-      }
-      result = `[${parts.join(',')}]`
+      const doc = raw === undefined ? NULL : oneLine(raw)
+      docs[i] = doc
+      bytes += doc.length
     }
   } catch {
     return undefined
   }
-  return `{"id":${JSON.stringify(r.id, jsonValue)},"result":${result}}\n`
+  const out = Buffer.allocUnsafe(bytes)
+  out.set(head, 0)
+  let at = head.length
+  for (let i = 0; i < docs.length; i++) {
+    if (i > 0) out[at++] = 0x2c
+    out.set(docs[i], at)
+    at += docs[i].length
+  }
+  if (many) out[at++] = 0x5d
+  out[at++] = 0x7d
+  out[at] = 0x0a
+  return out
 }
 
 export async function serveLines(engine: Engine, streams: EmbedStreams, extra: ExtraOperations = {}): Promise<void> {
@@ -71,11 +87,13 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
   let waitingForDrain: Promise<void> | undefined
 
   // Answers finished in the same turn of the event loop leave in one write, not one syscall each.
-  let batch = ''
+  let batch: Buffer[] = []
+  let batchBytes = 0
   const flush = (): void => {
-    const text = batch
-    batch = ''
-    if (!output.write(text) && !waitingForDrain) {
+    const out = Buffer.concat(batch, batchBytes)
+    batch = []
+    batchBytes = 0
+    if (!output.write(out) && !waitingForDrain) {
       // Stop reading until the client has taken our answers, so a client that never reads cannot grow our buffers.
       input.pause()
       waitingForDrain = new Promise((resolve) =>
@@ -87,11 +105,12 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
       )
     }
   }
-  const sendLine = (line: string): void => {
-    if (batch === '') setImmediate(flush)
-    batch += line
+  const sendLine = (line: Buffer): void => {
+    if (batchBytes === 0) setImmediate(flush)
+    batch.push(line)
+    batchBytes += line.length
   }
-  const send = (reply: unknown): void => sendLine(JSON.stringify(reply, jsonValue) + '\n')
+  const send = (reply: unknown): void => sendLine(Buffer.from(JSON.stringify(reply, jsonValue) + '\n'))
 
   const handle = (line: string): void => {
     if (line.trim() === '') return
