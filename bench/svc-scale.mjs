@@ -5,7 +5,9 @@
 // full-text index on disk and when it must be rebuilt, RSS, and the repository's size after
 // compaction. Each size runs in its own child process (clean RSS), all sizes in the same run,
 // and the growth ratios from the smallest size are printed.
-// Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--json]
+// History and as-of reads are also measured walking Git (the engine opened with historyIndex off,
+// as before the history index) on the same data in the same run, and both answers compared.
+// Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
 import {spawnSync} from 'node:child_process'
 import {rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -31,7 +33,7 @@ function parent() {
   const results = []
   for (const n of sizes) {
     console.error(`svc-scale: ${n} documents (load ${load()}, ${new Date().toISOString()})`)
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000))], {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5))], {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -62,6 +64,8 @@ function print(r) {
   line('  search p95 ms (limit 10, documents read)', `${r.searchP95.toFixed(2)} (p50 ${r.searchP50.toFixed(2)}, totals estimated ${r.estimatedShare.toFixed(2)})`)
   line('  as-of read p50 / p99 ms', `${r.asOfP50.toFixed(2)} / ${r.asOfP99.toFixed(2)}`)
   line('  history (10 versions) p50 / p99 ms', `${r.historyP50.toFixed(2)} / ${r.historyP99.toFixed(2)}`)
+  line('  walking Git instead: as-of / history p50 ms', `${r.walkedAsOfP50.toFixed(0)} / ${r.walkedHistoryP50.toFixed(0)} (indexed ${(r.walkedAsOfP50 / r.asOfP50).toFixed(0)}x / ${(r.walkedHistoryP50 / r.historyP50).toFixed(0)}x faster; ${r.walkedMismatches} answers differ)`)
+  line('  history index: rebuild ms / commits/s, MB on disk', `${r.historyRebuildMs.toFixed(0)} / ${r.historyRebuildPerSec.toFixed(0)}, ${r.historyMB.toFixed(1)}`)
   line('  RSS MB after reads and searches', r.rssMB.toFixed(0))
   line('  rebuild: open ms / ready ms / docs/s', `${r.rebuildOpenMs.toFixed(0)} / ${r.rebuildReadyMs.toFixed(0)} / ${r.rebuildPerSec.toFixed(0)}`)
 }
@@ -139,6 +143,30 @@ async function one(n) {
   r.historyP50 = pct(history, 50)
   r.historyP99 = pct(history, 99)
   r.rssMB = process.memoryUsage().rss / 1048576
+  const walkedCount = Number(opt('walked', 5))
+  const sample = versioned.slice(0, walkedCount)
+  const indexedAnswers = []
+  for (const id of sample) indexedAnswers.push([await db.asOf(id, {time: midTime.at}), await db.history(id, {limit: 10})])
+  await db.close()
+  r.historyMB = Number(spawnSync('du', ['-sk', join(dir, 'index', '.history')], {encoding: 'utf8'}).stdout.split('\t')[0]) / 1024
+
+  // 2b. The same reads walking Git (history index off), on the same data: the figures before the index.
+  db = await openEngine(dir, {fullText: false, historyIndex: false})
+  const walkedAnswers = []
+  const walkedAsOf = await timed(sample.length, async (i) => walkedAnswers.push([await db.asOf(sample[i], {time: midTime.at})]))
+  const walkedHistory = await timed(sample.length, async (i) => walkedAnswers[i].push(await db.history(sample[i], {limit: 10})))
+  r.walkedAsOfP50 = pct(walkedAsOf, 50)
+  r.walkedHistoryP50 = pct(walkedHistory, 50)
+  r.walkedMismatches = sample.filter((_, i) => JSON.stringify(walkedAnswers[i]) !== JSON.stringify(indexedAnswers[i])).length
+  await db.close()
+
+  // 2c. The history index deleted: rebuilt from Git in one pass.
+  rmSync(join(dir, 'index', '.history'), {force: true, recursive: true})
+  db = await openEngine(dir, {fullText: false})
+  t = performance.now()
+  await db.historyCaughtUp()
+  r.historyRebuildMs = performance.now() - t
+  r.historyRebuildPerSec = (n + VERSIONED) / (r.historyRebuildMs / 1000)
   await db.close()
 
   // 3. The index deleted: open, and the rebuild from the repository.

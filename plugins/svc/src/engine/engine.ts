@@ -11,6 +11,7 @@ import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loa
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
+import {HistoryIndex, type HistoryRecord} from './history-index.js'
 import {DEFAULT_BRANCH, docPath, expiryPath, legacyDocPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout} from './layout.js'
@@ -70,6 +71,8 @@ export interface EngineOptions {
   committerName?: string
   /** Full-text index on/off (default on). */
   fullText?: boolean
+  /** Per-document history index on/off (default on; off: history and as-of by time walk Git). */
+  historyIndex?: boolean
   /** Documents per background indexing batch (default 2000). */
   indexBatchSize?: number
   /** Where the full-text index is stored (default `<dataDir>/index`). */
@@ -151,6 +154,8 @@ export class GitEngine implements Engine {
   private writerRestarts = 0
   private readonly clock: () => number
   private index: FullTextIndex | undefined
+  /** Which commits changed each document, per branch (history-index.ts). */
+  private historyIndex: HistoryIndex | undefined
   private lock!: InstanceLock
   private log: Logger
   private maxPending: number
@@ -254,6 +259,7 @@ export class GitEngine implements Engine {
     } finally {
       await this.writer.close().catch((error: Error) => this.log.error('git fast-import did not exit cleanly', {error: error.message}))
       await this.index?.close()
+      await this.historyIndex?.close()
       await this.reader.close()
       this.lock.release()
     }
@@ -294,6 +300,7 @@ export class GitEngine implements Engine {
     for (const idx of from.indexes?.values() ?? []) this.secondary.add(state, idx.def)
     if (from.indexes?.size) this.secondary.save(this.branchesState.values())
     await this.checkpoints.force()
+    this.historyIndex?.fork(from.name, name)
     this.index?.addBranch(name)
     const heads = await refHeads(this.repo)
     this.log.info('branch created', {branch: name, from: from.name})
@@ -392,6 +399,11 @@ export class GitEngine implements Engine {
     return this.index?.progress
   }
 
+  /** Waits until the history index of every branch has caught up with its ref (built, when it was missing). */
+  async historyCaughtUp(): Promise<void> {
+    await this.historyIndex?.caughtUp(this.branchesState.keys())
+  }
+
   /** Runs the full-text consistency check now and waits until the index has caught up. */
   async reindex(): Promise<void> {
     await this.index?.check()
@@ -481,23 +493,29 @@ export class GitEngine implements Engine {
     const start = options.cursor === undefined ? `refs/heads/${branch.name}` : this.checkCommit(options.cursor)
     if (!branch.exists && options.cursor === undefined && !(await refHeads(this.repo)).has(branch.name)) return {versions: []}
     // A repository written before the four-level layout may hold the document at its older path.
-    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (options.cursor ? 1 : 0)), start, '--', docPath(p), legacyDocPath(p)])
+    const paths: [string, string] = [docPath(p), legacyDocPath(p)]
+    const records = (await this.historyIndex?.versions(branch.name, paths, limit + 1, options.cursor)) ?? (await this.historyFromGit(start, paths, limit, options.cursor))
+    const docs = await Promise.all(records.slice(0, limit).map((r) => this.docVersion(r.commit, p)))
+    const versions: Version[] = records.slice(0, limit).map((r, i) => ({
+      commit: r.commit,
+      doc: docs[i] ?? null,
+      meta: r.meta,
+      op: docs[i] === undefined ? 'delete' : 'put',
+      time: r.time,
+    }))
+    return {nextCursor: records.length > limit ? versions.at(-1)?.commit : undefined, versions}
+  }
+
+  /** Up to limit+1 commits that changed the paths, walking Git from `start` (what the history index answers without the walk). */
+  private async historyFromGit(start: string, paths: [string, string], limit: number, cursor: string | undefined): Promise<HistoryRecord[]> {
+    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%ct%x00%B%x1e', `-n`, String(limit + 1 + (cursor ? 1 : 0)), start, '--', ...paths])
     let records = stdout.split('\x1e').map((r) => r.replace(/^\n/, '')).filter((r) => r.length > 0)
-    if (options.cursor !== undefined) records = records.filter((r) => !r.startsWith(options.cursor as string)).slice(0, limit + 1)
-    const versions: Version[] = []
-    for (const r of records.slice(0, limit)) {
+    if (cursor !== undefined) records = records.filter((r) => !r.startsWith(cursor)).slice(0, limit + 1)
+    return records.map((r) => {
       const [commit, ct, message] = r.split('\0')
       const t = parseTrailers(message ?? '')
-      const doc = await this.docVersion(commit, p)
-      versions.push({
-        commit,
-        doc: doc ?? null,
-        meta: t.meta,
-        op: doc === undefined ? 'delete' : 'put',
-        time: t.time ?? new Date(Number(ct) * 1000).toISOString(),
-      })
-    }
-    return {nextCursor: records.length > limit ? versions.at(-1)?.commit : undefined, versions}
+      return {commit, meta: t.meta, time: t.time ?? new Date(Number(ct) * 1000).toISOString()}
+    })
   }
 
   async list(options: ListOptions = {}): Promise<ListResult> {
@@ -546,6 +564,7 @@ export class GitEngine implements Engine {
     if (b.indexes?.size) this.secondary.save(this.branchesState.values())
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     await this.index?.dropBranch(name)
+    await this.historyIndex?.drop(name)
     this.log.info('branch removed', {branch: name})
   }
 
@@ -637,6 +656,7 @@ export class GitEngine implements Engine {
     this.writer = this.newWriter()
     if (state) {
       await git(this.repo, ['update-ref', `refs/heads/${name}`, commit!])
+      this.historyIndex?.touched()
       if (old) await this.secondary.carry(old, state)
       this.branchesState.set(name, state)
       void this.index?.check()
@@ -644,6 +664,7 @@ export class GitEngine implements Engine {
       this.branchesState.delete(name)
       await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
       this.index?.dropBranch(name)
+      await this.historyIndex?.drop(name)
     }
     this.log.info('branch followed', {branch: name, commit, documents: state?.docs.size ?? 0})
   }
@@ -920,17 +941,25 @@ export class GitEngine implements Engine {
   private async commitAt(branch: string, time: number | string): Promise<string | undefined> {
     const t = parseTime(time)
     await this.syncGit()
+    const indexed = await this.historyIndex?.commitAt(branch, t)
+    if (indexed !== undefined) return indexed ?? undefined
     if (!(await refHeads(this.repo)).has(branch)) return undefined
-    // Git dates have second precision; the Svc-Time trailer has milliseconds.
-    const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', `refs/heads/${branch}`])
-    for (const r of stdout.split('\x1e')) {
-      const rec = r.replace(/^\n/, '')
-      if (!rec) continue
-      const [commit, message] = rec.split('\0')
-      const tt = parseTrailers(message ?? '').time
-      if (tt === undefined || Date.parse(tt) <= t) return commit
+    // Git dates have second precision; the Svc-Time trailer has milliseconds. The commits of the
+    // second after t pass --until but not the trailer: at a few thousand writes a second they fill
+    // more than one page of 200, so the walk goes on page by page until one is old enough.
+    for (let skip = 0; ; skip += 200) {
+      const {stdout} = await git(this.repo, ['log', '--format=%H%x00%B%x1e', `--until=${Math.floor(t / 1000) + 1}`, '-n', '200', '--skip', String(skip), `refs/heads/${branch}`])
+      let seen = 0
+      for (const r of stdout.split('\x1e')) {
+        const rec = r.replace(/^\n/, '')
+        if (!rec) continue
+        seen++
+        const [commit, message] = rec.split('\0')
+        const tt = parseTrailers(message ?? '').time
+        if (tt === undefined || Date.parse(tt) <= t) return commit
+      }
+      if (seen < 200) return undefined
     }
-    return undefined
   }
 
   /** The document at `commit`, wherever that commit keeps it (docPath, or legacyDocPath in an older repository). */
@@ -1006,6 +1035,7 @@ export class GitEngine implements Engine {
     this.pendingQueue.splice(0, n)
     for (const w of this.pressureWaiters.splice(0)) w()
     this.checkpoints.completed(generation, this.sentSeq > this.checkpointedSeq)
+    this.historyIndex?.touched()
     this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
     if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
     // Writes that arrived while this one was on its way get the next checkpoint.
@@ -1163,8 +1193,13 @@ export class GitEngine implements Engine {
           currentCount: (branch) => this.branchesState.get(branch)?.docs.size ?? 0,
           currentIds: (branch) => this.branchesState.get(branch)?.docs.keys() ?? [],
           currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
+          repo: this.repo,
         })
         await this.index.open([...this.branchesState.keys()])
+      }
+      if (this.options.historyIndex !== false) {
+        this.historyIndex = new HistoryIndex({dir: this.layout.index, logger: this.log.child('svc.index.history'), repo: this.repo})
+        this.historyIndex.open(this.branchesState.keys())
       }
       this.secondary.load(this.branchesState)
       if (replay.length > 0) {

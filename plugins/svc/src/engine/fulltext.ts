@@ -3,6 +3,7 @@ import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
 import {quickCheckFile} from './fts/check.js'
+import {TextExtractor} from './fts/extract.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
 import type {Logger} from './types.js'
 
@@ -35,7 +36,12 @@ export interface FullTextOptions {
   dir: string
   logger: Logger
   readBody(branch: string, id: string): Promise<{body: Buffer; sha: string} | undefined>
+  /** The Git repository: when given, a build from nothing reads it in a worker thread (fts/extract.ts). */
+  repo?: string
 }
+
+/** A document read for indexing: its bytes, or the text the extraction worker made of them. */
+type Read = {body: Buffer; sha: string} | {sha: string; text: string}
 
 /** What a search found, and how complete the index it searched was. */
 export interface IndexSearchResult {
@@ -50,6 +56,8 @@ export interface IndexSearchResult {
 interface BranchIndex {
   /** The page check running in a worker, if one is. */
   check?: Promise<void>
+  /** During a build from nothing: ids that writes put in the index meanwhile (every other id is known absent). */
+  written?: Set<string>
   /** Ids whose indexed version may differ from the current one, still to check. */
   queue: string[]
   running: boolean
@@ -237,6 +245,7 @@ export class FullTextIndex {
     b.writes.clear()
     b.store.transaction(() => {
       for (const [id, w] of writes) {
+        b.written?.add(id)
         if (w === undefined) b.store.remove(id)
         else this.indexOne(b, id, w.body, w.sha)
       }
@@ -275,6 +284,24 @@ export class FullTextIndex {
     if (b) this.reconcile(name, b)
   }
 
+  private endBuild(b: BranchIndex): void {
+    b.written = undefined
+    b.store.endBulk()
+  }
+
+  /** A build without a journal failed (a full disk, say): the file is emptied and built again by the next check. */
+  private reset(name: string, b: BranchIndex, error: Error): void {
+    this.o.logger.error('full-text index build failed; the index is emptied and built again at the next check', {branch: name, error: error.message})
+    try {
+      b.store.close()
+    } catch {
+      // deleted next in any case
+    }
+    this.branches.delete(name)
+    rmSync(join(this.o.dir, name), {force: true, recursive: true})
+    this.openBranch(name)
+  }
+
   private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string, row?: {rowid: number} | null): void {
     let doc: unknown
     try {
@@ -299,7 +326,7 @@ export class FullTextIndex {
       store = new IndexStore(file)
     } catch (error) {
       const code = (error as {code?: string}).code
-      if (code === 'SVC_FTS_FORMAT') this.o.logger.info('full-text index of another format; rebuilding it', {branch: name, error: (error as Error).message})
+      if (code === 'SVC_FTS_FORMAT' || code === 'SVC_FTS_UNFINISHED') this.o.logger.info('full-text index of another format or unfinished; rebuilding it', {branch: name, error: (error as Error).message})
       else {
         this.progress.corruptDetected++
         this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: (error as Error).message, path: dir})
@@ -324,6 +351,7 @@ export class FullTextIndex {
     const live = (): boolean => !this.closed && this.branches.get(name) === b
     let indexed = 0
     let total = 0
+    let extractor: TextExtractor | undefined
     try {
       // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
       // at open, so a large index never delays the server's start, and in a worker thread, so
@@ -371,13 +399,27 @@ export class FullTextIndex {
       // is most of the cost of a small one; an index being built has no earlier version to compare.
       const building = b.store.documents === 0
       const size = building ? Math.max(this.o.batchSize, BUILD_BATCH) : this.o.batchSize
-      const fetch = (): {batch: string[]; reads: Promise<Array<{body: Buffer; sha: string} | null | undefined>>} => {
+      // A build from nothing: no journal (fts/store.ts beginBulk), and no lookup of each id's
+      // row, since only ids that writes indexed meanwhile can have one.
+      if (building && total > 0 && b.store.beginBulk()) b.written = new Set()
+      // And its documents are read and turned into text in a worker thread (fts/extract.ts).
+      if (building && total > 0 && this.o.repo !== undefined) extractor = new TextExtractor(this.o.repo, documentText)
+      const read = (id: string): Promise<Read | null | undefined> => this.o.readBody(name, id).catch(() => null)
+      const fetch = (): {batch: string[]; reads: Promise<Array<Read | null | undefined>>} => {
         const batch = b.queue.splice(0, size)
-        const reads = Promise.all(batch.map((id) => {
+        const shas = batch.map((id) => {
           const current = this.o.currentSha(name, id)
-          return current === undefined || (!building && b.store.sha(id) === current) ? undefined : this.o.readBody(name, id).catch(() => null)
-        }))
-        return {batch, reads}
+          return current === undefined || (!building && b.store.sha(id) === current) ? null : current
+        })
+        if (extractor) {
+          const reads = extractor.texts(shas).then((texts) => Promise.all(texts.map((text, i): Read | Promise<Read | null | undefined> | undefined => {
+            const sha = shas[i]
+            if (sha === null) return undefined
+            return text === null ? read(batch[i]) : {sha, text}
+          })))
+          return {batch, reads}
+        }
+        return {batch, reads: Promise.all(batch.map((id, i) => (shas[i] === null ? undefined : read(id))))}
       }
       // The next batch is read from Git while this one is indexed: git and SQLite overlap.
       let next = b.queue.length > 0 ? fetch() : undefined
@@ -401,9 +443,10 @@ export class FullTextIndex {
               this.o.logger.error('document could not be read for indexing', {branch: name, id})
               continue
             }
-            const row = r && r.sha === current ? b.store.rowOf(id) : undefined
+            const row = r && r.sha === current ? (b.written && !b.written.has(id) ? null : b.store.rowOf(id)) : undefined
             if (r && r.sha === current && row?.sha !== current) {
-              this.indexOne(b, id, r.body, r.sha, row ?? null)
+              if ('text' in r) b.store.put(id, r.sha, r.text, row ?? null)
+              else this.indexOne(b, id, r.body, r.sha, row ?? null)
               indexed++
               this.progress.documentsIndexed++
             }
@@ -412,12 +455,21 @@ export class FullTextIndex {
         // Yield so requests and writes keep flowing while a large index builds.
         await turn()
       }
+      if (live()) this.endBuild(b)
     } catch (error) {
+      if (b.store.bulkBuilding && live()) {
+        // Without a journal a failed transaction is not rolled back: start again from an empty
+        // file at the next check rather than search a half-written one.
+        b.running = false
+        this.reset(name, b, error as Error)
+        return
+      }
       if (!isCorruption(error) || !live()) throw error
       b.running = false
       this.corrupt(name, error as Error)
       return
     } finally {
+      extractor?.close()
       b.running = false
     }
     if (!live()) return

@@ -13,7 +13,7 @@ import {readBundleHeader} from './bundle.js'
 import {countDocuments} from './doc-count.js'
 import {type BackupFormat, type BackupManifest, writeManifest} from './manifest.js'
 import {explainDiskFull} from './proc.js'
-import {stageRepository, type StagedRepo} from './stage.js'
+import {branchRefs, stageRepository, type StagedRepo} from './stage.js'
 
 export interface BackupOptions {
   /** Makes an incremental bundle of what came after this commit (bundle format only). */
@@ -31,6 +31,12 @@ export interface FlushSource {
   flush(): Promise<void>
   /** The engine's own counts, when one is open: saves walking main's tree for the manifest. */
   stats?(): {documents: number}
+  /**
+   * Set when nothing can write to the repository while the source is held (a data directory
+   * no server holds, under this process's instance lock): a bundle is then made from the
+   * repository itself, without a staged copy.
+   */
+  readonly stable?: boolean
 }
 
 export function checkBackupOptions(o: BackupOptions): {format: BackupFormat; output: string} {
@@ -59,10 +65,15 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
   // already, or the backup fails), so its lookup adds nothing to the backup's time.
   const baseResolved = options.baseCommit === undefined || format !== 'bundle' ? Promise.resolve(undefined) : resolveCommit(join(source.dataDir, LAYOUT_NAMES.repo), options.baseCommit)
   baseResolved.catch(() => {})
-  const stage = await stageRepository(source.dataDir, async () => {
+  const flush = async (): Promise<void> => {
     await source.flush()
     documents = source.stats?.().documents
-  })
+  }
+  // A staged copy keeps a live repository's point fixed while a server commits and repacks; a
+  // repository nobody can change is that point already, and a bundle (which carries only the
+  // branches and what they reach) needs no copy of it. A tar.gz archives files, so it is always
+  // made from a staged copy holding exactly the branches.
+  const stage = source.stable && format === 'bundle' ? await unstaged(source.dataDir, flush) : await stageRepository(source.dataDir, flush)
   const tmp = join(dirname(output), `.${basename(output)}.partial`)
   try {
     // Counting main's documents walks its tree: done beside the archive, not after it.
@@ -75,12 +86,16 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
       progress(`writing ${output}`)
       checksum = await writeTarGz(stage, tmp).catch(explainDiskFull)
     } else {
-      const base = await baseResolved
       progress(`writing ${output}`)
-      checksum = await writeHashed('git', ['-C', stage.repo, 'bundle', 'create', '-q', '-', '--branches', ...(base ? [`^${base}`] : [])], tmp, false).catch((error: Error) => {
-        if (base && /empty bundle/.test(error.message)) throw new EngineError('not_found', `nothing was written after base commit ${options.baseCommit}; no incremental backup is needed`)
+      // Git resolves the base itself, so the bundle starts at once; the lookup above, made
+      // meanwhile, names the commit in the manifest and explains a base that is not there.
+      const given = options.baseCommit
+      checksum = await writeHashed('git', ['-C', stage.repo, 'bundle', 'create', '-q', '-', '--branches', ...(given ? [`^${given}`] : [])], tmp, false).catch(async (error: Error) => {
+        await baseResolved
+        if (given && /empty bundle/.test(error.message)) throw new EngineError('not_found', `nothing was written after base commit ${given}; no incremental backup is needed`)
         return explainDiskFull(error)
       })
+      const base = await baseResolved
       refs = readBundleHeader(tmp).refs
       options = {...options, baseCommit: base}
     }
@@ -141,6 +156,13 @@ function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): 
 function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
   const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
   return writeHashed('tar', ['-cf', '-', '-C', stage.dir, ...members], file, true)
+}
+
+/** The repository itself as the point to back up (see FlushSource.stable). */
+async function unstaged(dataDir: string, flush: () => Promise<void>): Promise<StagedRepo> {
+  await flush()
+  const repo = join(dataDir, LAYOUT_NAMES.repo)
+  return {dir: dataDir, refs: await branchRefs(repo), remove: () => {}, repo}
 }
 
 export async function resolveCommit(repo: string, commit: string): Promise<string> {

@@ -70,7 +70,7 @@ export async function quietSource(dataDir: string): Promise<(FlushSource & {rele
         return undefined
       }
     }
-    return {dataDir, flush: async () => {}, release: () => lock.release()}
+    return {dataDir, flush: async () => {}, release: () => lock.release(), stable: true}
   } catch (error) {
     lock.release()
     throw error

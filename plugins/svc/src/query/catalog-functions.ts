@@ -7,6 +7,7 @@
 import type {CatalogSnapshot} from './catalog-snapshot.js'
 
 import {DATABASE_OWNER_OID, indexDef, ROLE_OID} from './catalog-snapshot.js'
+import {SqlError} from './errors.js'
 import {OID, typeName} from './types.js'
 import {toNumber} from './values.js'
 
@@ -115,6 +116,14 @@ export function catalogFunction(name: string, args: () => unknown[], session: Ca
       const ix = oid === undefined ? undefined : session.catalog?.()?.indexes.find((x) => x.constraintOid === oid)
       return ix ? `PRIMARY KEY (${ix.field})` : null
     }
+    case 'quote_ident': {
+      // psql's tab completion quotes every name it offers. (PostgreSQL also quotes reserved
+      // keywords; svc quotes only what is not a plain lower-case identifier.)
+      const [v] = args()
+      if (v === null || v === undefined) return null
+      const id = String(v)
+      return /^[a-z_][a-z0-9_$]*$/.test(id) ? id : `"${id.replaceAll('"', '""')}"`
+    }
     case 'pg_size_pretty': {
       const n = oidArg(args()[0])
       return n === undefined ? null : sizePretty(n)
@@ -123,4 +132,19 @@ export function catalogFunction(name: string, args: () => unknown[], session: Ca
       return NOT_CATALOG
     }
   }
+}
+
+/**
+ * `'name'::regclass`: the oid of a table or index, by a name as PostgreSQL reads it (optionally
+ * schema-qualified, unquoted parts folded to lower case), in the search_path schema when not
+ * qualified. undefined when the statement built no catalog snapshot (it read no system table):
+ * the text then stays as it is.
+ */
+export function regclassOid(name: string, session: CatalogFunctionSession): number | undefined {
+  const snap = session.catalog?.()
+  if (!snap) return undefined
+  const parts = [...name.trim().matchAll(/"((?:[^"]|"")*)"|([^."]+)/g)].map((m) => (m[1] === undefined ? m[2].trim().toLowerCase() : m[1].replaceAll('""', '"')))
+  const [schema, rel] = parts.length > 1 ? [parts.at(-2), parts.at(-1)] : [snap.visibleSchema, parts[0]]
+  for (const r of snap.byOid.values()) if (r.name === rel && r.schema.name === schema) return r.oid
+  throw new SqlError('42P01', `relation "${name}" does not exist`)
 }

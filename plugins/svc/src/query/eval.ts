@@ -4,7 +4,7 @@ import type {Expr, ExprCall} from 'pgsql-ast-parser'
 import {parseArrayText} from './array-text.js'
 import type {CatalogSnapshot} from './catalog-snapshot.js'
 
-import {catalogFunction, NOT_CATALOG} from './catalog-functions.js'
+import {catalogFunction, NOT_CATALOG, regclassOid} from './catalog-functions.js'
 import * as D from './datetime.js'
 import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extract, isDatetimeFunction} from './datetime-sql.js'
 import {SqlError, unsupported} from './errors.js'
@@ -101,7 +101,7 @@ export const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_
 export function isAggregate(e: Expr | null | undefined): boolean {
   if (!e || typeof e !== 'object') return false
   if (e.type === 'call') {
-    if (AGGREGATES.has(e.function.name.toLowerCase()) && !e.function.schema) return true
+    if (AGGREGATES.has(e.function.name.toLowerCase()) && (!e.function.schema || e.function.schema === 'pg_catalog')) return true
     return e.args.some(isAggregate)
   }
   if (e.type === 'binary') return isAggregate(e.left) || isAggregate(e.right)
@@ -341,6 +341,7 @@ export function evaluate(e: Expr, row: Row, ctx: EvalCtx): unknown {
     case 'cast': {
       const v = evaluate(e.operand, row, ctx)
       if (e.to.kind === 'array') return castToArray(v, e.to.arrayOf.kind === 'array' ? 'text' : e.to.arrayOf.name)
+      if (typeof v === 'string' && e.to.name.toLowerCase() === 'regclass') return regclassOid(v, ctx.session) ?? v
       return castTo(v, e.to.name, e.to.config)
     }
     case 'case': {
@@ -801,7 +802,8 @@ function caseMap(s: string, up: boolean): string {
 
 function call(e: ExprCall, row: Row, ctx: EvalCtx): unknown {
   const name = e.function.name.toLowerCase()
-  if (AGGREGATES.has(name) && !e.function.schema) return aggregate(name, e, ctx)
+  // psql qualifies them (`pg_catalog.count(*)`).
+  if (AGGREGATES.has(name) && (!e.function.schema || e.function.schema === 'pg_catalog')) return aggregate(name, e, ctx)
   if (e.over) throw unsupported('window functions are not supported')
   const args = () => e.args.map((a) => evaluate(a, row, ctx))
   if (name === 'exists' && !e.function.schema && e.args.length === 1 && isSubquery(e.args[0])) return subqueryResult(e.args[0], row, ctx).rows.length > 0

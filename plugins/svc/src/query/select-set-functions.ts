@@ -36,7 +36,7 @@ function collect(e: unknown, out: ExprCall[], inside: boolean): void {
   if (node.type === 'call') {
     const call = e as ExprCall
     const name = call.function.name.toLowerCase()
-    if (!call.function.schema && AGGREGATES.has(name)) return
+    if ((!call.function.schema || call.function.schema === 'pg_catalog') && AGGREGATES.has(name)) return
     if (!call.function.schema && name === 'coalesce') {
       collectConditional(call.args, 'COALESCE')
       return

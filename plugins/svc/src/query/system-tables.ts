@@ -24,6 +24,7 @@ import {
 import {SqlError} from './errors.js'
 import {settingsOf} from './executor.js'
 import {OID, typeName} from './types.js'
+import {PgArray} from './values.js'
 
 type Columns = Record<string, number>
 
@@ -34,6 +35,7 @@ interface SystemTable {
 
 const TEXT_ARRAY = 1009
 const OID_ARRAY = 1028
+const INT2_ARRAY = 1005
 
 /** A column type's TOAST storage as PostgreSQL declares it (pg_type.typstorage): plain, main (numeric) or extended. */
 function storageOf(oid: number): string {
@@ -187,7 +189,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
       condeferrable: OID.bool,
       condeferred: OID.bool,
       conindid: OID.oid,
-      conkey: 1005,
+      conkey: INT2_ARRAY,
       conname: OID.name,
       connamespace: OID.oid,
       conrelid: OID.oid,
@@ -232,7 +234,8 @@ const PG_CATALOG: Record<string, SystemTable> = {
       indisreplident: OID.bool,
       indisunique: OID.bool,
       indisvalid: OID.bool,
-      indkey: OID.text,
+      // int2vector in PostgreSQL; an int2[] here, so `attnum = ANY(indkey)` works (text form {1}, not 1).
+      indkey: INT2_ARRAY,
       indnatts: OID.int2,
       indnkeyatts: OID.int2,
       indnullsnotdistinct: OID.bool,
@@ -251,7 +254,7 @@ const PG_CATALOG: Record<string, SystemTable> = {
         indisreplident: false,
         indisunique: ix.primary,
         indisvalid: true,
-        indkey: String(ix.table.columns.findIndex((c) => c.name === ix.field) + 1),
+        indkey: new PgArray([ix.table.columns.findIndex((c) => c.name === ix.field) + 1], OID.int2),
         indnatts: 1,
         indnkeyatts: 1,
         indnullsnotdistinct: false,

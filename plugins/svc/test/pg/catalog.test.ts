@@ -114,6 +114,25 @@ describe('svc catalog: psql backslash commands and catalog queries run through t
     ])
     const defs = await c.query("SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'people' AND pg_table_is_visible(t.oid) ORDER BY 1")
     expect(defs.rows.map((x) => x.def)).to.deep.equal(['CREATE INDEX people_age ON public.people USING btree (age)', 'CREATE UNIQUE INDEX people_pkey ON public.people USING btree (id)'])
+    // The PostgreSQL wiki's "primary key of a table" query: regclass input and ANY(indkey).
+    const pkey = await c.query(
+      'SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS data_type FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = $1::regclass AND i.indisprimary',
+      ['feature.drafts'],
+    )
+    expect(pkey.rows).to.deep.equal([{attname: 'id', data_type: 'integer'}])
+  })
+
+  it("answers the queries psql's tab completion sends (quote_ident, pg_catalog.count, UNION over catalogs)", async () => {
+    const tables = await c.query(
+      `SELECT pg_catalog.quote_ident(c.relname) AS name FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'S', 'v', 'm', 'f', 'p') AND substring(pg_catalog.quote_ident(c.relname),1,2)='pe' AND pg_catalog.pg_table_is_visible(c.oid) AND c.relnamespace <> (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog')
+       UNION SELECT pg_catalog.quote_ident(n.nspname) || '.' FROM pg_catalog.pg_namespace n WHERE substring(pg_catalog.quote_ident(n.nspname) || '.',1,2)='pe' AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_namespace WHERE substring(pg_catalog.quote_ident(nspname) || '.',1,2) = substring('pe',1,pg_catalog.length(substring('pe',1,2)))) > 1
+       LIMIT 1000`,
+    )
+    expect(tables.rows).to.deep.equal([{name: 'people'}])
+    const cols = await c.query(
+      `SELECT pg_catalog.quote_ident(attname) AS name FROM pg_catalog.pg_attribute a, pg_catalog.pg_class c WHERE c.oid = a.attrelid AND a.attnum > 0 AND NOT a.attisdropped AND substring(pg_catalog.quote_ident(attname),1,1)='n' AND (pg_catalog.quote_ident(relname)='people' OR '"' || relname || '"'='people') AND pg_catalog.pg_table_is_visible(c.oid) LIMIT 1000`,
+    )
+    expect(cols.rows).to.deep.equal([{name: 'name'}])
   })
 
   it('reads information_schema through prepared statements with parameters (node-postgres extended protocol)', async () => {
@@ -145,6 +164,7 @@ describe('svc catalog: psql backslash commands and catalog queries run through t
     expect((await sqlError(c.query('SELECT * FROM pg_catalog.pg_nosuch'))).code).to.equal('42P01')
     expect((await sqlError(c.query('SELECT relnosuch FROM pg_class'))).code).to.equal('42703')
     expect((await sqlError(c.query("SELECT relname FROM pg_class WHERE relname ~ '('"))).code).to.equal('2201B')
+    expect((await sqlError(c.query("SELECT attname FROM pg_attribute WHERE attrelid = 'nosuch'::regclass"))).code).to.equal('42P01')
     expect((await sqlError(c.query('INSERT INTO pg_catalog.pg_class (relname) VALUES ($1)', ['x']))).code).to.equal('42501')
     // A COLLATE other than the default one is still not parsed.
     expect((await sqlError(c.query('SELECT relname FROM pg_class WHERE relname = \'x\' COLLATE "C"'))).code).to.equal('42601')

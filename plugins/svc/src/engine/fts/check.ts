@@ -13,15 +13,18 @@ const WORKER = `
 const {parentPort, workerData} = require('node:worker_threads')
 const Database = require(workerData.module)
 let db
+let result
 try {
   db = new Database(workerData.file, {fileMustExist: true, readonly: true})
   const rows = db.pragma('quick_check', {simple: false})
-  parentPort.postMessage({problems: rows.map((r) => r.quick_check)})
+  result = {problems: rows.map((r) => r.quick_check)}
 } catch (error) {
-  parentPort.postMessage({code: error.code, error: error.message})
+  result = {code: error.code, error: error.message}
 } finally {
   if (db) db.close()
 }
+// Closed before the answer leaves: the engine may then take the file for itself (a bulk build).
+parentPort.postMessage(result)
 `
 
 const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
@@ -32,7 +35,9 @@ const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
  */
 export function quickCheckFile(file: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, {eval: true, workerData: {file, module: sqliteModule}})
+    // execArgv: [] - a worker inherits the process's node flags, and under `--input-type=module`
+    // (a host started with `node -e`) this CommonJS string would fail and the index never be checked.
+    const worker = new Worker(WORKER, {eval: true, execArgv: [], workerData: {file, module: sqliteModule}})
     // A check still reading a large index must not keep a closed engine's process alive.
     worker.unref()
     let settled = false

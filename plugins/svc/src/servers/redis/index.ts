@@ -96,10 +96,11 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
         let handled = 0
         for (;;) {
           // Replies that come from memory resolve as microtasks, so a long pipeline of large reads
-          // would run in one turn of the event loop. The first command of a read always runs (a
-          // light client never queues behind heavy ones); past the loop's shared slice, the rest
-          // wait for a later turn (engine/loop-turns.ts).
-          if (handled > 0 && overBudget()) {
+          // would run in one turn of the event loop. The first command of a read always runs, and
+          // a connection with nothing more to run never waits (a light client must not queue
+          // behind heavy ones, nor hold its next command there); past the loop's shared slice,
+          // the rest of a pipeline waits for a later turn (engine/loop-turns.ts).
+          if (handled > 0 && parser.buffered > 0 && overBudget()) {
             if (out.length > 0 && !writeReplies(socket, out)) socket.pause()
             out.length = 0
             outBytes = 0

@@ -84,6 +84,24 @@ const MGET_CHUNK = 128
 /** Bytes of values rendered between two looks at the loop's slice (engine/loop-turns.ts). */
 const PACE_BYTES = 256 * 1024
 
+/** Large values already rendered, by document: stored documents are frozen and replaced, never changed, so an entry cannot go stale. */
+const renderedLarge = new WeakMap<Doc, Buffer>()
+
+/**
+ * A document's value, large ones encoded here, a piece at a time, rather than all together when
+ * the reply is written, and rendered once: clients asking again and again for the same megabyte
+ * documents rendered them again each time (issue 24).
+ */
+function largeAsBytes(d: Doc): Buffer | string {
+  const memo = renderedLarge.get(d)
+  if (memo) return memo
+  const v = stringValue(d)
+  if (typeof v !== 'string' || v.length < PACE_BYTES) return v
+  const b = Buffer.from(v)
+  if (Object.isFrozen(d)) renderedLarge.set(d, b)
+  return b
+}
+
 async function mget(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const keys = a.slice(1).map(s)
   const out: Reply[] = []
@@ -98,9 +116,7 @@ async function mget(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
         sincePace = 0
         await pace()
       }
-      let v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? stringValue(d) : null
-      // Encoded here, a piece at a time, rather than all together when the reply is written.
-      if (typeof v === 'string' && v.length >= PACE_BYTES) v = Buffer.from(v)
+      const v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? largeAsBytes(d) : null
       bytes += v === null ? 0 : v.length
       sincePace += v === null ? 0 : v.length
       if (bytes > sh.maxReplyBytes) return replyTooLarge(sh.maxReplyBytes)

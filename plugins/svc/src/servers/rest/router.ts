@@ -49,7 +49,11 @@ export interface RestRequest {
 }
 
 /** A handler's answer: JSON (`json`), or bytes sent as they are (`body`, JSON unless `type` says). */
-export type RestReply = {body: Buffer | string; status?: number; type?: string} | {json: unknown; status?: number}
+export type RestReply =
+  | {body: Buffer | string; status?: number; type?: string}
+  | {json: unknown; status?: number}
+  /** A body sent as these buffers in order, never joined into one copy (large listings, issue 24). */
+  | {parts: Buffer[]; status?: number; type?: string}
 
 export type Handler = (r: RestRequest) => Promise<RestReply> | RestReply
 

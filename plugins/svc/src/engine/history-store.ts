@@ -1,0 +1,209 @@
+/**
+ * One branch's history index in one SQLite file: every commit of the branch in order (oldest at
+ * position 1) and, for each document path, the positions of the commits that changed it. A
+ * document's history is then an index range scan instead of `git log -- <path>` over every commit.
+ *
+ * Derived data like the full-text index (docs/svc.md, "History index"): WAL journal with
+ * synchronous=NORMAL, a crash loses at most the last transactions, and the catch-up against the
+ * branch's ref redoes them (history-index.ts).
+ */
+import {mkdirSync, rmSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import Database from 'better-sqlite3'
+
+/** Bumped when the schema changes: a file of another format is rebuilt. */
+export const HISTORY_FORMAT = '1'
+
+/** One commit as the index keeps it. */
+export interface IndexedCommit {
+  /** The commit's date in seconds (what `git log --until` compares). */
+  ct: number
+  /** Whether the commit carries a Svc-Time trailer (svc's own commits do). */
+  hasTime: boolean
+  /** Svc-Origin / Svc-User / Svc-Request-Id trailers, as JSON, or null when there are none. */
+  meta: null | string
+  /** The Svc-Time trailer in epoch ms when it reads back as the same ISO string, else null. */
+  ms: null | number
+  sha: string
+  /** Paths the commit changed (documents only, expiry markers left out). */
+  paths: string[]
+  /** The Svc-Time trailer as written, when `ms` cannot reproduce it (absent: null with ms null). */
+  timeText: null | string
+}
+
+export interface StoredCommit {
+  ct: number
+  meta: null | string
+  ms: null | number
+  pos: number
+  sha: string
+  timeText: null | string
+}
+
+interface CommitRow {
+  ct: number
+  meta: null | string
+  ms: null | number
+  pos: number
+  sha: Buffer
+  ttext: null | string
+}
+
+const toStored = (r: CommitRow): StoredCommit => ({ct: r.ct, meta: r.meta, ms: r.ms, pos: r.pos, sha: r.sha.toString('hex'), timeText: r.ttext})
+
+/**
+ * The key an as-of read by time compares: a commit is "at or before t" when its Svc-Time is at or
+ * before t and its commit date (seconds) at most floor(t/1000)+1, which is what the `git log
+ * --until` walk it replaces asks. Both conditions fold into one number: key <= t.
+ */
+export function asOfKey(ct: number, ms: null | number, hasTrailer: boolean): null | number {
+  const dateKey = (ct - 1) * 1000
+  if (!hasTrailer) return dateKey
+  return ms === null ? null : Math.max(ms, dateKey)
+}
+
+export class HistoryStore {
+  private readonly db: Database.Database
+  private readonly st: {
+    byPos: Database.Statement<[number], CommitRow>
+    bySha: Database.Statement<[Buffer], {pos: number}>
+    delChanges: Database.Statement<[number]>
+    delCommits: Database.Statement<[number]>
+    getMeta: Database.Statement<[string], {value: string}>
+    insChange: Database.Statement<[string, number]>
+    insCommit: Database.Statement<[number, Buffer, number, null | number, null | string, null | string, null | number]>
+    keyAt: Database.Statement<[number], {k: null | number}>
+    setMeta: Database.Statement<[string, string]>
+    versions: Database.Statement<[string, string, number, number], CommitRow>
+  }
+
+  /** Positions of the last commit and its as-of key; `monotonic` false once a key went backwards. */
+  private state: {lastKey: null | number; monotonic: boolean; pos: number; tip: string}
+
+  constructor(readonly file: string) {
+    mkdirSync(dirname(file), {recursive: true})
+    this.db = new Database(file)
+    try {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('synchronous = NORMAL')
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS commits (pos INTEGER PRIMARY KEY, sha BLOB NOT NULL, ct INTEGER NOT NULL, ms INTEGER, ttext TEXT, meta TEXT, k INTEGER);
+        CREATE UNIQUE INDEX IF NOT EXISTS commits_sha ON commits (sha);
+        CREATE TABLE IF NOT EXISTS changes (path TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (path, pos)) WITHOUT ROWID;
+      `)
+      const format = this.db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined
+      const commits = this.db.prepare('SELECT count(*) FROM commits').pluck().get() as number
+      if (format === undefined && commits === 0) this.db.prepare(`INSERT OR REPLACE INTO meta VALUES ('format', ?)`).run(HISTORY_FORMAT)
+      else if (format !== HISTORY_FORMAT) throw Object.assign(new Error(`history index format ${format}, this version reads ${HISTORY_FORMAT}`), {code: 'SVC_HISTORY_FORMAT'})
+    } catch (error) {
+      this.db.close()
+      throw error
+    }
+    this.st = {
+      byPos: this.db.prepare('SELECT pos, sha, ct, ms, ttext, meta FROM commits WHERE pos = ?'),
+      bySha: this.db.prepare('SELECT pos FROM commits WHERE sha = ?'),
+      delChanges: this.db.prepare('DELETE FROM changes WHERE pos > ?'),
+      delCommits: this.db.prepare('DELETE FROM commits WHERE pos > ?'),
+      getMeta: this.db.prepare('SELECT value FROM meta WHERE key = ?'),
+      insChange: this.db.prepare('INSERT OR IGNORE INTO changes VALUES (?, ?)'),
+      insCommit: this.db.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      keyAt: this.db.prepare('SELECT k FROM commits WHERE pos = ?'),
+      setMeta: this.db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
+      versions: this.db.prepare(
+        'SELECT DISTINCT c.pos AS pos, c.sha AS sha, c.ct AS ct, c.ms AS ms, c.ttext AS ttext, c.meta AS meta FROM changes ch JOIN commits c ON c.pos = ch.pos WHERE ch.path IN (?, ?) AND ch.pos < ? ORDER BY ch.pos DESC LIMIT ?',
+      ),
+    }
+    const last = this.db.prepare('SELECT pos, sha, k FROM commits ORDER BY pos DESC LIMIT 1').get() as {k: null | number; pos: number; sha: Buffer} | undefined
+    this.state = {
+      lastKey: last?.k ?? null,
+      monotonic: (this.st.getMeta.get('monotonic')?.value ?? '1') === '1',
+      pos: last?.pos ?? 0,
+      tip: last ? last.sha.toString('hex') : '',
+    }
+  }
+
+  /** The last commit indexed ('' when none). */
+  get tip(): string {
+    return this.state.tip
+  }
+
+  get commits(): number {
+    return this.state.pos
+  }
+
+  /** Appends commits in branch order (oldest first), in one transaction. */
+  append(commits: IndexedCommit[]): void {
+    if (commits.length === 0) return
+    const s = this.state
+    this.db.transaction(() => {
+      for (const c of commits) {
+        const pos = ++s.pos
+        const k = asOfKey(c.ct, c.ms, c.hasTime)
+        if (k === null || (s.pos > 1 && (s.lastKey === null || k < s.lastKey))) s.monotonic = false
+        s.lastKey = k
+        this.st.insCommit.run(pos, Buffer.from(c.sha, 'hex'), c.ct, c.ms, c.timeText, c.meta, k)
+        for (const p of c.paths) this.st.insChange.run(p, pos)
+        s.tip = c.sha
+      }
+      this.st.setMeta.run('monotonic', s.monotonic ? '1' : '0')
+    })()
+  }
+
+  /** Where a commit sits in the branch, or undefined when the index does not hold it. */
+  position(sha: string): number | undefined {
+    if (!/^[0-9a-f]{40}$/.test(sha)) return undefined
+    return this.st.bySha.get(Buffer.from(sha, 'hex'))?.pos
+  }
+
+  /** Forgets every commit after `pos` (the branch was moved back or elsewhere). */
+  truncate(pos: number): void {
+    this.db.transaction(() => {
+      this.st.delChanges.run(pos)
+      this.st.delCommits.run(pos)
+      // The flag is recomputed cheaply only when cleared entirely; otherwise it stays as it was (a false "not monotonic" only costs the git fallback).
+      if (pos === 0) this.st.setMeta.run('monotonic', '1')
+    })()
+    const last = pos === 0 ? undefined : this.st.byPos.get(pos)
+    this.state = {lastKey: pos === 0 ? null : (this.st.keyAt.get(pos)?.k ?? null), monotonic: pos === 0 ? true : this.state.monotonic, pos, tip: last ? last.sha.toString('hex') : ''}
+  }
+
+  /** Commits before position `before` that changed one of the paths, newest first. */
+  versions(paths: [string, string], before: number, limit: number): StoredCommit[] {
+    return this.st.versions.all(paths[0], paths[1], before, limit).map(toStored)
+  }
+
+  /**
+   * The last commit whose as-of key is at most `t`, by binary search over positions; undefined
+   * when the keys are not in order (a clock that went back, a commit without a readable time)
+   * and the caller must walk instead, or null when no commit is that old.
+   */
+  commitAt(t: number): null | string | undefined {
+    if (!this.state.monotonic) return undefined
+    let lo = 1
+    let hi = this.state.pos
+    let found = 0
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const k = this.st.keyAt.get(mid)?.k
+      if (k === undefined || k === null) return undefined
+      if (k <= t) {
+        found = mid
+        lo = mid + 1
+      } else hi = mid - 1
+    }
+    return found === 0 ? null : this.st.byPos.get(found)!.sha.toString('hex')
+  }
+
+  /** A copy of this file for a branch created from this one (`VACUUM INTO` writes a consistent snapshot). */
+  copyTo(file: string): void {
+    mkdirSync(dirname(file), {recursive: true})
+    rmSync(file, {force: true})
+    this.db.prepare('VACUUM INTO ?').run(file)
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}
