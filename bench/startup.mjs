@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Start-up time of `toolkit --version` and `toolkit --help` against `node -e 0`, measured
-// interleaved in the same run so machine load affects all three alike.
+// Start-up time of `toolkit --version`, `toolkit --help` and a plugin command that loads its
+// command file (`toolkit campaign providers`) against `node -e 0`, measured interleaved in the
+// same run so machine load affects all of them alike.
 // Usage: node bench/startup.mjs [runs=31]
-// Targets (issue 2): each median <= 0.35 s and <= 4x the `node -e 0` median.
+// Targets (issue 2): each median <= 0.35 s and <= 4x the `node -e 0` median (the plugin command:
+// reported, not a target).
 import {spawnSync} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 
@@ -12,7 +14,9 @@ const cases = {
   'node -e 0': [process.execPath, ['-e', '0']],
   'toolkit --version': [process.execPath, [bin, '--version']],
   'toolkit --help': [process.execPath, [bin, '--help']],
+  'campaign providers': [process.execPath, [bin, 'campaign', 'providers']],
 }
+const targeted = (name) => name === 'toolkit --version' || name === 'toolkit --help'
 const times = Object.fromEntries(Object.keys(cases).map((k) => [k, []]))
 
 for (let i = 0; i < runs + 2; i++) {
@@ -35,8 +39,8 @@ console.log(`runs: ${runs} each, interleaved`)
 for (const [name, xs] of Object.entries(times)) {
   const m = median(xs)
   const ratio = m / base
-  const pass = name === 'node -e 0' || (m <= 350 && ratio <= 4)
+  const pass = !targeted(name) || (m <= 350 && ratio <= 4)
   ok &&= pass
-  console.log(`${name.padEnd(18)} median ${m.toFixed(1).padStart(6)} ms  ratio to node -e 0: ${ratio.toFixed(2)}x${name === 'node -e 0' ? '' : pass ? '  (ok: <= 350 ms and <= 4x)' : '  (OVER TARGET)'}`)
+  console.log(`${name.padEnd(18)} median ${m.toFixed(1).padStart(6)} ms  ratio to node -e 0: ${ratio.toFixed(2)}x${!targeted(name) ? '' : pass ? '  (ok: <= 350 ms and <= 4x)' : '  (OVER TARGET)'}`)
 }
 process.exitCode = ok ? 0 : 1

@@ -5,6 +5,17 @@ import {createRequire} from 'node:module'
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync} from 'node:fs'
 import {join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const OCLIF_FROM_HOST = fileURLToPath(new URL('oclif-from-host.mjs', import.meta.url))
+
+/** `@oclif/core` in plugin code resolves to oclif-from-host.mjs, which itself imports the package. */
+const oclifFromHost = {
+  name: 'oclif-from-host',
+  setup(b) {
+    b.onResolve({filter: /^@oclif\/core$/}, (args) => (args.importer === OCLIF_FROM_HOST ? {external: true, path: '@oclif/core'} : {path: OCLIF_FROM_HOST}))
+  },
+}
 
 export async function buildPlugin(dir) {
   const root = resolve(dir)
@@ -21,6 +32,7 @@ export async function buildPlugin(dir) {
     outbase: join(root, 'src'),
     outdir: join(root, 'dist'),
     platform: 'node',
+    plugins: [oclifFromHost],
     sourcemap: 'linked',
     splitting: true,
     target: 'node20',

@@ -1,10 +1,10 @@
 /**
  * The host's start-up path, bundled with @oclif/core into one file at build time
  * (scripts/build.mjs): resolving a few hundred small CommonJS modules was most of
- * `toolkit --help`'s wall time. Plugins still load their own copy of @oclif/core, as
- * oclif supports for plugins built against other core versions.
+ * `toolkit --help`'s wall time. The copy is lent to our plugins too (below): loading their own
+ * (about 110 CommonJS files with semver) cost every plugin command about 0.3 s of CPU.
  */
-import {Config, flush, run} from '@oclif/core'
+import {Args, Command, Config, Flags, flush, run} from '@oclif/core'
 
 import {renderError} from './lib/render-error.js'
 
@@ -19,7 +19,14 @@ function quietOnClosedStdout(): void {
   })
 }
 
+/**
+ * What our plugins' builds take from @oclif/core (scripts/oclif-from-host.mjs reads it here and
+ * imports the package itself when a plugin runs under another host, or under `oclif manifest`).
+ */
+export const HOST_OCLIF = Symbol.for('toolkit.host-oclif-core')
+
 export async function main(argv: string[], root: string): Promise<void> {
+  ;(globalThis as Record<symbol, unknown>)[HOST_OCLIF] = {Args, Command, Flags}
   quietOnClosedStdout()
   try {
     const config = await Config.load(root)

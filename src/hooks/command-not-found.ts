@@ -1,6 +1,7 @@
 import type {Config} from '@oclif/core'
 
-import {closest, UsageError} from '@toolkit/kit'
+import {closest} from '@toolkit/kit/closest'
+import {UsageError} from '@toolkit/kit/errors'
 
 /**
  * Unknown command without a terminal (scripts, CI): one line with the nearest command and exit 2.

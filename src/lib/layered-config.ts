@@ -1,6 +1,6 @@
 import type {ConfigRequest, ConfigResult, ConfigValue} from '@toolkit/kit'
 
-import {InputError} from '@toolkit/kit'
+import {InputError} from '@toolkit/kit/errors'
 import {findNodeAtLocation, type Node, parseTree, type ParseError, printParseErrorCode} from 'jsonc-parser'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'

@@ -1,4 +1,4 @@
-import {describeError} from '@toolkit/kit'
+import {describeError} from '@toolkit/kit/errors'
 
 import {stopSpinners} from './output.js'
 

@@ -1,6 +1,6 @@
 import type {ClientEntry, TokenEntry, TokenFile, TokenStore} from '@toolkit/kit'
 
-import {ToolkitError} from '@toolkit/kit'
+import {ToolkitError} from '@toolkit/kit/errors'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
 import {createHash} from 'node:crypto'
