@@ -4,7 +4,7 @@
 import {type BatchOp, type Doc} from '../../engine/types.js'
 import {pace} from '../../engine/loop-turns.js'
 
-import {stringDoc, stringValue, typeOf} from './keyspace.js'
+import {ENCODING_FIELD, stringDoc, stringValue, typeOf} from './keyspace.js'
 import {replyTooLarge} from './reply-limit.js'
 import {err, OK, type Reply, ReplyError} from './resp.js'
 import {add64, c, type CommandSpec, engineError, float, int, int64, K1, load, loadIfCached, loadMany, normRange, NOT_FLOAT, NOT_INT, put, R, s, type Session, type Shared, SYNTAX, up, W, wopts, WRONGTYPE} from './shared.js'
@@ -60,7 +60,8 @@ function getReply(doc: Doc | undefined): Reply {
   if (!doc) return null
   const t = typeOf(doc)
   if (t !== 'string' && t !== 'hash') return WRONGTYPE
-  return stringValue(doc)
+  // The shape is known here: stringValue would work it out again (a walk of the fields).
+  return t === 'string' && doc[ENCODING_FIELD] !== 'base64' ? (doc.value as string) : stringValue(doc)
 }
 
 async function getdel(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
