@@ -3,7 +3,10 @@
 // going idle for at least --min-ms (default 20): each one kept every other socket waiting. For each,
 // its length and the functions that took most of it (self time, and the deepest svc frames by
 // inclusive time), then a summary grouped by the frame that took most of each stretch.
-// Usage: node bench/cpuprofile-stalls.mjs FILE.cpuprofile [--min-ms 20] [--list]
+// With --probe FILE (the stalls bench/loop-probe.mjs recorded in the same run, LOOP_PROBE_OUT of
+// bench/svc-noisy-neighbour.mjs), the stretches are instead the probe's stalls of the noisy window
+// whose main thread spent at least --min-ms on a CPU: the profile names what ran in each.
+// Usage: node bench/cpuprofile-stalls.mjs FILE.cpuprofile [--min-ms 20] [--list] [--probe FILE]
 import {readFileSync} from 'node:fs'
 
 const file = process.argv[2]
@@ -31,10 +34,45 @@ for (let i = 0; i < prof.samples.length; i++) {
   const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000
   if (IDLE.has(n.callFrame.functionName)) {
     if (cur) stretches.push(cur)
+
+const probeArg = process.argv.indexOf('--probe')
+if (probeArg !== -1) {
+  // Replace the idle-to-idle stretches by the probe's stalls: samples inside each stall's span.
+  const probe = JSON.parse(readFileSync(process.argv[probeArg + 1], 'utf8'))
+  const [from, to] = probe.window
+  const chosen = probe.stalls.filter((x) => x.at >= from && x.at < to && x.cpu >= MIN_MS)
+  stretches.length = 0
+  for (const x of chosen) {
+    const s = {cpu: x.cpu, incl: new Map(), ms: 0, self: new Map(), start: x.mono - prof.startTime, wall: x.ms}
+    let tt = prof.startTime
+    for (let i = 0; i < prof.samples.length; i++) {
+      tt += prof.timeDeltas[i]
+      if (tt < x.mono || tt > x.mono + x.ms * 1000) continue
+      const n = byId.get(prof.samples[i])
+      const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000
+      s.ms += dt
+      const self = label(n)
+      s.self.set(self, (s.self.get(self) ?? 0) + dt)
+      const seen = new Set()
+      for (let id = n.id; id !== undefined; id = parent.get(id)) {
+        const f = byId.get(id)
+        if (!isOwn(f)) continue
+        const l = label(f)
+        if (seen.has(l)) continue
+        seen.add(l)
+        s.incl.set(l, (s.incl.get(l) ?? 0) + dt)
+      }
+    }
+    // Weigh by the stall's CPU time, which the load does not stretch.
+    s.sampled = s.ms
+    s.ms = x.cpu
+    stretches.push(s)
+  }
+}
     cur = undefined
     continue
   }
-  cur ??= {incl: new Map(), ms: 0, self: new Map(), start: (t - prof.startTime) / 1000}
+  cur ??= {incl: new Map(), ms: 0, self: new Map(), start: t - prof.startTime}
   cur.ms += dt
   const self = label(n)
   cur.self.set(self, (cur.self.get(self) ?? 0) + dt)
@@ -58,7 +96,7 @@ console.log(`${file}: ${(total / 1e6).toFixed(1)} s profiled, ${long.length} str
 const groups = new Map()
 for (const s of long) {
   // The deepest own frame that still covers most of the stretch names it; else the top self entry.
-  const cover = [...s.incl].filter(([, ms]) => ms >= s.ms * 0.5).sort((a, b) => a[1] - b[1])[0]
+  const cover = [...s.incl].filter(([, ms]) => ms >= (s.sampled ?? s.ms) * 0.5).sort((a, b) => a[1] - b[1])[0]
   const key = cover ? cover[0] : `(self) ${top(s.self, 1)[0]?.replace(/^\d+ /, '')}`
   const g = groups.get(key) ?? {n: 0, max: 0, sum: 0}
   g.n++
@@ -66,7 +104,7 @@ for (const s of long) {
   g.max = Math.max(g.max, s.ms)
   groups.set(key, g)
   if (process.argv.includes('--list')) {
-    console.log(`\n+${(s.start / 1000).toFixed(2)} s  ${s.ms.toFixed(0)} ms  [${key}]`)
+    console.log(`\n+${(s.start / 1e6).toFixed(2)} s  ${s.ms.toFixed(0)} ms${s.wall === undefined ? '' : ` on CPU of ${s.wall.toFixed(0)} ms`}  [${key}]`)
     console.log(`  self: ${top(s.self, 5).join(' | ')}`)
     console.log(`  svc:  ${top(s.incl, 6).join(' | ')}`)
   }

@@ -39,7 +39,8 @@ if (out) {
     const now = performance.now()
     const [cpu, wait] = sched()
     const late = now - last - TICK
-    if (late >= 10) stalls.push({at: Math.round(performance.timeOrigin + last), cpu: round(cpu - lastCpu), ms: round(late), wait: round(wait - lastWait)})
+    // mono: the stall's start on the monotonic clock in microseconds, the clock of a --cpu-prof profile's timestamps.
+    if (late >= 10) stalls.push({at: Math.round(performance.timeOrigin + last), cpu: round(cpu - lastCpu), mono: Math.round(Number(process.hrtime.bigint() / 1000n) - (now - last) * 1000), ms: round(late), wait: round(wait - lastWait)})
     last = now
     lastCpu = cpu
     lastWait = wait

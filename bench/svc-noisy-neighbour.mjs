@@ -11,7 +11,7 @@
 // on the machine's load than the light clients' p99.
 // Needs the built CLI (npm run build) and the dev dependencies ioredis and pg.
 import {spawn} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {connect} from 'node:net'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -181,7 +181,8 @@ async function phase(noisy) {
     end,
     noisy ? startNoise(SECONDS) : undefined,
   ])
-  return {from, get: summary(get), heavyStats, select: summary(select), to: Date.now()}
+  // The light clients stop after SECONDS; what the heavy ones still finish after that waits for no one.
+  return {from, get: summary(get), heavyStats, select: summary(select), to: from + SECONDS * 1000}
 }
 
 const quiet = await phase(false)
@@ -204,6 +205,8 @@ await new Promise((r) => {
 })
 if (probeFile) {
   const probe = JSON.parse(readFileSync(probeFile, 'utf8'))
+  // LOOP_PROBE_OUT keeps the stalls (with the noisy window) for bench/cpuprofile-stalls.mjs --probe.
+  if (process.env.LOOP_PROBE_OUT) writeFileSync(process.env.LOOP_PROBE_OUT, JSON.stringify({...probe, window: [noisy.from, noisy.to]}))
   for (const [name, p] of [['quiet', quiet], ['noisy', noisy]]) {
     const inWindow = probe.stalls.filter((s) => s.at >= p.from && s.at < p.to)
     const stalls = inWindow.map((s) => s.ms)

@@ -6,6 +6,7 @@ import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
+import {TextWorker} from './fts/text-worker.js'
 import type {Logger} from './types.js'
 
 export interface IndexStatus {
@@ -127,6 +128,8 @@ export class FullTextIndex {
   /** Page checks running in worker threads, each with a read connection of its own. */
   private readonly checks = new Set<Promise<void>>()
   private timers: NodeJS.Timeout[] = []
+  /** Makes large documents' text off the event loop's thread (drain). */
+  private readonly texts = new TextWorker(documentText)
 
   constructor(private readonly o: FullTextOptions) {}
 
@@ -138,6 +141,7 @@ export class FullTextIndex {
   async close(): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
+    await this.texts.close()
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
@@ -223,10 +227,14 @@ export class FullTextIndex {
         this.guard(name, b, () => this.applyWrites(b, true))
         const next = [...b.writes].find(([, w]) => w !== undefined && w.text === undefined)
         if (next === undefined) break
-        await pace()
-        const w = next[1]!
+        const [id, w] = next as [string, QueuedWrite]
+        const text = await this.texts.text(w.body)
         // A newer write of the document replaced this one while it waited: that one is extracted next.
-        if (b.writes.get(next[0]) === w && w.text === undefined) w.text = this.textOf(next[0], w.body)
+        // (null: the worker could not parse it; the thread tries and reports why.)
+        if (b.writes.get(id) === w && w.text === undefined) {
+          await pace()
+          w.text = text ?? this.textOf(id, w.body)
+        }
         await pace()
       }
     } catch (error) {
