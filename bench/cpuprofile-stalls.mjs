@@ -24,59 +24,11 @@ const label = (n) => {
 const IDLE = new Set(['(idle)'])
 const isOwn = (n) => /plugins\/svc\/dist|svc\/src/.test(n.callFrame.url)
 
-// Walk the samples: a stretch is a run of samples none of which is (idle).
-const stretches = []
-let cur
-let t = prof.startTime
-for (let i = 0; i < prof.samples.length; i++) {
-  t += prof.timeDeltas[i]
-  const n = byId.get(prof.samples[i])
-  const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000
-  if (IDLE.has(n.callFrame.functionName)) {
-    if (cur) stretches.push(cur)
-
-const probeArg = process.argv.indexOf('--probe')
-if (probeArg !== -1) {
-  // Replace the idle-to-idle stretches by the probe's stalls: samples inside each stall's span.
-  const probe = JSON.parse(readFileSync(process.argv[probeArg + 1], 'utf8'))
-  const [from, to] = probe.window
-  const chosen = probe.stalls.filter((x) => x.at >= from && x.at < to && x.cpu >= MIN_MS)
-  stretches.length = 0
-  for (const x of chosen) {
-    const s = {cpu: x.cpu, incl: new Map(), ms: 0, self: new Map(), start: x.mono - prof.startTime, wall: x.ms}
-    let tt = prof.startTime
-    for (let i = 0; i < prof.samples.length; i++) {
-      tt += prof.timeDeltas[i]
-      if (tt < x.mono || tt > x.mono + x.ms * 1000) continue
-      const n = byId.get(prof.samples[i])
-      const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000
-      s.ms += dt
-      const self = label(n)
-      s.self.set(self, (s.self.get(self) ?? 0) + dt)
-      const seen = new Set()
-      for (let id = n.id; id !== undefined; id = parent.get(id)) {
-        const f = byId.get(id)
-        if (!isOwn(f)) continue
-        const l = label(f)
-        if (seen.has(l)) continue
-        seen.add(l)
-        s.incl.set(l, (s.incl.get(l) ?? 0) + dt)
-      }
-    }
-    // Weigh by the stall's CPU time, which the load does not stretch.
-    s.sampled = s.ms
-    s.ms = x.cpu
-    stretches.push(s)
-  }
-}
-    cur = undefined
-    continue
-  }
-  cur ??= {incl: new Map(), ms: 0, self: new Map(), start: t - prof.startTime}
-  cur.ms += dt
+/** Adds one sample to a stretch: its self time, and the inclusive time of svc's own frames on its stack (each once). */
+function addSample(s, n, dt) {
+  s.ms += dt
   const self = label(n)
-  cur.self.set(self, (cur.self.get(self) ?? 0) + dt)
-  // Inclusive time of svc's own frames on this sample's stack (each frame once per sample).
+  s.self.set(self, (s.self.get(self) ?? 0) + dt)
   const seen = new Set()
   for (let id = n.id; id !== undefined; id = parent.get(id)) {
     const f = byId.get(id)
@@ -84,10 +36,45 @@ if (probeArg !== -1) {
     const l = label(f)
     if (seen.has(l)) continue
     seen.add(l)
-    cur.incl.set(l, (cur.incl.get(l) ?? 0) + dt)
+    s.incl.set(l, (s.incl.get(l) ?? 0) + dt)
   }
 }
-if (cur) stretches.push(cur)
+
+const stretches = []
+const probeArg = process.argv.indexOf('--probe')
+if (probeArg === -1) {
+  // A stretch is a run of samples none of which is (idle).
+  let cur
+  let t = prof.startTime
+  for (let i = 0; i < prof.samples.length; i++) {
+    t += prof.timeDeltas[i]
+    const n = byId.get(prof.samples[i])
+    if (IDLE.has(n.callFrame.functionName)) {
+      if (cur) stretches.push(cur)
+      cur = undefined
+      continue
+    }
+    cur ??= {incl: new Map(), ms: 0, self: new Map(), start: t - prof.startTime}
+    addSample(cur, n, (prof.timeDeltas[i + 1] ?? 0) / 1000)
+  }
+  if (cur) stretches.push(cur)
+} else {
+  // The probe's stalls of the noisy window with enough CPU: the samples inside each stall's span.
+  const probe = JSON.parse(readFileSync(process.argv[probeArg + 1], 'utf8'))
+  const [from, to] = probe.window
+  for (const x of probe.stalls.filter((st) => st.at >= from && st.at < to && st.cpu >= MIN_MS)) {
+    const s = {incl: new Map(), ms: 0, self: new Map(), start: x.mono - prof.startTime, wall: x.ms}
+    let t = prof.startTime
+    for (let i = 0; i < prof.samples.length; i++) {
+      t += prof.timeDeltas[i]
+      if (t >= x.mono && t <= x.mono + x.ms * 1000) addSample(s, byId.get(prof.samples[i]), (prof.timeDeltas[i + 1] ?? 0) / 1000)
+    }
+    // Weighed by the stall's CPU time, which the load does not stretch.
+    s.sampled = s.ms
+    s.ms = x.cpu
+    stretches.push(s)
+  }
+}
 
 const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([l, ms]) => `${ms.toFixed(0)} ${l}`)
 const long = stretches.filter((s) => s.ms >= MIN_MS)
