@@ -13,7 +13,7 @@ import {countDocuments} from './doc-count.js'
 import {type BackupFormat, type BackupManifest, sha256File, writeManifest} from './manifest.js'
 import {parallelGzip} from './parallel-gzip.js'
 import {explainDiskFull} from './proc.js'
-import {branchRefs, stageRepository, type StagedRepo} from './stage.js'
+import {branchRefs, stageRepository} from './stage.js'
 
 export interface BackupOptions {
   /** Makes an incremental bundle of what came after this commit (bundle format only). */
@@ -33,7 +33,7 @@ export interface FlushSource {
   stats?(): {documents: number}
   /**
    * Set when nothing can write to the repository while the source is held (a data directory
-   * no server holds, under this process's instance lock): a bundle is then made from the
+   * no server holds, under this process's instance lock): a backup is then made from the
    * repository itself, without a staged copy.
    */
   readonly stable?: boolean
@@ -66,10 +66,9 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
     documents = source.stats?.().documents
   }
   // A staged copy keeps a live repository's point fixed while a server commits and repacks; a
-  // repository nobody can change is that point already, and a bundle (which carries only the
-  // branches and what they reach) needs no copy of it. A tar.gz archives files, so it is always
-  // made from a staged copy holding exactly the branches.
-  const stage = source.stable && format === 'bundle' ? undefined : await stageRepository(source.dataDir, flush)
+  // repository nobody can change (this process holds its instance lock) is that point already,
+  // and is archived or bundled as it is, like `tar czf` and `git bundle create` would.
+  const stage = source.stable ? undefined : await stageRepository(source.dataDir, flush)
   if (!stage) await flush()
   const repo = stage?.repo ?? join(source.dataDir, LAYOUT_NAMES.repo)
   const tmp = join(dirname(output), `.${basename(output)}.partial`)
@@ -89,7 +88,7 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
     let checksum: string
     let baseCommit: string | undefined
     if (format === 'tar.gz') {
-      checksum = await writeTarGz(stage!, tmp).catch(explainDiskFull)
+      checksum = await writeTarGz(stage?.dir ?? source.dataDir, tmp).catch(explainDiskFull)
     } else {
       checksum = await bundle!.catch(async (error: Error) => {
         if (given) {
@@ -159,9 +158,11 @@ async function writeBundle(repo: string, base: string | undefined, file: string)
  * fastest level loses little in size and saves most of its time; and the gzip runs on every
  * core (parallel-gzip.ts), where `tar czf` has one gzip process.
  */
-function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
-  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
-  const child = spawn('tar', ['-cf', '-', '-C', stage.dir, ...members], {stdio: ['ignore', 'pipe', 'pipe']})
+function writeTarGz(dir: string, file: string): Promise<string> {
+  const members = [...[LAYOUT_NAMES.indexDefinitions].filter((m) => existsSync(join(dir, m))), LAYOUT_NAMES.repo]
+  // A lock file left by a killed git would stop the restored repository's next ref update; no
+  // ref or object name ends in .lock, so nothing else is left out.
+  const child = spawn('tar', ['-cf', '-', '-C', dir, '--exclude=*.lock', ...members], {stdio: ['ignore', 'pipe', 'pipe']})
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   const done = new Promise<void>((resolve, reject) => {
