@@ -38,6 +38,8 @@ export interface FullTextOptions {
   readBody(branch: string, id: string): Promise<{body: Buffer; sha: string} | undefined>
   /** The Git repository: when given, a build from nothing reads it in a worker thread (fts/extract.ts). */
   repo?: string
+  /** First wait before a failed catch-up is tried again (doubling up to a minute); 1 s by default. */
+  retryMs?: number
 }
 
 /** A document read for indexing: its bytes, or the text the extraction worker made of them. */
@@ -60,6 +62,8 @@ interface BranchIndex {
   written?: Set<string>
   /** Ids whose indexed version may differ from the current one, still to check. */
   queue: string[]
+  /** The next try of a catch-up that failed, and the wait before the one after it. */
+  retry?: {delayMs: number; timer?: NodeJS.Timeout}
   running: boolean
   state: IndexStatus['state']
   store: IndexStore
@@ -69,6 +73,9 @@ interface BranchIndex {
 
 /** Documents per transaction while an index is first built (see process). */
 const BUILD_BATCH = 4000
+
+/** The longest wait between tries of a catch-up that keeps failing. */
+const MAX_RETRY_MS = 60_000
 
 /** Rows walked per event-loop turn when the index is compared with the branch. */
 const SCAN_PAGE = 5000
@@ -121,6 +128,7 @@ export class FullTextIndex {
   async close(): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
+    for (const b of this.branches.values()) clearTimeout(b.retry?.timer)
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
@@ -149,6 +157,7 @@ export class FullTextIndex {
     const b = this.branches.get(name)
     this.branches.delete(name)
     if (b) {
+      clearTimeout(b.retry?.timer)
       b.store.close()
       // A page check just started opens the file read-only, and SQLite then creates its -wal and
       // -shm files beside it: deleting the folder under it would fail with ENOTEMPTY.
@@ -474,6 +483,7 @@ export class FullTextIndex {
     }
     if (!live()) return
     b.state = 'ready'
+    b.retry = undefined
     this.progress.runs++
     this.progress.lastRunSeconds = (Date.now() - started) / 1000
     if (total > 0) this.o.logger.info('reindex finished', {branch: name, documents: b.store.documents, indexed, seconds: this.progress.lastRunSeconds})
@@ -486,7 +496,17 @@ export class FullTextIndex {
       b.running = false
       // The branch was removed (or the index closed) under the catch-up: its file is gone, as meant.
       if (this.closed || this.branches.get(name) !== b) return
-      this.o.logger.error('full-text reindex failed', {branch: name, error: error.message})
+      // A failure that is not corruption (a Git read, a full disk, a busy file) is often gone a
+      // moment later: try again soon, backing off, rather than leave the index behind until the
+      // next periodic check. Searches keep saying the answer is incomplete meanwhile.
+      const delayMs = b.retry?.delayMs ?? this.o.retryMs ?? 1000
+      this.o.logger.error('full-text reindex failed; trying again', {branch: name, error: error.message, retryInMs: delayMs})
+      clearTimeout(b.retry?.timer)
+      const timer = setTimeout(() => {
+        if (!this.closed && this.branches.get(name) === b) this.reconcile(name, b)
+      }, delayMs)
+      timer.unref()
+      b.retry = {delayMs: Math.min(delayMs * 2, MAX_RETRY_MS), timer}
     })
   }
 }

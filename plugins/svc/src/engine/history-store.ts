@@ -12,6 +12,8 @@ import {dirname} from 'node:path'
 
 import Database from 'better-sqlite3'
 
+import {openDerivedSqlite} from './derived-sqlite.js'
+
 /** Bumped when the schema changes: a file of another format is rebuilt. */
 export const HISTORY_FORMAT = '1'
 
@@ -82,39 +84,32 @@ export class HistoryStore {
   private state: {lastKey: null | number; monotonic: boolean; pos: number; tip: string}
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), {recursive: true})
-    this.db = new Database(file)
-    try {
-      this.db.pragma('journal_mode = WAL')
-      this.db.pragma('synchronous = NORMAL')
-      this.db.exec(`
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS commits (pos INTEGER PRIMARY KEY, sha BLOB NOT NULL, ct INTEGER NOT NULL, ms INTEGER, ttext TEXT, meta TEXT, k INTEGER);
-        CREATE UNIQUE INDEX IF NOT EXISTS commits_sha ON commits (sha);
-        CREATE TABLE IF NOT EXISTS changes (path TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (path, pos)) WITHOUT ROWID;
-      `)
-      const format = this.db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined
-      const commits = this.db.prepare('SELECT count(*) FROM commits').pluck().get() as number
-      if (format === undefined && commits === 0) this.db.prepare(`INSERT OR REPLACE INTO meta VALUES ('format', ?)`).run(HISTORY_FORMAT)
-      else if (format !== HISTORY_FORMAT) throw Object.assign(new Error(`history index format ${format}, this version reads ${HISTORY_FORMAT}`), {code: 'SVC_HISTORY_FORMAT'})
-    } catch (error) {
-      this.db.close()
-      throw error
-    }
-    this.st = {
-      byPos: this.db.prepare('SELECT pos, sha, ct, ms, ttext, meta FROM commits WHERE pos = ?'),
-      bySha: this.db.prepare('SELECT pos FROM commits WHERE sha = ?'),
-      delChanges: this.db.prepare('DELETE FROM changes WHERE pos > ?'),
-      delCommits: this.db.prepare('DELETE FROM commits WHERE pos > ?'),
-      getMeta: this.db.prepare('SELECT value FROM meta WHERE key = ?'),
-      insChange: this.db.prepare('INSERT OR IGNORE INTO changes VALUES (?, ?)'),
-      insCommit: this.db.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      keyAt: this.db.prepare('SELECT k FROM commits WHERE pos = ?'),
-      setMeta: this.db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
-      versions: this.db.prepare(
-        'SELECT DISTINCT c.pos AS pos, c.sha AS sha, c.ct AS ct, c.ms AS ms, c.ttext AS ttext, c.meta AS meta FROM changes ch JOIN commits c ON c.pos = ch.pos WHERE ch.path IN (?, ?) AND ch.pos < ? ORDER BY ch.pos DESC LIMIT ?',
-      ),
-    }
+    const schema = `
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS commits (pos INTEGER PRIMARY KEY, sha BLOB NOT NULL, ct INTEGER NOT NULL, ms INTEGER, ttext TEXT, meta TEXT, k INTEGER);
+      CREATE UNIQUE INDEX IF NOT EXISTS commits_sha ON commits (sha);
+      CREATE TABLE IF NOT EXISTS changes (path TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (path, pos)) WITHOUT ROWID;
+    `
+    const isNew = (db: Database.Database) => db.prepare('SELECT count(*) FROM commits').pluck().get() === 0
+    const opened = openDerivedSqlite(file, {formatCode: 'SVC_HISTORY_FORMAT', formatVersion: HISTORY_FORMAT, isNew, schema, what: 'history index'}, (db) => {
+      const st: HistoryStore['st'] = {
+        byPos: db.prepare('SELECT pos, sha, ct, ms, ttext, meta FROM commits WHERE pos = ?'),
+        bySha: db.prepare('SELECT pos FROM commits WHERE sha = ?'),
+        delChanges: db.prepare('DELETE FROM changes WHERE pos > ?'),
+        delCommits: db.prepare('DELETE FROM commits WHERE pos > ?'),
+        getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+        insChange: db.prepare('INSERT OR IGNORE INTO changes VALUES (?, ?)'),
+        insCommit: db.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)'),
+        keyAt: db.prepare('SELECT k FROM commits WHERE pos = ?'),
+        setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
+        versions: db.prepare(
+          'SELECT DISTINCT c.pos AS pos, c.sha AS sha, c.ct AS ct, c.ms AS ms, c.ttext AS ttext, c.meta AS meta FROM changes ch JOIN commits c ON c.pos = ch.pos WHERE ch.path IN (?, ?) AND ch.pos < ? ORDER BY ch.pos DESC LIMIT ?',
+        ),
+      }
+      return st
+    })
+    this.db = opened.db
+    this.st = opened.prepared
     const last = this.db.prepare('SELECT pos, sha, k FROM commits ORDER BY pos DESC LIMIT 1').get() as {k: null | number; pos: number; sha: Buffer} | undefined
     this.state = {
       lastKey: last?.k ?? null,

@@ -13,7 +13,7 @@ import {startPgServer} from '../../src/servers/pg/index.js'
 import {Health} from '../../src/servers/health.js'
 import {createMetrics} from '../../src/servers/metrics.js'
 import {startRestServer} from '../../src/servers/rest/index.js'
-import {type Harness, sqlError, startHarness} from '../redis/harness.js'
+import {type Harness, sqlError, pgClient, startHarness} from '../redis/harness.js'
 
 
 function psql(port: number, command: string): Promise<string> {
@@ -53,8 +53,7 @@ describe('svc secondary indexes (SQL, engine, Redis and REST)', function () {
 
   before(async () => {
     h = await startHarness({})
-    c = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc-secret', port: h.pg!.port, user: 'svc'})
-    await c.connect()
+    c = await pgClient(h)
     redis = new Redis({host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, port: h.redis!.port})
     await redis.connect()
     const metrics = createMetrics(h.engine as never)
@@ -122,8 +121,7 @@ describe('svc secondary indexes (SQL, engine, Redis and REST)', function () {
     await redis.del('items:r1')
     expect(await cities('Bern')).to.deep.equal(['1000'])
     // Inside a transaction its own writes are visible through the index path, others' only after COMMIT.
-    const other = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc-secret', port: h.pg!.port, user: 'svc'})
-    await other.connect()
+    const other = await pgClient(h)
     try {
       await c.query('BEGIN')
       await c.query("INSERT INTO items (id, name, city) VALUES (1001, 'tx', 'Bern')")

@@ -6,7 +6,7 @@
 import {expect} from 'chai'
 import pg from 'pg'
 
-import {type Harness, sqlError, startHarness} from '../redis/harness.js'
+import {type Harness, sqlError, pgClient, startHarness} from '../redis/harness.js'
 
 describe('svc SQL set-returning functions in the select list, array columns', function () {
   this.timeout(60_000)
@@ -15,8 +15,7 @@ describe('svc SQL set-returning functions in the select list, array columns', fu
 
   before(async () => {
     h = await startHarness({redis: false})
-    c = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc-secret', port: h.pg!.port, user: 'svc'})
-    await c.connect()
+    c = await pgClient(h)
     await h.engine.put({id: 'docs:1', tags: ['a', 'b']})
     await h.engine.put({id: 'docs:2', tags: ['c']})
     await h.engine.put({id: 'docs:3', tags: []})

@@ -6,7 +6,7 @@
 import {expect} from 'chai'
 import pg from 'pg'
 
-import {type Harness, sqlError, startHarness} from '../redis/harness.js'
+import {type Harness, sqlError, pgClient, startHarness} from '../redis/harness.js'
 
 describe('svc SQL subqueries', function () {
   this.timeout(30_000)
@@ -15,8 +15,7 @@ describe('svc SQL subqueries', function () {
 
   before(async () => {
     h = await startHarness({redis: false})
-    c = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc-secret', port: h.pg!.port, user: 'svc'})
-    await c.connect()
+    c = await pgClient(h)
     await h.engine.put({city: 'Paris', id: 'authors:1', name: 'Ann'})
     await h.engine.put({city: 'Rome', id: 'authors:2', name: 'Bob'})
     await h.engine.put({city: 'Oslo', id: 'authors:3', name: 'Cid'})

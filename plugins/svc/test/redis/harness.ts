@@ -1,5 +1,6 @@
 /** Starts the real engine in a temporary data directory with the Redis and PostgreSQL servers on free loopback ports. */
 import {expect} from 'chai'
+import pg from 'pg'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -62,6 +63,13 @@ export async function startHarness(opts: {auth?: 'md5' | 'scram-sha-256'; now?: 
   if (opts.redis !== false) h.redis = await startRedisServer(ctx, {host: '127.0.0.1', limits: opts.redisLimits, port: 0})
   if (opts.pg !== false) h.pg = await startPgServer(ctx, {auth: opts.auth, host: '127.0.0.1', password: 'svc-secret', port: 0, username: 'svc'})
   return h
+}
+
+/** A node-postgres client connected to the harness's PostgreSQL server as its user. */
+export async function pgClient(h: Harness): Promise<pg.Client> {
+  const c = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc-secret', port: h.pg!.port, user: 'svc'})
+  await c.connect()
+  return c
 }
 
 export interface PgError extends Error {

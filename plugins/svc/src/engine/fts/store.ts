@@ -11,10 +11,9 @@
  * the catch-up at the next start reindexes whatever is behind. A build from nothing runs without
  * a journal (see beginBulk): a crash then leaves a file marked unfinished, which is rebuilt.
  */
-import {mkdirSync} from 'node:fs'
-import {dirname} from 'node:path'
-
 import Database from 'better-sqlite3'
+
+import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {matchExpression, tableToken} from './match.js'
 
@@ -96,49 +95,41 @@ export class IndexStore {
    * check (quickCheck) reads the whole file, so the engine runs it in the background instead.
    */
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), {recursive: true})
-    this.db = new Database(file)
-    try {
-      this.db.pragma('journal_mode = WAL')
-      this.db.pragma('synchronous = NORMAL')
-      // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
-      this.db.pragma('cache_size = -32000')
-      this.db.exec(`
-        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
-        CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='unicode61 remove_diacritics 0');
-      `)
-      const format = (this.db.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get() as string | undefined)
-      if (format === undefined) this.db.prepare(`INSERT INTO meta(key, value) VALUES ('format', ?)`).run(FTS_FORMAT)
-      else if (format !== FTS_FORMAT) throw Object.assign(new Error(`index format ${format}, this version reads ${FTS_FORMAT}`), {code: 'SVC_FTS_FORMAT'})
-      if (this.db.prepare(`SELECT 1 FROM meta WHERE key = '${BUILDING}'`).pluck().get() !== undefined) {
+    const schema = `
+      CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
+      CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='unicode61 remove_diacritics 0');
+    `
+    // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
+    const opened = openDerivedSqlite<{count: number; st: IndexStore['st']}>(file, {cacheKiB: 32_000, formatCode: 'SVC_FTS_FORMAT', formatVersion: FTS_FORMAT, schema, what: 'index'}, (db) => {
+      if (db.prepare(`SELECT 1 FROM meta WHERE key = '${BUILDING}'`).pluck().get() !== undefined) {
         throw Object.assign(new Error('a build without a journal was cut short (the process stopped during it)'), {code: 'SVC_FTS_UNFINISHED'})
       }
-      this.st = {
-        bounds: this.db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM docs'),
+      const st: IndexStore['st'] = {
+        bounds: db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM docs'),
         // FTS5 walks matches in rowid order and stops after the window: no scoring, no sort.
         // (Ascending: FTS5's descending walk measured 10-50x slower on multi-segment indexes.)
-        probe: this.db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
-        delDoc: this.db.prepare('DELETE FROM docs WHERE rowid = ?'),
-        delText: this.db.prepare('DELETE FROM text WHERE rowid = ?'),
-        insDoc: this.db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
-        insText: this.db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)'),
-        page: this.db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
-        row: this.db.prepare('SELECT rowid, sha FROM docs WHERE id = ?'),
+        probe: db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
+        delDoc: db.prepare('DELETE FROM docs WHERE rowid = ?'),
+        delText: db.prepare('DELETE FROM text WHERE rowid = ?'),
+        insDoc: db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
+        insText: db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)'),
+        page: db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
+        row: db.prepare('SELECT rowid, sha FROM docs WHERE id = ?'),
         // bm25 is lower-is-better; the weights give the table column no say in the score.
-        search: this.db.prepare(`
+        search: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
-        searchFrom: this.db.prepare(`
+        searchFrom: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
-        updDoc: this.db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
+        updDoc: db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
       }
-      this.docCount = this.db.prepare('SELECT count(*) FROM docs').pluck().get() as number
-    } catch (error) {
-      this.db.close()
-      throw error
-    }
+      return {count: db.prepare('SELECT count(*) FROM docs').pluck().get() as number, st}
+    })
+    this.db = opened.db
+    this.st = opened.prepared.st
+    this.docCount = opened.prepared.count
   }
 
   get documents(): number {
