@@ -5,11 +5,16 @@
 // the figures are the light clients' p50/p99/max in each phase and their ratio.
 // Heavy kinds: in (long IN list), or (long OR chain), rest (large bodies), list (whole-table REST
 // listings and SQL scans), slow (clients that ask for megabytes and never read the answer).
-// Usage: node bench/svc-noisy-neighbour.mjs [--seconds 10] [--rows 2000] [--in-values 100000] [--or-terms 3000] [--body-kb 900] [--heavy in,or,rest,list,slow]
+// Usage: node bench/svc-noisy-neighbour.mjs [--seconds 10] [--rows 2000] [--in-values 100000] [--or-terms 3000] [--body-kb 900] [--heavy in,or,rest,list,slow] [--no-probe]
+// The server runs with bench/loop-probe.mjs (unless --no-probe): the stalls of its event loop and
+// its garbage collections in each phase are printed beside the latencies, as they depend much less
+// on the machine's load than the light clients' p99.
 // Needs the built CLI (npm run build) and the dev dependencies ioredis and pg.
 import {spawn} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {connect} from 'node:net'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {isMainThread, parentPort, Worker, workerData} from 'node:worker_threads'
 
 import {Redis} from 'ioredis'
@@ -24,11 +29,14 @@ const OR_TERMS = arg('or-terms', 3000)
 const BODY_KB = arg('body-kb', 900)
 // Extra node flags for the server only, e.g. SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
 const SERVER_NODE_ARGS = (process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
+const PROBE = !process.argv.includes('--no-probe')
 const HEAVY = (process.argv.includes('--heavy') ? process.argv[process.argv.indexOf('--heavy') + 1] : 'in,or,rest,list,slow').split(',')
 
-function startAll(dataDir) {
+function startAll(dataDir, probeFile) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...SERVER_NODE_ARGS, RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'warn'], {stdio: ['ignore', 'pipe', 'inherit']})
+    const probe = probeFile ? ['--import', fileURLToPath(new URL('loop-probe.mjs', import.meta.url))] : []
+    const env = probeFile ? {...process.env, LOOP_PROBE: probeFile} : process.env
+    const child = spawn(process.execPath, [...SERVER_NODE_ARGS, ...probe, RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, '--http-port', '0', '--redis-port', '0', '--pg-port', '0', '--log-level', 'warn'], {env, stdio: ['ignore', 'pipe', 'inherit']})
     let out = ''
     child.stdout.on('data', (d) => {
       out += d
@@ -126,7 +134,9 @@ if (!isMainThread) {
   process.exit(0)
 }
 
-const {child, ready} = await startAll(join(tempDir(), 'data'))
+const work = tempDir()
+const probeFile = PROBE ? join(work, 'loop-probe.json') : undefined
+const {child, ready} = await startAll(join(work, 'data'), probeFile)
 const pgConfig = {database: 'svc', host: '127.0.0.1', password: 'svc', port: ready.pg, user: 'svc'}
 const setup = new pg.Client(pgConfig)
 await setup.connect()
@@ -158,6 +168,7 @@ function startNoise(seconds) {
 }
 
 async function phase(noisy) {
+  const from = Date.now()
   let stop = false
   const end = new Promise((r) => setTimeout(() => {
     stop = true
@@ -170,7 +181,8 @@ async function phase(noisy) {
     end,
     noisy ? startNoise(SECONDS) : undefined,
   ])
-  return {get: summary(get), heavyStats, select: summary(select)}
+  // The light clients stop after SECONDS; what the heavy ones still finish after that waits for no one.
+  return {from, get: summary(get), heavyStats, select: summary(select), to: from + SECONDS * 1000}
 }
 
 const quiet = await phase(false)
@@ -191,4 +203,23 @@ await new Promise((r) => {
   child.once('exit', r)
   child.kill('SIGTERM')
 })
+if (probeFile) {
+  const probe = JSON.parse(readFileSync(probeFile, 'utf8'))
+  // LOOP_PROBE_OUT keeps the stalls (with the noisy window) for bench/cpuprofile-stalls.mjs --probe.
+  if (process.env.LOOP_PROBE_OUT) writeFileSync(process.env.LOOP_PROBE_OUT, JSON.stringify({...probe, window: [noisy.from, noisy.to]}))
+  for (const [name, p] of [['quiet', quiet], ['noisy', noisy]]) {
+    const inWindow = probe.stalls.filter((s) => s.at >= p.from && s.at < p.to)
+    const stalls = inWindow.map((s) => s.ms)
+    const cpu = inWindow.map((s) => s.cpu)
+    const over = (ms, xs = stalls) => xs.filter((x) => x >= ms).length
+    const gcs = probe.gcs.filter((g) => g.at >= p.from && g.at < p.to)
+    const major = gcs.filter((g) => g.kind === 'major').map((g) => g.ms)
+    line(`server loop stalls, ${name} (>= 20 / 50 / 100 ms)`, `${over(20)} / ${over(50)} / ${over(100)}, max ${Math.max(0, ...stalls).toFixed(0)} ms, sum of >= 20 ms ${stalls.filter((x) => x >= 20).reduce((a, b) => a + b, 0).toFixed(0)} ms`)
+    line(`  of which on CPU (>= 20 / 50 / 100 ms)`, `${over(20, cpu)} / ${over(50, cpu)} / ${over(100, cpu)}, max ${Math.max(0, ...cpu).toFixed(0)} ms, sum of >= 20 ms ${cpu.filter((x) => x >= 20).reduce((a, b) => a + b, 0).toFixed(0)} ms`)
+    line(`server GC >= 5 ms, ${name}`, `${gcs.length} (major ${major.length}, max ${Math.max(0, ...gcs.map((g) => g.ms)).toFixed(0)} ms, sum ${gcs.reduce((a, g) => a + g.ms, 0).toFixed(0)} ms)`)
+  }
+  if (process.env.LOOP_PROBE_LIST) {
+    for (const s of probe.stalls.filter((s) => s.at >= noisy.from && s.at < noisy.to && s.ms >= 20)) line(`  stall at +${s.at - noisy.from} ms`, `${s.ms} ms (CPU ${s.cpu} ms, waiting ${s.wait} ms)`)
+  }
+}
 process.exit(0)

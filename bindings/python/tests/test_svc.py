@@ -1,5 +1,6 @@
 """The Python binding against the built toolkit (TOOLKIT_BIN), embedded and remote."""
 
+import gc
 import json
 import os
 import shutil
@@ -173,6 +174,16 @@ class EmbeddedTest(Calls, unittest.TestCase):
         self.assertEqual([f.result()["n"] for f in after], ["changed", 8])
         self.assertIsNone(missing.result())
         self.assertIsNone(before[0].exception())
+        # Decoding a batch pauses the garbage collector; it must be running again afterwards.
+        self.assertTrue(gc.isenabled())
+        gc.disable()
+        try:
+            with self.db.pipeline() as p:
+                again = p.get("long:9")
+            self.assertEqual(again.result()["n"], 9)
+            self.assertFalse(gc.isenabled(), "a collector the caller turned off stays off")
+        finally:
+            gc.enable()
 
     def test_pipelined_gets_with_a_bad_id_among_them(self):
         self.db.put("g:1", {"n": 1})

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import functools
 from concurrent.futures import Future
 from typing import Any, Dict, List, Optional, Union
 
@@ -106,10 +105,11 @@ class Pipeline(_Operations):
         self._transport = transport
         self._futures: List["Future[Json]"] = []
         self._submit_get = getattr(transport, "submit_get", None)
-        if self._submit_get is not None:
+        getter = getattr(transport, "getter", None)
+        if getter is not None:
             # The hot call of a read pipeline goes straight to the transport, one Python call per get;
             # the transport refuses what is not a plain get the same way the child would.
-            self.get = functools.partial(self._submit_get, waits=self._futures)  # type: ignore[method-assign]
+            self.get = getter(self._futures)  # type: ignore[method-assign]
 
     def _call(self, op: str, params: Dict[str, Json]) -> "Future[Json]":
         future = self._transport.submit(op, params, flush=False)

@@ -34,7 +34,7 @@ export async function runEmbedded(options: EmbedOptions): Promise<void> {
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
   try {
-    await serveLines(engine, {input: process.stdin, output: out}, extra)
+    await serveLines(engine, {input: process.stdin, output: out, outputFd: 1}, extra)
   } finally {
     process.off('SIGTERM', stop)
     process.off('SIGINT', stop)

@@ -3,6 +3,7 @@ import type {Readable, Writable} from 'node:stream'
 import type {Engine} from '../engine/types.js'
 import {jsonValue} from '../query/json-value.js'
 import {answer, errorReply, type ExtraOperations, kindOf, parseRequest, type Request} from './dispatch.js'
+import {AnswerBuffer} from './answers.js'
 import {RequestOrder} from './order.js'
 
 export const PROTOCOL_VERSION = 1
@@ -12,6 +13,8 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024
 export interface EmbedStreams {
   input: Readable
   output: Writable
+  /** The file descriptor behind `output` (stdout), written directly while the stream holds nothing. */
+  outputFd?: number
 }
 
 /**
@@ -37,48 +40,57 @@ function oneLine(raw: Buffer): Buffer {
 }
 
 const NULL = Buffer.from('null')
+const COMMA = 0x2c
+/** Reused by every cached read: the documents of the answer being built. */
+const found: Buffer[] = []
 
 /**
- * A `get` or `get_many` answered from memory without a turn of the event loop: its answer line,
- * built from the stored bytes as they are (one allocation, the documents copied in), or undefined
- * when the request needs the general path (a read from Git, or a parameter that earns an error reply).
+ * Answers a `get` or `get_many` from memory without a turn of the event loop: its answer line,
+ * built from the stored bytes as they are, straight into `answers`. False (and nothing added) when
+ * the request needs the general path (a read from Git, or a parameter that earns an error reply).
  */
-function cachedRead(engine: Engine, r: Request): Buffer | undefined {
+function cachedRead(engine: Engine, r: Request, answers: AnswerBuffer): boolean {
   const {branch, id, ids} = r.params
-  if (branch !== undefined && branch !== null && typeof branch !== 'string') return undefined
+  if (branch !== undefined && branch !== null && typeof branch !== 'string') return false
   const options = {branch: branch ?? undefined}
   const many = r.op === 'get_many'
   const wanted = many ? ids : [id]
-  if (!Array.isArray(wanted)) return undefined
-  const docs: Buffer[] = Array.from({length: wanted.length})
-  const head = Buffer.from(`{"id":${JSON.stringify(r.id, jsonValue)},"result":${many ? '[' : ''}`)
-  // Commas between documents, then `]}` (or `}`) and the line break.
-  let bytes = head.length + Math.max(wanted.length - 1, 0) + (many ? 3 : 2)
+  if (!Array.isArray(wanted)) return false
+  const head = `{"id":${JSON.stringify(r.id, jsonValue)},"result":${many ? '[' : ''}`
+  // The head (ASCII but for a text id, hence byteLength), commas between documents, then `]}` (or `}`) and the line break.
+  let bytes = Buffer.byteLength(head) + Math.max(wanted.length - 1, 0) + (many ? 3 : 2)
+  found.length = wanted.length
+  let cached = false
   try {
     for (let i = 0; i < wanted.length; i++) {
       const one: unknown = wanted[i]
-      if (typeof one !== 'string') return undefined
+      if (typeof one !== 'string') return false
       const raw = engine.getRawIfCached(one, options)
-      if (raw === false) return undefined
+      if (raw === false) return false
       const doc = raw === undefined ? NULL : oneLine(raw)
-      docs[i] = doc
+      found[i] = doc
       bytes += doc.length
     }
+    cached = true
   } catch {
-    return undefined
+    return false
+  } finally {
+    // Nothing is kept past this call, so the cache may let the buffers go.
+    if (!cached) found.length = 0
   }
-  const out = Buffer.allocUnsafe(bytes)
-  out.set(head, 0)
-  let at = head.length
-  for (let i = 0; i < docs.length; i++) {
-    if (i > 0) out[at++] = 0x2c
-    out.set(docs[i], at)
-    at += docs[i].length
+  const {at: start, buf} = answers.reserve(bytes)
+  let at = start + buf.write(head, start, 'utf8')
+  for (let i = 0; i < found.length; i++) {
+    if (i > 0) buf[at++] = COMMA
+    const doc = found[i]
+    buf.set(doc, at)
+    at += doc.length
   }
-  if (many) out[at++] = 0x5d
-  out[at++] = 0x7d
-  out[at] = 0x0a
-  return out
+  found.length = 0
+  if (many) buf[at++] = 0x5d
+  buf[at++] = 0x7d
+  buf[at] = 0x0a
+  return true
 }
 
 export async function serveLines(engine: Engine, streams: EmbedStreams, extra: ExtraOperations = {}): Promise<void> {
@@ -87,13 +99,8 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
   let waitingForDrain: Promise<void> | undefined
 
   // Answers finished in the same turn of the event loop leave in one write, not one syscall each.
-  let batch: Buffer[] = []
-  let batchBytes = 0
-  const flush = (): void => {
-    const out = Buffer.concat(batch, batchBytes)
-    batch = []
-    batchBytes = 0
-    if (!output.write(out) && !waitingForDrain) {
+  const answers = new AnswerBuffer(output, streams.outputFd, () => {
+    if (!waitingForDrain) {
       // Stop reading until the client has taken our answers, so a client that never reads cannot grow our buffers.
       input.pause()
       waitingForDrain = new Promise((resolve) =>
@@ -104,13 +111,8 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
         }),
       )
     }
-  }
-  const sendLine = (line: Buffer): void => {
-    if (batchBytes === 0) setImmediate(flush)
-    batch.push(line)
-    batchBytes += line.length
-  }
-  const send = (reply: unknown): void => sendLine(Buffer.from(JSON.stringify(reply, jsonValue) + '\n'))
+  })
+  const send = (reply: unknown): void => answers.text(JSON.stringify(reply, jsonValue) + '\n')
 
   const handle = (line: string): void => {
     if (line.trim() === '') return
@@ -122,13 +124,7 @@ export async function serveLines(engine: Engine, streams: EmbedStreams, extra: E
       return
     }
     const r = request
-    if ((r.op === 'get' || r.op === 'get_many') && order.readMayRunNow()) {
-      const line = cachedRead(engine, r)
-      if (line !== undefined) {
-        sendLine(line)
-        return
-      }
-    }
+    if ((r.op === 'get' || r.op === 'get_many') && order.readMayRunNow() && cachedRead(engine, r, answers)) return
     void order.schedule(kindOf(r.op), () => answer(engine, r, extra)).then(send)
   }
 

@@ -18,6 +18,7 @@ import {type DataDirLayout, dataDirLayout} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
 import {loadBranches, prepareRepository, refHeads} from './open.js'
 import {restartWithBackoff} from './writer-recovery.js'
+import {pace} from './loop-turns.js'
 import {nullLogger} from './logger.js'
 import {BlobReader, CORRUPT_OBJECT} from './reader.js'
 import {beginTransaction} from './transaction.js'
@@ -110,9 +111,16 @@ function blobSha(body: Buffer): string {
   return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex')
 }
 
-function serialize(doc: Doc): Buffer {
-  return Buffer.from(`${JSON.stringify(doc, null, 2)}\n`)
+function serialize(doc: Doc): {body: Buffer; text: string} {
+  const text = `${JSON.stringify(doc, null, 2)}\n`
+  return {body: Buffer.from(text), text}
 }
+
+/**
+ * A document this large has its write-ahead-log record made in a turn of the event loop of its
+ * own, after the turn that serialised it (issue 24: a 900 KB put was one 30-50 ms turn).
+ */
+const LARGE_WRITE_BYTES = 256 * 1024
 
 /**
  * The svc database over one data directory: documents as files in a bare Git repository
@@ -124,6 +132,8 @@ export class GitEngine implements Engine {
   readonly layout: DataDirLayout
   readonly repo: string
   private appending = 0
+  /** Resolves when the last write waiting for a turn of the event loop has started (inWriteOrder). */
+  private writeTurns: Promise<void> | undefined
   private branchesState = new Map<string, BranchState>()
   private cache: BlobCache
   private checkpoints: CheckpointLoop
@@ -216,8 +226,8 @@ export class GitEngine implements Engine {
     const branch = this.branch(options.branch)
     const walOps: WalOp[] = ops.map((o) => {
       if (o.op === 'put') {
-        const {body, id} = this.prepare(o.doc, options)
-        return {body: body.toString('utf8'), id, op: 'put', ...(o.keepExpiry || options.keepExpiry ? {keepExpiry: true} : {})}
+        const {id, text} = this.prepare(o.doc, options)
+        return {body: text, id, op: 'put', ...(o.keepExpiry || options.keepExpiry ? {keepExpiry: true} : {})}
       }
       if (o.op === 'delete') return {id: this.writable(o.id, options).id, op: 'delete'}
       if (o.op === 'expire') return {at: checkExpiry(o.at), id: this.writable(o.id, options).id, op: 'expire'}
@@ -544,9 +554,9 @@ export class GitEngine implements Engine {
   }
 
   async put(doc: Doc, options: WriteOptions = {}): Promise<WriteResult> {
-    const {body, id} = this.prepare(doc, options)
+    const {body, id, text} = this.prepare(doc, options)
     const branch = this.branch(options.branch)
-    const seq = await this.write(branch.name, [{body: body.toString('utf8'), id, op: 'put', ...(options.keepExpiry ? {keepExpiry: true} : {})}], options)
+    const seq = await this.write(branch.name, [{body: text, id, op: 'put', ...(options.keepExpiry ? {keepExpiry: true} : {})}], options, [body])
     return {branch: branch.name, id, seq}
   }
 
@@ -703,7 +713,8 @@ export class GitEngine implements Engine {
 
   // ---- internals ------------------------------------------------------------------------
 
-  private apply(entry: WalEntry, replay: boolean): void {
+  /** `bodies`: the encoded body of each put of `entry` when the caller has it (saves encoding it again). */
+  private apply(entry: WalEntry, replay: boolean, bodies?: Array<Buffer | undefined>): void {
     const b = this.branchesState.get(entry.branch)
     if (!b) {
       this.log.error('write-ahead log entry for a missing branch skipped', {branch: entry.branch, seq: entry.seq})
@@ -711,13 +722,13 @@ export class GitEngine implements Engine {
     }
     const files = []
     const ids: string[] = []
-    for (const op of entry.ops) {
+    for (const [i, op] of entry.ops.entries()) {
       const p = parseId(op.id)
       const old = b.docs.get(p.id)
       const path = entryPath(p, old)
       const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
       if (op.op === 'put') {
-        const body = Buffer.from(op.body ?? '')
+        const body = bodies?.[i] ?? Buffer.from(op.body ?? '')
         const sha = blobSha(body)
         if (!t.ids.has(p.id)) {
           t.ids.add(p.id)
@@ -991,17 +1002,17 @@ export class GitEngine implements Engine {
     if (this.sentSeq > this.checkpointedSeq) await this.checkpoints.force()
   }
 
-  private prepare(doc: Doc, options: WriteOptions): {body: Buffer; id: string} {
+  private prepare(doc: Doc, options: WriteOptions): {body: Buffer; id: string; text: string} {
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
       throw new EngineError('invalid_document', 'a document must be a JSON object')
     }
     const {id} = this.writable(doc.id, options)
     // The canonical id goes first so every stored file starts with it.
     const {id: _ignored, ...fields} = doc
-    const body = serialize({id, ...fields} as Doc)
+    const {body, text} = serialize({id, ...fields} as Doc)
     const max = this.options.maxDocumentBytes ?? 1024 * 1024
     if (body.length > max) throw new EngineError('too_large', `document ${id} is ${body.length} bytes; the limit is ${max}`)
-    return {body, id}
+    return {body, id, text}
   }
 
   /**
@@ -1235,7 +1246,7 @@ export class GitEngine implements Engine {
     await this.flushInternal()
   }
 
-  private async write(branch: string, ops: WalOp[], options: WriteOptions): Promise<number> {
+  private async write(branch: string, ops: WalOp[], options: WriteOptions, bodies?: Array<Buffer | undefined>): Promise<number> {
     this.checkOpen()
     this.checkWritable()
     if (this.writer.error) this.writerFailed(this.writer.error)
@@ -1252,19 +1263,44 @@ export class GitEngine implements Engine {
       this.checkOpen()
       if (this.failure) throw this.failure
     }
-    const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: this.now()}
-    this.appending++
-    let counted = true
+    const large = ops.some((o) => o.body !== undefined && o.body.length >= LARGE_WRITE_BYTES)
+    return this.inWriteOrder(large, async () => {
+      const entry: WalEntry = {branch, meta: cleanMeta(options.meta), ops, seq: ++this.seq, time: this.now()}
+      this.appending++
+      let counted = true
+      try {
+        await this.wal.append(entry, () => {
+          this.appending--
+          counted = false
+          this.apply(entry, false, bodies)
+        })
+      } finally {
+        if (counted) this.appending--
+      }
+      return entry.seq
+    })
+  }
+
+  /**
+   * Starts `append` (which logs synchronously up to its first await) after every write that
+   * waits for a turn of the event loop; a large write waits for one first (loop-turns.ts). So
+   * writes still reach the log in the order they were made, and a small write made while no
+   * large one waits starts at once.
+   */
+  private async inWriteOrder(large: boolean, append: () => Promise<number>): Promise<number> {
+    if (!large && this.writeTurns === undefined) return append()
+    const before = this.writeTurns
+    let started!: () => void
+    const gate = new Promise<void>((resolve) => (started = resolve))
+    this.writeTurns = gate
+    await before
+    if (large) await pace()
     try {
-      await this.wal.append(entry, () => {
-        this.appending--
-        counted = false
-        this.apply(entry, false)
-      })
+      return append()
     } finally {
-      if (counted) this.appending--
+      if (this.writeTurns === gate) this.writeTurns = undefined
+      started()
     }
-    return entry.seq
   }
 }
 

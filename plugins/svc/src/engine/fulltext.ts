@@ -2,9 +2,11 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
+import {TextWorker} from './fts/text-worker.js'
 import type {Logger} from './types.js'
 
 export interface IndexStatus {
@@ -65,11 +67,27 @@ interface BranchIndex {
   /** The next try of a catch-up that failed, and the wait before the one after it. */
   retry?: {delayMs: number; timer?: NodeJS.Timeout}
   running: boolean
+  /** Set while queued writes are being applied across turns of the event loop (drain). */
+  draining?: boolean
   state: IndexStatus['state']
   store: IndexStore
   /** Acknowledged writes not yet applied to the index (undefined = delete). */
-  writes: Map<string, {body: Buffer; sha: string} | undefined>
+  writes: Map<string, QueuedWrite | undefined>
 }
+
+/** A write waiting to be indexed; `text` is set once a large document's text was extracted (drain). */
+interface QueuedWrite {
+  body: Buffer
+  sha: string
+  text?: null | string
+}
+
+/**
+ * Documents at least this large are indexed in turns of the event loop of their own: one to
+ * parse the document and gather its text, one for the SQLite insert (issue 24: a 900 KB document
+ * was parsed and indexed with every other queued write in one turn).
+ */
+const LARGE_DOC_BYTES = 256 * 1024
 
 /** Documents per transaction while an index is first built (see process). */
 const BUILD_BATCH = 4000
@@ -117,6 +135,8 @@ export class FullTextIndex {
   /** Page checks running in worker threads, each with a read connection of its own. */
   private readonly checks = new Set<Promise<void>>()
   private timers: NodeJS.Timeout[] = []
+  /** Makes large documents' text off the event loop's thread (drain). */
+  private readonly texts = new TextWorker(documentText)
 
   constructor(private readonly o: FullTextOptions) {}
 
@@ -128,6 +148,7 @@ export class FullTextIndex {
   async close(): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
+    await this.texts.close()
     for (const b of this.branches.values()) clearTimeout(b.retry?.timer)
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
@@ -196,16 +217,41 @@ export class FullTextIndex {
       setImmediate(() => {
         this.applyScheduled = false
         if (this.closed) return
-        for (const [name, x] of this.branches) {
-          try {
-            this.guard(name, x, () => this.applyWrites(x))
-          } catch (error) {
-            // A full disk, say: the writes are in Git all the same, and the catch-up indexes them later.
-            this.o.logger.error('full-text index update failed; the next check catches up', {branch: name, error: (error as Error).message})
-            x.state = 'catching-up'
-          }
-        }
+        for (const [name, x] of this.branches) void this.drain(name, x)
       })
+    }
+  }
+
+  /**
+   * Applies a branch's queued writes off the request path: the small ones together in one
+   * transaction, each large document's text extraction and insert in slices of the event loop
+   * shared with the servers (loop-turns.ts). A search, count or status meanwhile still applies
+   * everything queued at once (applyWrites), so it sees every acknowledged write.
+   */
+  private async drain(name: string, b: BranchIndex): Promise<void> {
+    if (b.draining) return
+    b.draining = true
+    try {
+      while (!this.closed && this.branches.get(name) === b && b.writes.size > 0) {
+        this.guard(name, b, () => this.applyWrites(b, true))
+        const next = [...b.writes].find(([, w]) => w !== undefined && w.text === undefined)
+        if (next === undefined) break
+        const [id, w] = next as [string, QueuedWrite]
+        const text = await this.texts.text(w.body)
+        // A newer write of the document replaced this one while it waited: that one is extracted next.
+        // (null: the worker could not parse it; the thread tries and reports why.)
+        if (b.writes.get(id) === w && w.text === undefined) {
+          await pace()
+          w.text = text ?? this.textOf(id, w.body)
+        }
+        await pace()
+      }
+    } catch (error) {
+      // A full disk, say: the writes are in Git all the same, and the catch-up indexes them later.
+      this.o.logger.error('full-text index update failed; the next check catches up', {branch: name, error: (error as Error).message})
+      b.state = 'catching-up'
+    } finally {
+      b.draining = false
     }
   }
 
@@ -248,15 +294,19 @@ export class FullTextIndex {
     return {documents: now.store.documents, pending: now.running || now.queue.length > 0 ? Math.max(now.queue.length, this.o.currentCount(branch) - now.store.documents) : 0, state: now.state}
   }
 
-  private applyWrites(b: BranchIndex): void {
+  /** `ready`: only deletes, small documents and large ones whose text is extracted (drain). */
+  private applyWrites(b: BranchIndex, ready = false): void {
     if (b.writes.size === 0) return
-    const writes = [...b.writes]
-    b.writes.clear()
+    let writes = [...b.writes]
+    if (ready) writes = writes.filter(([, w]) => w === undefined || w.text !== undefined || w.body.length < LARGE_DOC_BYTES)
+    if (writes.length === b.writes.size) b.writes.clear()
+    else for (const [id] of writes) b.writes.delete(id)
+    if (writes.length === 0) return
     b.store.transaction(() => {
       for (const [id, w] of writes) {
         b.written?.add(id)
         if (w === undefined) b.store.remove(id)
-        else this.indexOne(b, id, w.body, w.sha)
+        else this.indexOne(b, id, w.body, w.sha, undefined, w.text)
       }
     })
   }
@@ -311,16 +361,21 @@ export class FullTextIndex {
     this.openBranch(name)
   }
 
-  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string, row?: {rowid: number} | null): void {
-    let doc: unknown
+  /** `text`: already extracted (textOf), null when extraction failed. */
+  private indexOne(b: BranchIndex, id: string, body: Buffer, sha: string, row?: {rowid: number} | null, text?: null | string): void {
+    const t = text === undefined ? this.textOf(id, body) : text
+    if (t !== null) b.store.put(id, sha, t, row)
+  }
+
+  /** The text indexed for a document, or null (counted and logged) when its bytes are not JSON. */
+  private textOf(id: string, body: Buffer): null | string {
     try {
-      doc = JSON.parse(body.toString('utf8'))
+      return documentText(JSON.parse(body.toString('utf8')))
     } catch (error) {
       this.progress.documentErrors++
       this.o.logger.error('document could not be indexed', {error: (error as Error).message, id})
-      return
+      return null
     }
-    b.store.put(id, sha, documentText(doc), row)
   }
 
   /** Opens the branch's index file; a damaged one is reported and replaced by an empty one. */

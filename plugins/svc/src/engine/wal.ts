@@ -126,12 +126,14 @@ export class WriteAheadLog {
   append(entry: WalEntry, onDurable: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new EngineError('closed', 'engine is closed'))
     if (this.broken) return this.reopen().then(() => (this.broken ? Promise.reject(this.broken) : this.append(entry, onDurable)))
-    const payload = Buffer.from(JSON.stringify(entry))
-    const head = Buffer.alloc(HEADER)
-    head.writeUInt32LE(payload.length, 0)
-    head.writeUInt32LE(crc32(payload), 4)
+    // The record is encoded in place after its header: a megabyte document is not copied again.
+    const json = JSON.stringify(entry)
+    const buf = Buffer.allocUnsafe(HEADER + Buffer.byteLength(json))
+    const len = buf.write(json, HEADER)
+    buf.writeUInt32LE(len, 0)
+    buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 4)
     return new Promise((resolve, reject) => {
-      this.queue.push({buf: Buffer.concat([head, payload]), onDurable, reject, resolve, seq: entry.seq})
+      this.queue.push({buf, onDurable, reject, resolve, seq: entry.seq})
       if (!this.flushing) void this.flush()
     })
   }

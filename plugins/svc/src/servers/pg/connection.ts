@@ -7,12 +7,13 @@ import {randomBytes, randomInt} from 'node:crypto'
 import type {Socket} from 'node:net'
 
 import type {Logger} from '../../engine/types.js'
+import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
 
-import {decodeParam, toBinary, toText} from './encoding.js'
+import {decodeParam, textValue, toBinary, toText} from './encoding.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
 
 export interface ConnectionConfig {
@@ -362,7 +363,7 @@ export class PgConnection {
       }
       const outcome = await this.cfg.query.execute(sql, [], this.session)
       this.deliver(outcome)
-      for (const r of outcome.results) this.sendResult(r, [], true, 0)
+      for (const r of outcome.results) await this.sendResult(r, [], true, 0)
       if (outcome.error) this.sendError(outcome.error)
     } catch (error) {
       this.sendError(error)
@@ -382,16 +383,29 @@ export class PgConnection {
     }
   }
 
-  private sendResult(r: QueryResult, formats: number[], withDescription: boolean, maxRows: number, from = 0): number {
+  /**
+   * Encodes a result's rows. A large result is encoded in slices of the event loop shared with
+   * every other connection (engine/loop-turns.ts), each slice's rows written to the socket before
+   * the next: a 2,000-row scan encoded in one turn held every other client (issue 24).
+   */
+  private async sendResult(r: QueryResult, formats: number[], withDescription: boolean, maxRows: number, from = 0): Promise<number> {
     if (r.columns && withDescription) {
       this.out.rowDescription(r.columns.map((c, i) => ({format: formatOf(formats, i), name: c.name, oid: c.oid})))
     }
     const end = maxRows > 0 ? Math.min(r.rows.length, from + maxRows) : r.rows.length
     if (r.columns) {
       const cols = r.columns
+      const oids = cols.map((c) => c.oid)
+      const text = cols.every((_, j) => formatOf(formats, j) === 0)
       for (let i = from; i < end; i++) {
         const row = r.rows[i]
-        this.out.dataRow(row.map((v, j) => (formatOf(formats, j) === 1 ? toBinary(v, cols[j].oid) : toText(v, cols[j].oid))))
+        if (text) this.out.dataRowText(row.map((v, j) => textValue(v, oids[j])))
+        else this.out.dataRow(row.map((v, j) => (formatOf(formats, j) === 1 ? toBinary(v, oids[j]) : toText(v, oids[j]))))
+        if ((i - from) % ROWS_PER_CHECK === ROWS_PER_CHECK - 1 && i + 1 < end && overBudget()) {
+          this.flush()
+          await nextTurn()
+          await whileUnread(this.socket)
+        }
       }
     }
     if (end < r.rows.length) {
@@ -500,7 +514,7 @@ export class PgConnection {
       this.out.emptyQuery()
       return
     }
-    p.sent = this.sendResult(res, p.formats, false, maxRows, p.sent)
+    p.sent = await this.sendResult(res, p.formats, false, maxRows, p.sent)
   }
 }
 
@@ -513,6 +527,9 @@ function decodeBound(raw: Buffer | null, oid: number, format: number, i: number)
     throw error
   }
 }
+
+/** Rows encoded between two looks at the loop's shared slice (a point select never looks). */
+const ROWS_PER_CHECK = 64
 
 function formatOf(formats: number[], i: number): number {
   if (formats.length === 0) return 0

@@ -205,6 +205,28 @@ export class Writer {
     this.msg('D', b)
   }
 
+  /** A DataRow of text-format values (textValue), encoded straight into one buffer with its header. */
+  dataRowText(values: Array<null | string>): void {
+    let len = 4 + 2
+    for (const v of values) len += 4 + (v === null ? 0 : Buffer.byteLength(v))
+    const b = Buffer.allocUnsafe(1 + len)
+    b[0] = 0x44 // 'D'
+    b.writeInt32BE(len, 1)
+    b.writeInt16BE(values.length, 5)
+    let p = 7
+    for (const v of values) {
+      if (v === null) {
+        b.writeInt32BE(-1, p)
+        p += 4
+      } else {
+        const n = b.write(v, p + 4)
+        b.writeInt32BE(n, p)
+        p += 4 + n
+      }
+    }
+    this.raw(b)
+  }
+
   commandComplete(tag: string): void {
     this.msg('C', cstr(tag))
   }
