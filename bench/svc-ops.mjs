@@ -77,9 +77,15 @@ const bundleSvc = svc(['backup', '--data-dir', data, '--format', 'bundle', '--ba
 const bundlePeer2 = timed('git', ['-C', join(data, 'repo'), 'bundle', 'create', '-q', join(root, 'peer2.bundle'), 'main', `^${base}`])
 const peerBundle = (bundlePeer.s + bundlePeer2.s) / 2
 rows.push([`incremental bundle (${extra} commits), CLI`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${bundleSvc.s.toFixed(2)} s`, (peerBundle / bundleSvc.s).toFixed(2), '>= 0.8'])
-// The same through the Node API: the operation without the CLI's process start.
+// The CLI's floor: a command's start-up alone (node, oclif, the plugin's command), nothing of
+// the backup; the best ratio a CLI run can reach is peer / (peer + start-up).
+const startup = svc(['backup', '--help'])
+rows.push([`  CLI start-up alone (\`toolkit svc backup --help\`): floor of the CLI ratio`, `${peerBundle.toFixed(2)} s`, `${startup.s.toFixed(2)} s`, (peerBundle / (peerBundle + startup.s)).toFixed(2), '-'])
+// The same through the Node API: the operation without the CLI's process start (mean of two).
 const bundleApi = await api(() => createBackup({baseCommit: base, dataDir: data, format: 'bundle', output: join(root, 'inc-api.bundle')}))
-rows.push([`incremental bundle (${extra} commits), Node API createBackup`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${bundleApi.s.toFixed(2)} s`, (peerBundle / bundleApi.s).toFixed(2), '>= 0.8'])
+const bundleApi2 = await api(() => createBackup({baseCommit: base, dataDir: data, format: 'bundle', output: join(root, 'inc-api2.bundle')}))
+const apiBundle = (bundleApi.s + bundleApi2.s) / 2
+rows.push([`incremental bundle (${extra} commits), Node API createBackup`, `git bundle create: ${peerBundle.toFixed(2)} s`, `${apiBundle.toFixed(2)} s`, (peerBundle / apiBundle).toFixed(2), '>= 0.8'])
 const fullBundle = svc(['backup', '--data-dir', data, '--format', 'bundle', '--output', join(root, 'full.bundle')])
 
 const restore = svc(['restore', '--input', join(root, 'svc.tar.gz'), '--data-dir', join(root, 'restored')])

@@ -1,19 +1,19 @@
 import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync} from 'node:fs'
+import {closeSync, createWriteStream, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync} from 'node:fs'
 import {basename, dirname, join, resolve} from 'node:path'
 import {Transform} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
-import {createGzip} from 'node:zlib'
 
 import {EngineError} from '../engine/errors.js'
 import {git, gitEnv} from '../engine/git.js'
 import {LAYOUT_NAMES} from '../engine/layout.js'
 import {readBundleHeader} from './bundle.js'
 import {countDocuments} from './doc-count.js'
-import {type BackupFormat, type BackupManifest, writeManifest} from './manifest.js'
+import {type BackupFormat, type BackupManifest, sha256File, writeManifest} from './manifest.js'
+import {parallelGzip} from './parallel-gzip.js'
 import {explainDiskFull} from './proc.js'
-import {branchRefs, stageRepository, type StagedRepo} from './stage.js'
+import {branchRefs, stageRepository} from './stage.js'
 
 export interface BackupOptions {
   /** Makes an incremental bundle of what came after this commit (bundle format only). */
@@ -33,7 +33,7 @@ export interface FlushSource {
   stats?(): {documents: number}
   /**
    * Set when nothing can write to the repository while the source is held (a data directory
-   * no server holds, under this process's instance lock): a bundle is then made from the
+   * no server holds, under this process's instance lock): a backup is then made from the
    * repository itself, without a staged copy.
    */
   readonly stable?: boolean
@@ -61,48 +61,56 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
   mkdirSync(dirname(output), {recursive: true})
   progress('flushing the write-ahead log and taking a consistent point')
   let documents: number | undefined
-  // The base commit is looked up in the live repository while the stage is made (it is there
-  // already, or the backup fails), so its lookup adds nothing to the backup's time.
-  const baseResolved = options.baseCommit === undefined || format !== 'bundle' ? Promise.resolve(undefined) : resolveCommit(join(source.dataDir, LAYOUT_NAMES.repo), options.baseCommit)
-  baseResolved.catch(() => {})
   const flush = async (): Promise<void> => {
     await source.flush()
     documents = source.stats?.().documents
   }
   // A staged copy keeps a live repository's point fixed while a server commits and repacks; a
-  // repository nobody can change is that point already, and a bundle (which carries only the
-  // branches and what they reach) needs no copy of it. A tar.gz archives files, so it is always
-  // made from a staged copy holding exactly the branches.
-  const stage = source.stable && format === 'bundle' ? await unstaged(source.dataDir, flush) : await stageRepository(source.dataDir, flush)
+  // repository nobody can change (this process holds its instance lock) is that point already,
+  // and is archived or bundled as it is, like `tar czf` and `git bundle create` would.
+  const stage = source.stable ? undefined : await stageRepository(source.dataDir, flush)
+  if (!stage) await flush()
+  const repo = stage?.repo ?? join(source.dataDir, LAYOUT_NAMES.repo)
   const tmp = join(dirname(output), `.${basename(output)}.partial`)
   try {
+    progress(`writing ${output}`)
+    // The bundle's git starts before any lookup of ours: git resolves the base and the branches
+    // itself, and the file's header names both afterwards.
+    const given = format === 'bundle' ? options.baseCommit : undefined
+    const bundle = format === 'bundle' ? writeBundle(repo, given, tmp) : undefined
+    bundle?.catch(() => {})
+    const refsAtPoint = stage?.refs ?? (await branchRefs(repo))
     // Counting main's documents walks its tree: done beside the archive, not after it.
-    const main = stage.refs.find((r) => r.name === 'refs/heads/main')
-    const counted = documents !== undefined || !main ? Promise.resolve(documents ?? 0) : countDocuments(source.dataDir, stage.repo, main.commit).catch(explainDiskFull)
+    const main = refsAtPoint.find((r) => r.name === 'refs/heads/main')
+    const counted = documents !== undefined || !main ? Promise.resolve(documents ?? 0) : countDocuments(source.dataDir, repo, main.commit).catch(explainDiskFull)
     counted.catch(() => {})
-    let refs = stage.refs
+    let refs = refsAtPoint
     let checksum: string
+    let baseCommit: string | undefined
     if (format === 'tar.gz') {
-      progress(`writing ${output}`)
-      checksum = await writeTarGz(stage, tmp).catch(explainDiskFull)
+      checksum = await writeTarGz(stage?.dir ?? source.dataDir, tmp).catch(explainDiskFull)
     } else {
-      progress(`writing ${output}`)
-      // Git resolves the base itself, so the bundle starts at once; the lookup above, made
-      // meanwhile, names the commit in the manifest and explains a base that is not there.
-      const given = options.baseCommit
-      checksum = await writeHashed('git', ['-C', stage.repo, 'bundle', 'create', '-q', '-', '--branches', ...(given ? [`^${given}`] : [])], tmp, false).catch(async (error: Error) => {
-        await baseResolved
-        if (given && /empty bundle/.test(error.message)) throw new EngineError('not_found', `nothing was written after base commit ${given}; no incremental backup is needed`)
+      checksum = await bundle!.catch(async (error: Error) => {
+        if (given) {
+          // Names a base that is not there (or not a commit) rather than git's wording.
+          await resolveCommit(repo, given)
+          if (/empty bundle/.test(error.message)) throw new EngineError('not_found', `nothing was written after base commit ${given}; no incremental backup is needed`)
+        }
         return explainDiskFull(error)
       })
-      const base = await baseResolved
-      refs = readBundleHeader(tmp).refs
-      options = {...options, baseCommit: base}
+      const header = readBundleHeader(tmp)
+      refs = header.refs
+      if (given) {
+        // The usual incremental (a base on main's line) names exactly that commit as its one
+        // prerequisite; anything else is looked up, which also refuses a base that is no commit.
+        const named = header.prerequisites.filter((p) => p.startsWith(given))
+        baseCommit = named.length === 1 ? named[0] : await resolveCommit(repo, given)
+      }
     }
     const documentCount = await counted
     renameSync(tmp, output)
     const manifest: BackupManifest = {
-      base_commit: options.baseCommit ?? null,
+      base_commit: baseCommit ?? null,
       checksum,
       created_at: new Date().toISOString(),
       documents: documentCount,
@@ -111,28 +119,55 @@ export async function backupDataDir(source: FlushSource, options: BackupOptions)
       path: output,
       refs,
       size: statSync(output).size,
-      type: options.baseCommit === undefined ? 'full' : 'incremental',
+      type: baseCommit === undefined ? 'full' : 'incremental',
     }
     writeManifest(manifest)
     return manifest
   } finally {
     rmSync(tmp, {force: true})
-    stage.remove()
+    stage?.remove()
   }
 }
 
 /**
- * `tar` (or `git bundle create -`) writes to a pipe and this process hashes the bytes on their
- * way to the file: one pass, no second read for the checksum. Git's packs are already deflated,
- * so gzip's fastest level loses almost nothing in size and saves most of its time.
+ * `git bundle create` writes straight into the file, as the plain command does, and the file is
+ * hashed from the page cache once it is complete. Through a pipe, git stalled whenever this
+ * process was not scheduled to empty it (its pack writing took 220 ms instead of 37 ms on a
+ * busy machine), which cost more than hashing a few megabytes afterwards.
  */
-function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): Promise<string> {
-  const child = spawn(cmd, args, {env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe']})
+async function writeBundle(repo: string, base: string | undefined, file: string): Promise<string> {
+  const fd = openSync(file, 'wx')
+  let child
+  try {
+    child = spawn('git', ['-C', repo, 'bundle', 'create', '-q', '-', '--branches', ...(base ? [`^${base}`] : [])], {env: gitEnv(), stdio: ['ignore', fd, 'pipe']})
+  } finally {
+    closeSync(fd)
+  }
+  let stderr = ''
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  await new Promise<void>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `git bundle failed: ${stderr.trim().split('\n').slice(-3).join('; ') || `exit ${code}`}`))))
+  })
+  return sha256File(file)
+}
+
+/**
+ * `tar` writes to a pipe and this process compresses and hashes the bytes on their way to the
+ * file: one pass, no second read for the checksum. Git's packs are already deflated, so gzip's
+ * fastest level loses little in size and saves most of its time; and the gzip runs on every
+ * core (parallel-gzip.ts), where `tar czf` has one gzip process.
+ */
+function writeTarGz(dir: string, file: string): Promise<string> {
+  const members = [...[LAYOUT_NAMES.indexDefinitions].filter((m) => existsSync(join(dir, m))), LAYOUT_NAMES.repo]
+  // A lock file left by a killed git would stop the restored repository's next ref update; no
+  // ref or object name ends in .lock, so nothing else is left out.
+  const child = spawn('tar', ['-cf', '-', '-C', dir, '--exclude=*.lock', ...members], {stdio: ['ignore', 'pipe', 'pipe']})
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   const done = new Promise<void>((resolve, reject) => {
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `${cmd === 'git' ? 'git bundle' : cmd} failed: ${stderr.trim().split('\n').slice(-3).join('; ') || `exit ${code}`}`))))
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `tar failed: ${stderr.trim().split('\n').slice(-3).join('; ') || `exit ${code}`}`))))
   })
   const hash = createHash('sha256')
   const hashing = new Transform({
@@ -141,28 +176,15 @@ function writeHashed(cmd: string, args: string[], file: string, gzip: boolean): 
       cb(null, chunk)
     },
   })
-  const stages = gzip ? pipeline(child.stdout, createGzip({level: 1}), hashing, createWriteStream(file)) : pipeline(child.stdout, hashing, createWriteStream(file))
-  // Whichever fails first names the cause: a full disk fails the file before the program
-  // sees its broken pipe; a program's own error (an empty bundle) ends a complete pipe.
-  return Promise.all([done, stages]).then(
+  // Whichever fails first names the cause: a full disk fails the file before tar sees its
+  // broken pipe.
+  return Promise.all([done, pipeline(child.stdout, parallelGzip({level: 1}), hashing, createWriteStream(file))]).then(
     () => hash.digest('hex'),
     (error: unknown) => {
       child.kill()
       throw error
     },
   )
-}
-
-function writeTarGz(stage: StagedRepo, file: string): Promise<string> {
-  const members = [...['indexes.json'].filter((m) => existsSync(join(stage.dir, m))), 'repo']
-  return writeHashed('tar', ['-cf', '-', '-C', stage.dir, ...members], file, true)
-}
-
-/** The repository itself as the point to back up (see FlushSource.stable). */
-async function unstaged(dataDir: string, flush: () => Promise<void>): Promise<StagedRepo> {
-  await flush()
-  const repo = join(dataDir, LAYOUT_NAMES.repo)
-  return {dir: dataDir, refs: await branchRefs(repo), remove: () => {}, repo}
 }
 
 export async function resolveCommit(repo: string, commit: string): Promise<string> {

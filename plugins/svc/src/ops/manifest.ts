@@ -34,7 +34,8 @@ export function manifestPath(file: string): string {
 export function sha256File(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256')
-    createReadStream(file)
+    // 1 MiB reads: a fraction of the round trips through the thread pool of the 64 KiB default.
+    createReadStream(file, {highWaterMark: 1 << 20})
       .on('data', (d) => h.update(d))
       .on('error', reject)
       .on('end', () => resolve(h.digest('hex')))
