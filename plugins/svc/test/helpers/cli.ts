@@ -53,6 +53,11 @@ export function startServer(args: string[], options: {cwd?: string; env?: NodeJS
       const nl = stdout.indexOf('\n')
       if (nl === -1) return
       clearTimeout(timer)
+      // A server that dies after it was ready fails a later request with ECONNREFUSED, which says
+      // nothing of why: its own last words go to the test log.
+      void exited.then(({code}) => {
+        if (code !== null && code !== 0) process.stderr.write(`\nsvc server (${args.join(' ')}) exited with code ${code}; its stderr ends:\n${stderr.slice(-4000)}\n`)
+      })
       try {
         resolve({child, exited, ready: JSON.parse(stdout.slice(0, nl)) as Record<string, unknown>, stderr: () => stderr})
       } catch (error) {
