@@ -5,7 +5,8 @@
 // another. Each suite's output is kept and printed whole when it ends, so the log reads like a
 // serial run. TEST_JOBS=1 runs everything one at a time.
 //
-//   node scripts/run-suites.mjs            every suite, as one pool: checks, then longest first
+//   node scripts/run-suites.mjs            every suite, as one pool: checks, then longest first;
+//                                          then the benchmark guard alone
 //   node scripts/run-suites.mjs unit e2e   only these stages, one stage after the other
 import {spawn} from 'node:child_process'
 import {createWriteStream, mkdtempSync, readFileSync, rmSync} from 'node:fs'
@@ -35,6 +36,9 @@ const STAGES = {
     {cmd: ['npx', ['mocha']], name: 'root e2e', seconds: 110},
     {cmd: npm('test:bindings'), name: 'bindings', seconds: 60},
   ],
+  // Short benchmark runs against their peers (scripts/bench-guard.mjs). They run alone, after
+  // everything else: a ratio measured beside three test suites says more about the suites.
+  guard: [{cmd: ['node', ['scripts/bench-guard.mjs']], name: 'bench guard', seconds: 90}],
 }
 
 const jobs = Math.max(1, Number(process.env.TEST_JOBS) || 3)
@@ -99,6 +103,7 @@ if (wanted.length === 0) {
   // type check and lint go first (a slip there shows in a minute), then the longest suites.
   const all = [...STAGES.checks, ...[...STAGES.unit, ...STAGES.e2e].sort((a, b) => b.seconds - a.seconds)]
   summary.push(...(await pool('all', all)))
+  summary.push(...(await pool('guard', STAGES.guard)))
   failed = summary.filter((r) => !r.ok)
 } else {
   for (const name of stages) {
