@@ -39,7 +39,8 @@ export function parallelGzip(options: ParallelGzipOptions = {}): Transform {
   // Input that deflate cannot shrink (a pack index is mostly SHA-1s: 2% smaller for a quarter
   // of the CPU) is stored instead: after a block that came out above 97% of its size, blocks are
   // stored, and every eighth is compressed again to see whether the data changed. The decision
-  // reads the last block sent, always the same one for a given input, so the output is too.
+  // reads the last block sent, which depends on how many blocks are in flight (the cores): the
+  // output is the same for a given input on one machine, and valid gzip on any.
   let storing = false
   let sinceProbe = 0
   const start = (input: Buffer, last: boolean): void => {
