@@ -29,7 +29,7 @@ const ratio = (re) => (out) => {
  */
 const BENCHES = [
   {
-    args: ['bench/svc-write.mjs', '--seconds', '3'],
+    args: ['bench/svc-write.mjs', '--seconds', '2'],
     name: 'write',
     ratios: {'REST durable writes / tuned git fast-import': ratio(/^ratio svc sustained \/ tuned fast-import[^\n]*?\s([\d.]+)\s*$/m)},
   },
@@ -50,7 +50,7 @@ const BENCHES = [
     },
   },
   {
-    args: ['bench/svc-scale.mjs', '--docs', '10000', '--queries', '100', '--reads', '500', '--walked', '3'],
+    args: ['bench/svc-scale.mjs', '--docs', '5000', '--queries', '100', '--reads', '500', '--walked', '3'],
     name: 'scale',
     ratios: {
       'as-of read, indexed / walking Git': ratio(/indexed (\d+)x \/ \d+x faster/),

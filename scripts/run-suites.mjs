@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Runs the test suites of `npm test` several at a time. Most of the suites' time is spent waiting
-// on the processes they start (the built CLI, git, servers, PostgreSQL, the agent CLIs), so on a
-// two-core machine three suites side by side finish in well under the time they take one after
-// another. Each suite's output is kept and printed whole when it ends, so the log reads like a
-// serial run. TEST_JOBS=1 runs everything one at a time.
+// on the processes they start (the built CLI, git, servers, PostgreSQL, the agent CLIs) and on the
+// timeouts their tests are about, so on a two-core machine four suites side by side finish in well
+// under the time they take one after another. Each suite's output is kept and printed whole when
+// it ends, so the log reads like a serial run. TEST_JOBS=1 runs everything one at a time.
 //
 //   node scripts/run-suites.mjs            every suite, as one pool: checks, then longest first;
 //                                          then the benchmark guard alone
@@ -17,7 +17,11 @@ const npm = (script, workspace) => ['npm', ['run', script, ...(workspace ? ['-w'
 
 // `seconds` is about what each suite takes alone on a quiet two-core machine: the pool starts the
 // longest first, so the run ends about when its total work is done rather than waiting on one
-// long suite started last.
+// long suite started last. Set against these, a suite alone keeps a quarter to half of one core
+// busy (CPU seconds of each, its processes included, 2026-11-25: gw e2e 131, campaign e2e 155,
+// svc e2e 102, svc unit 58, root e2e 33, bindings 32, campaign unit 28, typecheck 23, gw unit 16,
+// lint 16, kit 2; about 600 in all, so two cores need 5 minutes at the least): three at a time
+// left part of a core idle, four keep both nearly busy.
 const STAGES = {
   checks: [
     {cmd: npm('typecheck'), name: 'typecheck', seconds: 25},
@@ -41,7 +45,7 @@ const STAGES = {
   guard: [{cmd: ['node', ['scripts/bench-guard.mjs']], name: 'bench guard', seconds: 90}],
 }
 
-const jobs = Math.max(1, Number(process.env.TEST_JOBS) || 3)
+const jobs = Math.max(1, Number(process.env.TEST_JOBS) || 4)
 const wanted = process.argv.slice(2)
 for (const s of wanted) if (!(s in STAGES)) throw new Error(`unknown stage ${s}; stages: ${Object.keys(STAGES).join(', ')}`)
 const stages = wanted.length > 0 ? wanted : Object.keys(STAGES)

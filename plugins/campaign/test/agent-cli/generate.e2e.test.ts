@@ -2,12 +2,43 @@ import {expect} from 'chai'
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {exampleDir, type Line, readEvents, readJson, runCli, runDirIn, sharedExampleRun, tempDir} from '../helpers.js'
+import {type Line, readEvents, readJson, repoRoot, runCli, runDirIn, sharedExampleRun, tempDir} from '../helpers.js'
 import {type Case, CASES, CSVS, KEY} from './cases.js'
 import {cliPath} from './cli-env.js'
 
-for (const [provider, c] of Object.entries(CASES)) {
-  describe(`agent-cli end to end: ${provider} against a loopback model API`, function () {
+type Json = Record<string, unknown>
+
+/**
+ * One full run through each real agent CLI, every check of its stream on it. Each CLI runs a
+ * different example (examples.e2e.test.ts runs the third), so each example is also covered once
+ * through a CLI's MCP client; what every example shares is held to the offline planner's files.
+ */
+const EXAMPLE: Record<keyof typeof CASES, string> = {claude: 'acme-coffee', codex: 'cafe-serrano'}
+
+/** codex always adds its three MCP-resource readers; they reach only the configured MCP servers, and ours is the only one. */
+const MCP_RESOURCE_TOOLS = new Set(['list_mcp_resource_templates', 'list_mcp_resources', 'read_mcp_resource'])
+
+/**
+ * The sandbox: the tools a CLI offers the model in one request are the campaign MCP server's,
+ * none of its own; returns our tools' names (each mission has its own set).
+ */
+const OWN_TOOLS_ONLY: Record<keyof typeof CASES, (tools: Json[]) => string[]> = {
+  claude(tools) {
+    const names = tools.map((t) => String(t.name ?? t.type))
+    expect(names.filter((n) => !n.startsWith('mcp__campaign__')), 'tools that are not ours').to.deep.equal([])
+    return names.map((n) => n.slice('mcp__campaign__'.length))
+  },
+  codex(tools) {
+    expect(tools.filter((t) => t.type === 'namespace').map((t) => t.name)).to.deep.equal(['mcp__campaign'])
+    const foreign = tools.filter((t) => !(t.type === 'namespace' || (t.type === 'function' && MCP_RESOURCE_TOOLS.has(String(t.name)))))
+    expect(foreign.map((t) => `${String(t.type)} ${String(t.name ?? '')}`), 'tools that are not ours').to.deep.equal([])
+    return tools.flatMap((t) => (t.tools ?? []) as Json[]).map((t) => String(t.name))
+  },
+}
+
+for (const [provider, c] of Object.entries(CASES) as Array<[keyof typeof CASES, Case]>) {
+  const example = EXAMPLE[provider]
+  describe(`agent-cli end to end: ${provider} against a loopback model API (${example})`, function () {
     this.timeout(300_000)
     let fake: Awaited<ReturnType<Case['start']>>
     let runDir: string
@@ -18,7 +49,7 @@ for (const [provider, c] of Object.entries(CASES)) {
     before(async () => {
       fake = await c.start()
       const out = tempDir()
-      result = await runCli(['campaign', 'generate', join(exampleDir, 'business.toml'), '--provider', provider, '--model', 'test-model', '--skip-url-check', '--format', 'json', '--out', out], {
+      result = await runCli(['campaign', 'generate', join(repoRoot, 'examples', example, 'business.toml'), '--provider', provider, '--model', 'test-model', '--skip-url-check', '--format', 'json', '--out', out], {
         env: {ANTHROPIC_API_KEY: '', CODEX_API_KEY: '', OPENAI_API_KEY: '', ...c.env(fake.api), PATH: cliPath, TOOLKIT_CAMPAIGN_AGENT_TIMEOUT_MS: '120000'},
         timeoutMs: 280_000,
       })
@@ -28,11 +59,14 @@ for (const [provider, c] of Object.entries(CASES)) {
 
     after(() => fake.close())
 
-    it('ends with exit 0 and the same import files as the offline planner', async () => {
+    it('ends with exit 0, valid, and the same import files as the offline planner', async () => {
       const failed = of('mission_finished').filter((l) => l.event.ok === false)
       expect(result.code, `${result.stderr}\n${JSON.stringify(failed)}`).to.equal(0)
       expect(readJson(join(runDir, 'run.json'))).to.include({model: 'test-model', provider, status: 'success'})
-      const offline = (await sharedExampleRun()).runDir
+      const validation = of('validation')[0]?.event as unknown as {errors: unknown[]; warnings: unknown[]}
+      expect(validation.errors).to.deep.equal([])
+      expect(validation.warnings).to.deep.equal([])
+      const offline = (await sharedExampleRun(example)).runDir
       for (const f of CSVS) expect(readFileSync(join(runDir, 'google-ads', f), 'utf8'), f).to.equal(readFileSync(join(offline, 'google-ads', f), 'utf8'))
     })
 
@@ -50,6 +84,18 @@ for (const [provider, c] of Object.entries(CASES)) {
       const modelRequests = fake.api.requests.filter((r) => JSON.stringify(r.body ?? '').includes('set_account_plan') || JSON.stringify(r.body ?? '').includes('get_brief'))
       expect(modelRequests.length).to.be.at.least(finished.length)
       for (const r of fake.api.requests) expect(String(r.headers['x-api-key'] ?? r.headers.authorization)).to.include(KEY)
+    })
+
+    it('offers the model our MCP tools and nothing else: no shell, file, patch, web, task or ask-the-user tools', () => {
+      const offered = fake.offered()
+      expect(offered.length, 'requests that offered tools').to.be.greaterThan(0)
+      const seen = new Set<string>()
+      for (const tools of offered) {
+        const ours = OWN_TOOLS_ONLY[provider](tools)
+        expect(ours).to.include('finish')
+        for (const name of ours) seen.add(name)
+      }
+      expect([...seen]).to.include.members(['set_account_plan', 'upsert_ad_group', 'finish'])
     })
 
     it('writes each mission\'s raw stream to transcripts/<mission>.cli.jsonl', () => {
