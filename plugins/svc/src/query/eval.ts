@@ -462,7 +462,9 @@ function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
   const hit = byExpr?.get(r)
   if (hit) return hit
   const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
-  const value = evaluate(r, row, ctx)
+  // A lifted list is used as it is: spreading it into a list's value copied 100,000 items in one turn.
+  const only = r.type === 'list' && r.expressions.length === 1 ? evaluate(r.expressions[0], row, ctx) : undefined
+  const value = only instanceof LiftedList ? only : evaluate(r, row, ctx)
   const items = listValues(value)
   // A lifted literal list brings its set, built a slice at a time while it was lifted (parse.ts).
   const built = constant && value instanceof LiftedList && items.length >= IN_FAST_MIN && (value.numbers ?? value.strings)
