@@ -7,7 +7,7 @@ import type {Expr} from 'pgsql-ast-parser'
 
 import type {Engine, Json} from '../engine/types.js'
 
-import {anyItems, evaluate, type EvalCtx, flattenChain, isConstArg, listValues, type RowObj} from './eval.js'
+import {anyItems, evaluate, type EvalCtx, flattenChain, isConstArg, listValues, prepareAny, type RowObj} from './eval.js'
 import {LiftedList} from './parse.js'
 import {type Cancellable, ITEMS_PER_CHECK, pause} from './slices.js'
 import {stored} from './types.js'
@@ -48,6 +48,12 @@ const SCAN_OVER_KEYS_MIN = 1024
  * to hold more rows than the list has values (issue 24).
  */
 export async function planAccess(p: PlanInput): Promise<AccessPath> {
+  for (const c of splitAnd(p.where)) {
+    // `x = ANY($1)` with a long array: read and made a lookup in slices, before the plan and the filter need it.
+    if (c.type === 'binary' && c.op === '=' && c.right.type === 'call' && (c.right.function.name === 'any' || c.right.function.name === 'some') && !c.right.function.schema && c.right.args.length === 1) {
+      await prepareAny(c.right.args[0], p.ctx, p.cancel)
+    }
+  }
   const ids = idCandidates(p.where, p.alias, p.single, p.ctx)
   if (ids) {
     // More values than the table has rows: reading the table is less work than looking up every
