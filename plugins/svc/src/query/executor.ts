@@ -1370,7 +1370,8 @@ async function matching(s: PgSession, name: {alias?: string; name: string; schem
   const src = await loadTable(s, name.schema, table, alias, where, true, ctx)
   infos.push({alias, columns: src.declared})
   if (src.ftsFromIndex) ctx.ftsFromIndex = true
-  const rows = where ? src.rows.filter((r) => evaluate(where, {[alias]: r}, ctx) === true) : src.rows
+  // UPDATE/DELETE's WHERE in slices too: the rows it reads can be a whole table.
+  const rows = where ? await filterSliced(src.rows, (r) => evaluate(where, {[alias]: r}, ctx) === true, s) : src.rows
   return {alias, branch, ctx, rows, table}
 }
 
