@@ -1,7 +1,7 @@
 /** Expression evaluation for the SQL subset: three-valued logic, PostgreSQL-like coercions. */
 import type {Expr, ExprCall} from 'pgsql-ast-parser'
 
-import {parseArrayText} from './array-text.js'
+import {parseArrayText, parseArrayTextSliced} from './array-text.js'
 import type {CatalogSnapshot} from './catalog-snapshot.js'
 
 import {catalogFunction, NOT_CATALOG, regclassOid} from './catalog-functions.js'
@@ -10,6 +10,7 @@ import {compareDatetime, datetimeArith, datetimeFunction, datetimeNegate, extrac
 import {SqlError, unsupported} from './errors.js'
 import {parseJsonbExact} from './jsonb-input.js'
 import {SET_FUNCTIONS} from './set-functions.js'
+import {type Cancellable, pause} from './slices.js'
 import {toCharDatetime} from './to-char.js'
 import {toCharNumber} from './to-char-number.js'
 import {DEFAULT_MAX_IN_VALUES, DISTINCT_SCHEMA, LiftedList, NOT_DISTINCT_SCHEMA, tooManyValues} from './parse.js'
@@ -462,7 +463,9 @@ function inLookup(r: Expr, row: Row, ctx: EvalCtx): InLookup {
   const hit = byExpr?.get(r)
   if (hit) return hit
   const constant = r.type === 'parameter' || (r.type === 'list' && r.expressions.every((x) => x.type === 'parameter' || x.type === 'integer' || x.type === 'numeric' || x.type === 'string' || x.type === 'null'))
-  const value = evaluate(r, row, ctx)
+  // A lifted list is used as it is: spreading it into a list's value copied 100,000 items in one turn.
+  const only = r.type === 'list' && r.expressions.length === 1 ? evaluate(r.expressions[0], row, ctx) : undefined
+  const value = only instanceof LiftedList ? only : evaluate(r, row, ctx)
   const items = listValues(value)
   // A lifted literal list brings its set, built a slice at a time while it was lifted (parse.ts).
   const built = constant && value instanceof LiftedList && items.length >= IN_FAST_MIN && (value.numbers ?? value.strings)
@@ -1406,42 +1409,72 @@ export function anyItems(arg: Expr, row: Row, ctx: EvalCtx): unknown[] | null {
 
 const anyLookups = new WeakMap<unknown[], Map<Expr, (a: unknown) => boolean | null>>()
 
-function anyLookup(arg: Expr, a: unknown, row: Row, ctx: EvalCtx): boolean | null {
+/** The membership test of a constant `= ANY` array; it yields every 256 items so a caller can pause. */
+function* anyTestSteps(items: unknown[] | null): Generator<void, (a: unknown) => boolean | null> {
+  if (items === null) return () => null
+  const present: unknown[] = []
+  // Text items (node-postgres sends arrays as `{1,2}`) match numbers by value and text by text.
+  const numbers = new Set<number>()
+  const strings = new Set<string>()
+  let plain = true
+  for (const [i, x] of items.entries()) {
+    if (i % 256 === 255) yield
+    if (x === null) continue
+    present.push(x)
+    if (typeof x === 'number') numbers.add(x)
+    else if (typeof x === 'string') {
+      strings.add(x)
+      const n = Number(x)
+      if (x.trim() !== '' && Number.isFinite(n)) numbers.add(n)
+    } else plain = false
+  }
+  const sawNull = present.length < items.length
+  return (v) => {
+    let hit: boolean
+    if (plain && typeof v === 'number') hit = numbers.has(v)
+    else if (plain && typeof v === 'string') hit = strings.has(v)
+    else hit = present.some((y) => comparison('=', v, y))
+    return hit ? true : sawNull ? null : false
+  }
+}
+
+function rememberAny(arg: Expr, ctx: EvalCtx, test: (a: unknown) => boolean | null): void {
   let byExpr = anyLookups.get(ctx.params)
-  let test = byExpr?.get(arg)
+  if (!byExpr) {
+    byExpr = new Map()
+    anyLookups.set(ctx.params, byExpr)
+  }
+  byExpr.set(arg, test)
+}
+
+function anyLookup(arg: Expr, a: unknown, row: Row, ctx: EvalCtx): boolean | null {
+  let test = anyLookups.get(ctx.params)?.get(arg)
   if (!test) {
-    const items = anyItems(arg, row, ctx)
-    if (items === null) test = () => null
-    else {
-      const present = items.filter((x) => x !== null)
-      const sawNull = present.length < items.length
-      // Text items (node-postgres sends arrays as `{1,2}`) match numbers by value and text by text.
-      const numbers = new Set<number>()
-      const strings = new Set<string>()
-      let plain = true
-      for (const x of present) {
-        if (typeof x === 'number') numbers.add(x)
-        else if (typeof x === 'string') {
-          strings.add(x)
-          const n = Number(x)
-          if (x.trim() !== '' && Number.isFinite(n)) numbers.add(n)
-        } else plain = false
-      }
-      test = (v) => {
-        let hit: boolean
-        if (plain && typeof v === 'number') hit = numbers.has(v)
-        else if (plain && typeof v === 'string') hit = strings.has(v)
-        else hit = present.some((y) => comparison('=', v, y))
-        return hit ? true : sawNull ? null : false
-      }
-    }
-    if (!byExpr) {
-      byExpr = new Map()
-      anyLookups.set(ctx.params, byExpr)
-    }
-    byExpr.set(arg, test)
+    const steps = anyTestSteps(anyItems(arg, row, ctx))
+    let r = steps.next()
+    while (!r.done) r = steps.next()
+    test = r.value
+    rememberAny(arg, ctx, test)
   }
   return test(a)
+}
+
+/**
+ * Reads a constant `= ANY` array and builds its membership test in slices of the event loop, for
+ * the planner to call before the rows are filtered: a 100,000-element array parameter took
+ * 30-100 ms to read and as long again to build its sets, each in one turn (issue 24).
+ */
+export async function prepareAny(arg: Expr, ctx: EvalCtx, cancel?: Cancellable): Promise<void> {
+  if (!isConstArg(arg) || anyLookups.get(ctx.params)?.has(arg)) return
+  const a = evaluate(arg, {}, ctx)
+  if (typeof a === 'string') await parseArrayTextSliced(a, cancel)
+  const steps = anyTestSteps(anyItems(arg, {}, ctx))
+  let r = steps.next()
+  while (!r.done) {
+    await pause(cancel)
+    r = steps.next()
+  }
+  rememberAny(arg, ctx, r.value)
 }
 
 /** `x op ANY(array)` / `x op ALL(array)` with SQL's NULL rules. */

@@ -157,7 +157,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       return
     }
     if (util?.kind === 'explain') {
-      const parsed = await parseSql(rewriteForParser(util.statement), limits)
+      const parsed = await parseSql(rewriteForParser(util.statement), limits, s)
       if (parsed.statements.length !== 1) throw new SqlError('42601', 'EXPLAIN takes one statement')
       out.push(await explain(s, parsed.statements[0], [...params, ...parsed.lifted]))
       return
@@ -168,7 +168,7 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       statements = [prepared.statement]
       lifted = prepared.lifted
     } else {
-      const parsed = await parseSql(rewriteForParser(sql), limits)
+      const parsed = await parseSql(rewriteForParser(sql), limits, s)
       statements = parsed.statements
       lifted = parsed.lifted
     }

@@ -7,7 +7,9 @@ import type {Expr} from 'pgsql-ast-parser'
 
 import type {Engine, Json} from '../engine/types.js'
 
-import {anyItems, evaluate, type EvalCtx, flattenChain, isConstArg, listValues, type RowObj} from './eval.js'
+import {anyItems, evaluate, type EvalCtx, flattenChain, isConstArg, listValues, prepareAny, type RowObj} from './eval.js'
+import {LiftedList} from './parse.js'
+import {type Cancellable, ITEMS_PER_CHECK, pause} from './slices.js'
 import {stored} from './types.js'
 
 /** A plain filtered LIMIT query without ORDER BY stops reading once `stop` rows passed `test`. */
@@ -25,6 +27,8 @@ export type AccessPath =
 
 export interface PlanInput {
   alias: string
+  /** Looked at while a long id list's keys are built (57014 once the statement is cancelled). */
+  cancel?: Cancellable
   branch: string
   ctx: EvalCtx
   early?: EarlyStop
@@ -38,15 +42,25 @@ export interface PlanInput {
 /** Id lists at least this long are weighed against the table's row count. */
 const SCAN_OVER_KEYS_MIN = 1024
 
-/** Chooses the access path, in order of cost: id keys, a secondary index, full-text, id prefix, scan. */
+/**
+ * Chooses the access path, in order of cost: id keys, a secondary index, full-text, id prefix, scan.
+ * A long id list's keys are built in slices of the event loop, and only once the table is known
+ * to hold more rows than the list has values (issue 24).
+ */
 export async function planAccess(p: PlanInput): Promise<AccessPath> {
-  const keys = idKeys(p.where, p.alias, p.single, p.ctx)
-  if (keys) {
-    // More keys than the table has rows: reading the table is less work than looking up every
+  for (const c of splitAnd(p.where)) {
+    // `x = ANY($1)` with a long array: read and made a lookup in slices, before the plan and the filter need it.
+    if (c.type === 'binary' && c.op === '=' && c.right.type === 'call' && (c.right.function.name === 'any' || c.right.function.name === 'some') && !c.right.function.schema && c.right.args.length === 1) {
+      await prepareAny(c.right.args[0], p.ctx, p.cancel)
+    }
+  }
+  const ids = idCandidates(p.where, p.alias, p.single, p.ctx)
+  if (ids) {
+    // More values than the table has rows: reading the table is less work than looking up every
     // key, as PostgreSQL's planner picks a sequential scan; a 100,000-value IN list against a
-    // small table held the event loop for everyone while its keys were built and looked up (issue 24).
-    if (keys.length >= SCAN_OVER_KEYS_MIN && (await p.engine.count({branch: p.branch, table: p.table})) < keys.length) return {early: p.early, kind: 'scan'}
-    return {keys, kind: 'id'}
+    // small table held the event loop for everyone while its keys were built and looked up.
+    if (ids.values.length >= SCAN_OVER_KEYS_MIN && (await p.engine.count({branch: p.branch, table: p.table})) < ids.values.length) return {early: p.early, kind: 'scan'}
+    return {keys: await keysOf(ids, p.cancel), kind: 'id'}
   }
   const byIndex = await indexedKeys(p.engine, p.branch, p.table, p.where, p.alias, p.single, p.ctx)
   if (byIndex) return {...byIndex, kind: 'index'}
@@ -110,37 +124,67 @@ function refersToId(e: Expr, alias: string, single: boolean): boolean {
   return e.type === 'ref' && e.name === 'id' && (e.table ? e.table.name === alias : single)
 }
 
-/** The keys an access path can fetch directly, from `id = c`, `id IN (...)` conjuncts. */
-function idKeys(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): string[] | undefined {
+/** The values an id path would fetch, before they are keys; `distinct` when duplicates are dropped. */
+interface IdCandidates {
+  distinct: boolean
+  values: unknown[]
+}
+
+/** The values of `id = c`, `id IN (...)`, `id = ANY(...)` conjuncts, or of an OR chain of them. */
+function idCandidates(where: Expr | null | undefined, alias: string, single: boolean, ctx: EvalCtx): IdCandidates | undefined {
   for (const c of splitAnd(where)) {
     if (c.type !== 'binary') continue
     if (c.op === '=') {
       const any = c.right
       if (refersToId(c.left, alias, single) && any.type === 'call' && (any.function.name === 'any' || any.function.name === 'some') && !any.function.schema && isConstArg(any.args[0])) {
         // `id = ANY($1)`: the array's items are the keys (54001 past :max-in-values, as IN lists).
-        const items = anyItems(any.args[0], {}, ctx)
-        return items === null ? [] : [...new Set(items.filter((x) => x !== null).map(keyText))]
+        return {distinct: true, values: anyItems(any.args[0], {}, ctx) ?? []}
       }
       const other = refersToId(c.left, alias, single) ? c.right : refersToId(c.right, alias, single) ? c.left : undefined
-      if (other && isConst(other)) {
-        const v = evaluate(other, {}, ctx)
-        return v === null ? [] : [keyText(v)]
-      }
+      if (other && isConst(other)) return {distinct: false, values: [evaluate(other, {}, ctx)]}
     } else if (c.op === 'IN' && refersToId(c.left, alias, single) && isConst(c.right)) {
-      const v = evaluate(c.right, {}, ctx)
-      return listValues(v).filter((x) => x !== null).map(keyText)
+      return {distinct: false, values: constList(c.right, ctx)}
     } else if (c.op === 'OR') {
       // `id = 1 OR id = 2 OR ...` is an IN list.
-      const keys: string[] = []
+      const values: unknown[] = []
       for (const term of flattenChain(c, 'OR')) {
-        const k = term.type === 'binary' && term.op === '=' ? idKeys(term, alias, single, ctx) : undefined
+        const k = term.type === 'binary' && term.op === '=' ? idCandidates(term, alias, single, ctx) : undefined
         if (!k) return undefined
-        keys.push(...k)
+        for (const v of k.values) values.push(v)
       }
-      return [...new Set(keys)]
+      return {distinct: true, values}
     }
   }
   return undefined
+}
+
+/** A constant IN list's values; a lifted list's own array, not a 100,000-value copy of it. */
+function constList(e: Expr, ctx: EvalCtx): unknown[] {
+  if (e.type === 'list' && e.expressions.length === 1) {
+    const v = evaluate(e.expressions[0], {}, ctx)
+    if (v instanceof LiftedList) return v.values
+  }
+  return listValues(evaluate(e, {}, ctx))
+}
+
+/** The keys of an id path (NULLs never match), built in slices of the event loop. */
+async function keysOf(ids: IdCandidates, cancel?: Cancellable): Promise<string[]> {
+  const {values} = ids
+  const seen = ids.distinct ? new Set<string>() : undefined
+  const keys: string[] = []
+  if (values.length > ITEMS_PER_CHECK) await pause(cancel)
+  for (let i = 0; i < values.length; i++) {
+    if (i % ITEMS_PER_CHECK === ITEMS_PER_CHECK - 1) await pause(cancel)
+    const v = values[i]
+    if (v === null) continue
+    const k = keyText(v)
+    if (seen) {
+      if (seen.has(k)) continue
+      seen.add(k)
+    }
+    keys.push(k)
+  }
+  return keys
 }
 
 /** A conjunct `col = const` or `col IN (...)` on a column with a secondary index: its field and values. */

@@ -80,6 +80,9 @@ export class PgConnection {
     socket.on('close', () => {
       this.closed = true
       cfg.registry.delete(this.pid)
+      // A statement still running for a client that went away stops at its next pause (57014):
+      // a 100,000-value IN list nobody will read does not keep its slices of the loop (issue 24).
+      if (this.running) this.session.cancelRequested = true
     })
   }
 
