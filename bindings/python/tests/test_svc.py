@@ -197,6 +197,14 @@ class EmbeddedTest(Calls, unittest.TestCase):
             bad.result()
         self.assertEqual(e.exception.code, "invalid_id")
         self.assertEqual([f.result() for f in more], [{"id": "g:1", "n": 1}, None])
+        self.assertEqual(len(bad[0]._split), 8, "only the gets of the batch are resent, one each")
+        with self.db.pipeline() as p:
+            number = p.get(17)  # type: ignore[arg-type]
+            text = p.get("g:1")
+        with self.assertRaises(toolkit_svc.SvcError) as e:
+            number.result()
+        self.assertEqual(e.exception.code, "invalid_argument")
+        self.assertEqual(text.result(), {"id": "g:1", "n": 1})
 
     def test_threads_share_a_pipeline_and_the_client_and_every_get_keeps_its_own_answer(self):
         # Pipelined gets take their place in a batch without a lock; several threads gathering into

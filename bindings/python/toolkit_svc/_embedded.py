@@ -614,19 +614,19 @@ class EmbeddedTransport(Transport):
                 answer._done = True
 
     def _settle_batch(self, batch: _Batch, result: Any, err: Any, errors: Any = None) -> None:
-        if not err and isinstance(result, list) and len(result) == len(batch.ids):
+        if not err and isinstance(result, list) and len(result) == len(batch.sent_ids):
             # A damaged document fails its own get only (docs/svc-embed-protocol.md, get_many).
             failed: Dict[int, BaseException] = {}
             for item in errors if isinstance(errors, list) else []:
                 index = item.get("index") if isinstance(item, dict) else None
-                if isinstance(index, int) and 0 <= index < len(batch.ids):
+                if isinstance(index, int) and 0 <= index < len(batch.sent_ids):
                     failed[index] = SvcError(item.get("code", "internal"), item.get("message", ""))
             batch.settle(result, failed)
             return
         # One bad id fails a get_many whole; sent one by one, each get gets its own answer or error.
-        answers = [_Answer(self) for _ in batch.ids]
+        answers = [_Answer(self) for _ in batch.sent_ids]
         with self._lock:
-            for answer, id in zip(answers, batch.ids):
+            for answer, id in zip(answers, batch.sent_ids):
                 params: Dict[str, Any] = {"id": id}
                 if batch.branch is not None:
                     params["branch"] = batch.branch
