@@ -4,7 +4,7 @@
 //   gets: 10,000 reads by id, both sides reading what a first pass cached; three untimed passes
 //         of each side (--warm), then five timed passes of each side, taken in turn (Node, Python,
 //         Node, ...) so a busy machine weighs on both alike; the medians' ratio, Python over the
-//         Node API (goal >= 0.5x)
+//         Node API (goal >= 0.5x), and the CPU time each side spent per timed get
 //   puts: 10,000 durable writes, each its own commit; Python's rate over the engine's durable
 //         write rate with 32 concurrent writers (goal >= 0.8x)
 // Usage: node bench/svc-bindings.mjs [--docs 10000] [--warm 3]
@@ -24,6 +24,8 @@ const pad = 'x'.repeat(150)
 const docFor = (n) => ({id: `bench:${n}`, n, text: `doc ${n} ${pad}`})
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+/** CPU seconds spent in the timed get passes: the Node API's process, the Python process, the embed child (10 ms ticks). */
+const cpu = {child: 0, node: 0, python: 0}
 
 async function nodeApi() {
   const db = await openEngine(join(tempDir(), 'd'), {fullText: true})
@@ -35,9 +37,13 @@ async function nodeApi() {
   const puts = N / ((performance.now() - t0) / 1000)
   for (let i = 0; i < N; i++) await db.get(`bench:${i}`)
   const getPass = async () => {
+    const c1 = process.cpuUsage()
     const t1 = performance.now()
     for (let i = 0; i < N; i++) await db.get(`bench:${i}`)
-    return N / ((performance.now() - t1) / 1000)
+    const rate = N / ((performance.now() - t1) / 1000)
+    const c = process.cpuUsage(c1)
+    cpu.node += (c.user + c.system) / 1e6
+    return rate
   }
   return {close: () => db.close(), getPass, puts}
 }
@@ -58,15 +64,26 @@ with toolkit_svc.open(sys.argv[3]) as db:
         for i in range(n):
             p.get(f"bench:{i}")
     print(json.dumps({"puts": puts}), flush=True)
+    child = f"/proc/{db._transport.pid}/stat"
+    def child_cpu():
+        try:
+            with open(child) as f:
+                fields = f.read().rsplit(") ", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            return 0.0
     for _ in sys.stdin:
+        k1 = child_cpu()
+        c1 = time.process_time()
         t1 = time.perf_counter()
         with db.pipeline() as p:
             futures = [p.get(f"bench:{i}") for i in range(n)]
         # Every document is read back, as the Node side's gets return theirs: decoding is part of a get.
         docs = [f.result() for f in futures]
         gets = n / (time.perf_counter() - t1)
+        cpu = time.process_time() - c1
         assert docs[-1]["n"] == n - 1
-        print(json.dumps({"gets": gets}), flush=True)
+        print(json.dumps({"gets": gets, "cpu": cpu, "child": child_cpu() - k1}), flush=True)
 `
 
 /** CPU ticks (user + system) of a process and its live descendants; 0 where /proc is missing. */
@@ -110,7 +127,10 @@ function python() {
     }),
     async getPass() {
       child.stdin.write('\n')
-      return (await read()).gets
+      const r = await read()
+      cpu.python += r.cpu
+      cpu.child += r.child
+      return r.gets
     },
     pid: child.pid,
     read,
@@ -132,6 +152,7 @@ for (let r = 0; r < WARM; r++) {
 }
 const nodeGets = []
 const pyGets = []
+Object.assign(cpu, {child: 0, node: 0, python: 0})
 for (let r = 0; r < ROUNDS; r++) {
   nodeGets.push(await node.getPass())
   pyGets.push(await py.getPass())
@@ -144,6 +165,9 @@ line('Python embedded gets/s (pipelined, median of 5)', Math.round(pg))
 line('  ratio (goal >= 0.5x)', (pg / ng).toFixed(2) + 'x')
 line('  ratio per round', nodeGets.map((x, i) => (pyGets[i] / x).toFixed(2)).join(' '))
 if (process.env.BENCH_VERBOSE) console.log(nodeGets.map(Math.round), pyGets.map(Math.round))
+// A shared machine moves the rates a lot; the CPU each side spends per get moves much less.
+const us = (seconds) => ((seconds / (ROUNDS * N)) * 1e6).toFixed(2)
+line('  CPU per get, us: Node API / Python + embed child', `${us(cpu.node)} / ${us(cpu.python)} + ${us(cpu.child)}`)
 line('engine durable puts/s (32 writers)', Math.round(node.puts))
 line('Python embedded puts/s (pipelined)', Math.round(pyPuts))
 line('  ratio (goal >= 0.8x)', (pyPuts / node.puts).toFixed(2) + 'x')
