@@ -1,12 +1,12 @@
 import {createHash} from 'node:crypto'
-import {mkdirSync, rmSync, statfsSync} from 'node:fs'
+import {mkdirSync, rmSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {BlobCache} from './cache.js'
 import {CheckpointLoop} from './checkpoint-loop.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
-import {damageMessage, EngineError, skipDamaged, withDiskFullRemedy} from './errors.js'
+import {damageMessage, EngineError, isDiskFull, skipDamaged, withDiskFullRemedy} from './errors.js'
 import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
@@ -17,7 +17,7 @@ import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
 import {loadBranches, prepareRepository, refHeads} from './open.js'
-import {restartWithBackoff} from './writer-recovery.js'
+import {freeBytes, restartWithBackoff} from './writer-recovery.js'
 import {pace} from './loop-turns.js'
 import {nullLogger} from './logger.js'
 import {BlobReader, CORRUPT_OBJECT} from './reader.js'
@@ -126,6 +126,9 @@ const LARGE_WRITE_BYTES = 256 * 1024
  * The svc database over one data directory: documents as files in a bare Git repository
  * (`repo/`), a write-ahead log (`wal/`), and a full-text index (`index/`).
  */
+/** Below this much free space a failed Git write is reported as a full disk; freeing this much ends a restart's pause. */
+const DISK_FULL_BYTES = 1024 * 1024
+
 export class GitEngine implements Engine {
   readonly dataDir: string
   /** Where each of the data directory's files is (engine/layout.ts). */
@@ -161,6 +164,8 @@ export class GitEngine implements Engine {
   private unsent: Unsent[] = []
   /** Why the Git writer is down (set from its death until a restarted one has checkpointed). */
   private writerDown: string | undefined
+  /** Free bytes when the writer last failed for a full disk (a restart is tried once more are free). */
+  private freeWhenFull: number | undefined
   private writerRestarts = 0
   private readonly clock: () => number
   private index: FullTextIndex | undefined
@@ -1089,14 +1094,23 @@ export class GitEngine implements Engine {
    */
   private writerMessage(error: unknown): string {
     const message = (error as Error).message
-    if (/No space left on device|ENOSPC|Out of diskspace/i.test(message)) return withDiskFullRemedy(message)
-    try {
-      const fs = statfsSync(this.repo)
-      if (fs.bavail * fs.bsize < 1024 * 1024) return withDiskFullRemedy(`${message} (No space left on device)`)
-    } catch {
-      // the directory itself may be gone; the message stands as Git wrote it
-    }
+    if (isDiskFull(message)) return withDiskFullRemedy(message)
+    // When the directory itself is gone, the message stands as Git wrote it.
+    const free = freeBytes(this.repo)
+    if (free !== undefined && free < DISK_FULL_BYTES) return withDiskFullRemedy(`${message} (No space left on device)`)
     return message
+  }
+
+  /** Remembers the free space when the writer failed for a full disk, so freeing space ends the restart's pause. */
+  private noteFailure(message: string): void {
+    this.freeWhenFull = isDiskFull(message) ? (freeBytes(this.repo) ?? 0) : undefined
+  }
+
+  /** Whether space was freed since the writer last failed for a full disk. */
+  private spaceFreed(): boolean {
+    if (this.freeWhenFull === undefined) return false
+    const free = freeBytes(this.repo)
+    return free !== undefined && free >= this.freeWhenFull + DISK_FULL_BYTES
   }
 
   /**
@@ -1114,6 +1128,7 @@ export class GitEngine implements Engine {
       return
     }
     this.writerDown = `git writer failed: ${message}`
+    this.noteFailure(message)
     this.log.error('git writer failed; restarting it and sending it the writes not yet in git', {error: message, writes: this.unsent.length})
     this.recovering = this.recoverWriter().finally(() => {
       this.recovering = undefined
@@ -1143,8 +1158,11 @@ export class GitEngine implements Engine {
         return 'done'
       },
       closed: () => this.closed,
+      retryNow: () => this.spaceFreed(),
       failed: (attempt, error) => {
-        this.writerDown = `git writer failed: ${this.writerMessage(error)}`
+        const message = this.writerMessage(error)
+        this.writerDown = `git writer failed: ${message}`
+        this.noteFailure(message)
         this.log.error('git writer restart failed; trying again', {attempt, error: error.message})
       },
     })

@@ -62,11 +62,16 @@ export function isEngineError(err: unknown): err is EngineError {
   return err instanceof Error && (err as {name?: string}).name === 'EngineError' && typeof (err as {code?: unknown}).code === 'string'
 }
 
+/** Whether a message (the WAL's ENOSPC, Git's own words) reports a full disk. */
+export function isDiskFull(message: string): boolean {
+  return /No space left on device|ENOSPC|Out of diskspace/i.test(message)
+}
+
 /**
  * Appends the spec's remedy to a message that reports a full disk (the WAL's ENOSPC, Git's "No
  * space left on device" / "Out of diskspace"); other messages are returned unchanged.
  */
 export function withDiskFullRemedy(message: string): string {
-  if (!/No space left on device|ENOSPC|Out of diskspace/i.test(message)) return message
+  if (!isDiskFull(message)) return message
   return `${message} [No space left on device: free disk space (toolkit svc compact, or git gc on repo/), then restart the server if writes stay refused; acknowledged writes are kept]`
 }

@@ -1,6 +1,6 @@
 import {spawn} from 'node:child_process'
 
-import {EngineError} from '../engine/errors.js'
+import {EngineError, isDiskFull} from '../engine/errors.js'
 import {gitEnv} from '../engine/git.js'
 import {findGitLocks} from '../engine/lock.js'
 
@@ -26,7 +26,7 @@ export function run(cmd: string, args: string[], options: {cwd?: string} = {}): 
  */
 export function explainDiskFull(error: unknown): never {
   const message = (error as Error).message ?? String(error)
-  if (/No space left on device|ENOSPC|Out of diskspace/i.test(message)) {
+  if (isDiskFull(message)) {
     throw new EngineError('unavailable', `No space left on device: ${message}; free disk space (run toolkit svc compact, or git gc) or write to another disk`, {cause: error})
   }
   if (/is corrupt|unable to unpack|inflate: data stream error|bad object|did not send all necessary objects|missing (blob|tree|commit)/i.test(message)) {
