@@ -58,6 +58,14 @@ export function httpTurn(socket: Socket, answer: Answer): Promise<void> | undefi
   return waitTurn(socket, beforeDone ? undefined : before)
 }
 
+/**
+ * Called once a request's handler has finished: an answer already written out is forgotten, so
+ * an idle keep-alive connection does not hold its last request and answer in memory.
+ */
+export function httpTurnDone(socket: Socket, answer: Answer): void {
+  if (answer.writableFinished && lastAnswer.get(socket) === answer) lastAnswer.delete(socket)
+}
+
 async function waitTurn(socket: Socket, before: Answer | undefined): Promise<void> {
   // The answer before is written out when it closes (or its connection does).
   if (before) await new Promise<void>((resolve) => before.once('close', resolve))

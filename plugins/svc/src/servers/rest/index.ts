@@ -5,7 +5,7 @@ import {ConnectionGuard, Connections, drainRefusedBody, httpServerLimits, type N
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
-import {httpTurn} from '../backpressure.js'
+import {httpTurn, httpTurnDone} from '../backpressure.js'
 import type {Health} from '../health.js'
 import type {ServerMetrics} from '../metrics.js'
 import {listen} from '../listen.js'
@@ -142,6 +142,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
       })
       .finally(() => {
         inFlight--
+        httpTurnDone(req.socket, res)
       })
   })
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
