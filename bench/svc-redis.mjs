@@ -9,7 +9,7 @@
 import {spawn, spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 
-import {arg, freePort, line, startServer, tempDir} from './svc-common.mjs'
+import {arg, cpuSeconds, freePort, line, startServer, tempDir} from './svc-common.mjs'
 
 const REQUESTS = arg('requests', 100_000)
 // Each SET is a durable commit: fewer requests keep the run short.
@@ -37,7 +37,7 @@ async function startRedis({durable = false} = {}) {
   const aof = durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', tempDir('redis-peer-')], {stdio: 'ignore'})
   waitReady(port)
-  return {port, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))}
+  return {pid: child.pid, port, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))}
 }
 
 /** A bare Node.js server answering every command with a constant bulk string: the ceiling of any Node RESP server here. */
@@ -45,20 +45,30 @@ function startBareNode() {
   const code = `const s = require('node:net').createServer({noDelay: true}, (c) => c.on('data', (d) => { let n = 0; for (const b of d) if (b === 42) n++; c.write('$3\\r\\nxxx\\r\\n'.repeat(n)) })); s.listen(0, '127.0.0.1', () => console.log(s.address().port))`
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', code], {stdio: ['ignore', 'pipe', 'inherit']})
-    child.stdout.once('data', (d) => resolve({port: Number(String(d).trim()), stop: () => child.kill()}))
+    child.stdout.once('data', (d) => resolve({pid: child.pid, port: Number(String(d).trim()), stop: () => child.kill()}))
   })
 }
 
-function startSvc() {
-  return startServer(join(tempDir(), 'data'), [], 'redis')
+async function startSvc() {
+  const s = await startServer(join(tempDir(), 'data'), [], 'redis')
+  return {...s, pid: s.child.pid}
 }
 
-/** One redis-benchmark run; returns requests per second. */
-function bench(port, test, pipeline) {
+/** Server CPU microseconds per request of each run, by server pid and test (printed at the end). */
+const cpuPerOp = new Map()
+
+/**
+ * One redis-benchmark run against `server` ({port, pid}); returns requests per second and records
+ * the server's CPU per request (/proc), which a shared machine's load moves far less than rates.
+ */
+function bench(server, test, pipeline) {
+  const {port} = server
   // A pipelined GET run of REQUESTS lasts a tenth of a second on redis-server: too short to measure.
   const n = test === 'set' ? SET_REQUESTS : pipeline > 1 ? REQUESTS * 10 : REQUESTS
   const args = ['-h', '127.0.0.1', '-p', String(port), '-t', test, '-c', '50', '-n', String(n), '-r', String(KEYS), '-P', String(pipeline), '--csv']
+  const c0 = cpuSeconds(server.pid)
   const r = spawnSync('redis-benchmark', args, {encoding: 'utf8'})
+  cpuPerOp.set(`${server.pid} ${test} ${pipeline}`, ((cpuSeconds(server.pid) - c0) / n) * 1e6)
   const m = /"([A-Z]+)","([\d.]+)"/.exec(r.stdout)
   if (!m) throw new Error(`redis-benchmark ${args.join(' ')} printed no figure:\n${r.stdout}\n${r.stderr}`)
   return Number(m[2])
@@ -94,6 +104,24 @@ function drained(port) {
   }
 }
 
+/**
+ * Waits until the server's own CPU use falls below 3% for a second (at most `maxMs`): after the
+ * SET runs it is still indexing what they wrote and checkpointing, which would be counted against
+ * the GET runs that follow, and the peer has no such work. Returns the milliseconds waited.
+ */
+async function settled(pid, maxMs = 60_000) {
+  const t0 = Date.now()
+  let last = cpuSeconds(pid)
+  while (Date.now() - t0 < maxMs) {
+    await new Promise((r) => setTimeout(r, 1000))
+    const now = cpuSeconds(pid)
+    if (now - last < 0.03) break
+    last = now
+  }
+  return Date.now() - t0
+}
+const waits = []
+
 // The engine's rate is measured before and after the servers; the mean damps drifts in machine load.
 const engineBefore = await engineWriteRate()
 const peer = await startRedis()
@@ -107,15 +135,17 @@ try {
     ['get', 16],
     ['set', 16],
   ]) {
-    const ours = bench(svc.port, test, p)
+    const ours = bench(svc, test, p)
+    const oursUs = cpuPerOp.get(`${svc.pid} ${test} ${p}`)
     drained(svc.port)
-    const theirs = bench(peer.port, test, p)
+    if (test === 'set') waits.push(await settled(svc.pid))
+    const theirs = bench(peer, test, p)
     // SET is compared with the redis that also answers only once the write is on disk.
-    const durable = test === 'set' ? bench(durablePeer.port, test, p) : undefined
-    results.push({durable, ours, p, test, theirs})
+    const durable = test === 'set' ? bench(durablePeer, test, p) : undefined
+    results.push({durable, ours, oursUs, p, test, theirs, theirsUs: cpuPerOp.get(`${peer.pid} ${test} ${p}`)})
   }
   const bare = await startBareNode()
-  results.push({bare: bench(bare.port, 'get', 1), ours: bench(svc.port, 'get', 1), p: 1, test: 'get (again, next to a bare Node server)', theirs: bench(peer.port, 'get', 1)})
+  results.push({bare: bench(bare, 'get', 1), bareUs: cpuPerOp.get(`${bare.pid} get 1`), ours: bench(svc, 'get', 1), oursUs: cpuPerOp.get(`${svc.pid} get 1`), p: 1, test: 'get (again, next to a bare Node server)', theirs: bench(peer, 'get', 1), theirsUs: cpuPerOp.get(`${peer.pid} get 1`)})
   bare.stop()
 } finally {
   await svc.stop()
@@ -127,11 +157,12 @@ const engineRate = (engineBefore + engineAfter) / 2
 
 console.log(`redis-benchmark -c 50 -n ${REQUESTS} (GET -P 16: ${REQUESTS * 10}, SET: ${SET_REQUESTS}) -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
 for (const r of results) {
-  line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
+  line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x; server CPU ${r.oursUs.toFixed(2)} / ${r.theirsUs.toFixed(2)} us per request`)
   if (r.durable !== undefined) line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server appendfsync always`, `${Math.round(r.ours)} / ${Math.round(r.durable)} = ${(r.ours / r.durable).toFixed(2)}x`)
 }
+line('after each SET run, the server settled in (ms)', waits.join(', '))
 const again = results.at(-1)
-line('bare Node RESP server GET -P 1 / redis-server', `${Math.round(again.bare)} / ${Math.round(again.theirs)} = ${(again.bare / again.theirs).toFixed(2)}x (the ceiling for Node)`)
+line('bare Node RESP server GET -P 1 / redis-server', `${Math.round(again.bare)} / ${Math.round(again.theirs)} = ${(again.bare / again.theirs).toFixed(2)}x (the ceiling for Node); its CPU ${again.bareUs.toFixed(2)} us per request`)
 line('svc GET -P 1 / bare Node RESP server', `${(again.ours / again.bare).toFixed(2)}x`)
 const set1 = results.find((r) => r.test === 'set' && r.p === 1)
 line('engine durable puts, 50 concurrent, in process (/s)', `${Math.round(engineRate)} (before ${Math.round(engineBefore)}, after ${Math.round(engineAfter)})`)

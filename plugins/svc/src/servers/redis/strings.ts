@@ -91,13 +91,16 @@ const renderedLarge = new WeakMap<Doc, Buffer>()
 /**
  * A document's value, large ones encoded here, a piece at a time, rather than all together when
  * the reply is written, and rendered once: clients asking again and again for the same megabyte
- * documents rendered them again each time (issue 24).
+ * documents rendered them again each time (issue 24). A large value comes back as a string still
+ * to be encoded by `largeToBytes`.
  */
-function largeAsBytes(d: Doc): Buffer | string {
-  const memo = renderedLarge.get(d)
-  if (memo) return memo
-  const v = stringValue(d)
-  if (typeof v !== 'string' || v.length < PACE_BYTES) return v
+function renderedValue(d: Doc): Buffer | string {
+  return renderedLarge.get(d) ?? stringValue(d)
+}
+
+/** Rendering a megabyte document's JSON and encoding it to UTF-8 take a few milliseconds each: the loop's slice is looked at between the two. */
+async function largeToBytes(d: Doc, v: string): Promise<Buffer> {
+  await pace()
   const b = Buffer.from(v)
   if (Object.isFrozen(d)) renderedLarge.set(d, b)
   return b
@@ -117,7 +120,8 @@ async function mget(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
         sincePace = 0
         await pace()
       }
-      const v = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? largeAsBytes(d) : null
+      const rendered = d && (typeOf(d) === 'string' || typeOf(d) === 'hash') ? renderedValue(d) : null
+      const v = d && typeof rendered === 'string' && rendered.length >= PACE_BYTES ? await largeToBytes(d, rendered) : rendered
       bytes += v === null ? 0 : v.length
       sincePace += v === null ? 0 : v.length
       if (bytes > sh.maxReplyBytes) return replyTooLarge(sh.maxReplyBytes)

@@ -5,7 +5,7 @@ import {ConnectionGuard, Connections, drainRefusedBody, httpServerLimits, type N
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
-import {httpTurn} from '../backpressure.js'
+import {httpTurn, httpTurnDone} from '../backpressure.js'
 import type {Health} from '../health.js'
 import type {ServerMetrics} from '../metrics.js'
 import {listen} from '../listen.js'
@@ -93,19 +93,14 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse, started: bigint): Promise<void> => {
-    await httpTurn(req.socket, new Promise((r) => res.once('close', () => r())))
+    const turn = httpTurn(req.socket, res)
+    if (turn) await turn
     const url = req.url ?? '/'
     const qi = url.indexOf('?')
     const path = qi === -1 ? url : url.slice(0, qi)
     const query = qi === -1 ? EMPTY_QUERY : new URLSearchParams(url.slice(qi + 1))
     const method = req.method ?? 'GET'
-    const found = router.match(
-      method,
-      path
-        .split('/')
-        .filter((s) => s.length > 0)
-        .map((s) => decodeSegment(s)),
-    )
+    const found = router.match(method, pathSegments(path))
     if (found === undefined) {
       const hint = path.startsWith('/api/v1/') ? '' : '; routes start with /api/v1'
       throw new HttpError(404, 'not_found', `no route ${method} ${path}${hint} (see docs/svc-rest.md)`)
@@ -147,6 +142,7 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
       })
       .finally(() => {
         inFlight--
+        httpTurnDone(req.socket, res)
       })
   })
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
@@ -197,6 +193,13 @@ function writeOptions(req: IncomingMessage, q: URLSearchParams, res: ServerRespo
   const requestId = headerValue(req, 'x-request-id') ?? randomUUID()
   res.setHeader('x-request-id', requestId)
   return {branch: q.get('branch') ?? undefined, meta: {origin: 'rest', requestId, user: headerValue(req, 'x-svc-user')}}
+}
+
+/** The path's non-empty segments, percent-decoded (only those holding a `%` need it). */
+function pathSegments(path: string): string[] {
+  const out: string[] = []
+  for (const s of path.split('/')) if (s.length > 0) out.push(s.includes('%') ? decodeSegment(s) : s)
+  return out
 }
 
 function decodeSegment(s: string): string {

@@ -23,32 +23,37 @@ export async function readJsonBody(req: IncomingMessage, limits: JsonLimits): Pr
   } catch (error) {
     throw error instanceof BodyTooLargeError ? new HttpError(413, 'too_large', error.message) : error
   }
-  // A large body is decoded and parsed in a slice of its own (engine/loop-turns.ts): megabyte
-  // bodies from several clients arriving together held the loop for everyone (issue 24).
-  if (body.length >= LARGE_BODY_BYTES) await pace()
+  // A large body is decoded, parsed and checked each in a slice of its own (engine/loop-turns.ts):
+  // megabyte bodies from several clients arriving together held the loop for everyone (issue 24).
+  const large = body.length >= LARGE_BODY_BYTES
+  if (large) await pace()
   const text = body.toString('utf8')
-  if (body.length >= LARGE_BODY_BYTES) await pace()
-  const value = parseJsonExact(text, limits.maxDepth)
-  if (body.length >= LARGE_BODY_BYTES) await pace()
+  if (large) await pace()
+  const value = parseJson(text)
+  if (large) await pace()
+  checkExact(text, limits.maxDepth)
+  if (large) await pace()
   return value
 }
 
 /** Bodies at least this large take their own slices of the event loop. */
 const LARGE_BODY_BYTES = 256 * 1024
 
-/** JSON.parse that refuses (400) nesting past `maxDepth` and numbers a double cannot hold as written. */
-export function parseJsonExact(text: string, maxDepth?: number): unknown {
+/** JSON.parse; an empty or malformed body is a 400. */
+function parseJson(text: string): unknown {
   if (text.trim() === '') throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON document')
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return JSON.parse(text)
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`)
   }
+}
+
+/** Refuses (400) nesting past `maxDepth` and numbers a double cannot hold as written. */
+function checkExact(text: string, maxDepth?: number): void {
   try {
     checkExactJson(text, maxDepth)
   } catch (error) {
     throw isEngineError(error) ? new HttpError(400, error.code, error.message) : error
   }
-  return value
 }

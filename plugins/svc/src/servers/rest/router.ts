@@ -106,7 +106,7 @@ export class Router {
     if (!candidates) return undefined
     let allow: Set<string> | undefined
     for (const c of candidates) {
-      if (!c.segments.every((lit, i) => lit === null || lit === segments[i])) continue
+      if (!literalsMatch(c.segments, segments)) continue
       if (c.methods.has(method)) {
         const params: Record<string, string> = {}
         for (const [i, name] of c.names.entries()) if (name !== undefined) params[name] = segments[i]
@@ -117,6 +117,11 @@ export class Router {
     }
     return allow ? {allow: [...allow]} : undefined
   }
+}
+
+function literalsMatch(pattern: Array<null | string>, segments: string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) if (pattern[i] !== null && pattern[i] !== segments[i]) return false
+  return true
 }
 
 /** `?name=` as a non-negative integer, undefined when absent. */
