@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import {ChildProcess} from 'node:child_process'
 
 import {IndexStore} from '../src/engine/fts/store.js'
-import {spawnerStats} from '../src/engine/git-spawner.js'
+import {gitHelperPid, spawnerStats} from '../src/engine/git-spawner.js'
 import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
@@ -57,6 +57,22 @@ describe('svc engine: background work off the main thread', () => {
     const direct = spawns.commands.filter((args) => !args.includes('fast-import') && !args.includes('cat-file'))
     expect(direct).to.deep.equal([])
     expect(spawnerStats.runs).to.be.greaterThan(runs)
+  })
+
+  it('starts a new git helper when the one it had was killed; the history index keeps catching up', async () => {
+    db = await openEngine(tempDir())
+    await db.put({id: 'docs:1', n: 1})
+    await db.flush()
+    await db.historyCaughtUp()
+    const pid = gitHelperPid()
+    expect(pid).to.be.a('number')
+    process.kill(pid!, 'SIGKILL')
+    for (let i = 0; i < 100 && gitHelperPid() === pid; i++) await wait(10)
+    await db.put({id: 'docs:1', n: 2})
+    await db.flush()
+    const versions = (await db.history('docs:1')).versions.map((v) => v.doc?.n)
+    expect(versions).to.deep.equal([2, 1])
+    expect(gitHelperPid()).to.be.a('number').and.not.equal(pid)
   })
 
   it('indexes a large document with the index worker\'s connection: no insert of it through the main thread\'s', async () => {

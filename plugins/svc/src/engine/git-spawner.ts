@@ -109,6 +109,11 @@ export function useGitSpawner(): () => void {
 
 let idleStop: NodeJS.Timeout | undefined
 
+/** The helper's process id while one runs (tests end it to see the next command start another). */
+export function gitHelperPid(): number | undefined {
+  return helper?.connected ? helper.pid : undefined
+}
+
 export function gitSpawnerActive(): boolean {
   return enabled > 0 && process.env.SVC_GIT_HELPER !== '0'
 }
