@@ -1183,8 +1183,6 @@ export class GitEngine implements Engine {
   private async start(): Promise<void> {
     mkdirSync(this.dataDir, {recursive: true})
     this.lock = acquireInstanceLock(this.dataDir)
-    // Every git command of this engine's from now on starts in the helper process (git-spawner.ts).
-    this.releaseSpawner = useGitSpawner()
     try {
       await prepareRepository(this.dataDir, this.repo, this.lock.previousCrashed, this.log)
       this.reader = new BlobReader(this.repo)
@@ -1242,6 +1240,10 @@ export class GitEngine implements Engine {
         })
       }
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
+      // From now on (steady state) git commands start in the helper process (git-spawner.ts). Not
+      // during the open: the process is still small then, and a one-shot CLI command that opens,
+      // reads and closes does not wait for a helper to start.
+      this.releaseSpawner = useGitSpawner()
     } catch (error) {
       await this.reader?.close().catch(() => {})
       await this.writer?.close().catch(() => {})
