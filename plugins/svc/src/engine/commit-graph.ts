@@ -1,8 +1,7 @@
-import {execFile} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {gitEnv} from './git.js'
+import {gitStream} from './git.js'
 
 /**
  * A document's history is `git log -- <path>`, which walks every commit of the branch: at 100k
@@ -13,12 +12,11 @@ import {gitEnv} from './git.js'
  * leaves history reads slower, so it resolves then too, with the reason.
  */
 export function writeCommitGraph(repo: string, signal: AbortSignal): Promise<Error | undefined> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(undefined)
-    execFile('git', ['-C', repo, 'commit-graph', 'write', '--reachable', '--changed-paths', '--split', '--no-progress'], {env: gitEnv(), signal}, (err, _stdout, stderr) => {
-      resolve(err && !signal.aborted ? new Error(`git commit-graph write failed: ${String(stderr).trim() || err.message}`) : undefined)
-    })
-  })
+  if (signal.aborted) return Promise.resolve(undefined)
+  return gitStream(repo, ['commit-graph', 'write', '--reachable', '--changed-paths', '--split', '--no-progress'], () => {}, signal, 'git commit-graph write').then(
+    () => undefined,
+    (error: Error) => (signal.aborted ? undefined : error),
+  )
 }
 
 export function hasCommitGraph(repo: string): boolean {

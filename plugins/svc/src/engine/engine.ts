@@ -11,6 +11,7 @@ import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loa
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
+import {useGitSpawner} from './git-spawner.js'
 import {HistoryIndex, type HistoryRecord} from './history-index.js'
 import {DEFAULT_BRANCH, docPath, expiryPath, legacyDocPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
@@ -171,6 +172,8 @@ export class GitEngine implements Engine {
   private index: FullTextIndex | undefined
   /** Which commits changed each document, per branch (history-index.ts). */
   private historyIndex: HistoryIndex | undefined
+  /** Ends this engine's use of the git helper process (git-spawner.ts). */
+  private releaseSpawner: (() => void) | undefined
   private lock!: InstanceLock
   private log: Logger
   private maxPending: number
@@ -277,6 +280,7 @@ export class GitEngine implements Engine {
       await this.historyIndex?.close()
       await this.reader.close()
       this.lock.release()
+      this.releaseSpawner?.()
     }
   }
 
@@ -695,6 +699,8 @@ export class GitEngine implements Engine {
     if (typeof query !== 'string' || query.trim() === '') throw new EngineError('invalid_argument', 'search needs a non-empty query')
     const limit = clampLimit(options.limit, 10, 1000)
     const offset = Math.max(0, Math.floor(Number(options.offset ?? 0)) || 0)
+    // A large document the index worker is writing is waited for: search sees every acknowledged write.
+    await this.index.settled(b.name)
     const {ids, incomplete, total, totalEstimated} = this.index.search(b.name, query, {limit, offset, table: options.table})
     const skipped: Damage[] = []
     const docs = await Promise.all(ids.map((h) => this.get(h.id, {branch: b.name}).catch((error: unknown) => skipDamaged(error, skipped))))
@@ -1252,10 +1258,15 @@ export class GitEngine implements Engine {
         })
       }
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
+      // From now on (steady state) git commands start in the helper process (git-spawner.ts). Not
+      // during the open: the process is still small then, and a one-shot CLI command that opens,
+      // reads and closes does not wait for a helper to start.
+      this.releaseSpawner = useGitSpawner()
     } catch (error) {
       await this.reader?.close().catch(() => {})
       await this.writer?.close().catch(() => {})
       this.lock.release()
+      this.releaseSpawner?.()
       throw error
     }
   }

@@ -6,6 +6,8 @@ import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
+import {LargeDocumentWriter, type LargeWriteResult} from './fts/large-writer.js'
+import {tableToken} from './fts/match.js'
 import {TextWorker} from './fts/text-worker.js'
 import type {Logger} from './types.js'
 
@@ -40,6 +42,8 @@ export interface FullTextOptions {
   readBody(branch: string, id: string): Promise<{body: Buffer; sha: string} | undefined>
   /** The Git repository: when given, a build from nothing reads it in a worker thread (fts/extract.ts). */
   repo?: string
+  /** How long writes wait to be indexed together (APPLY_DELAY_MS by default). */
+  applyDelayMs?: number
   /** First wait before a failed catch-up is tried again (doubling up to a minute); 1 s by default. */
   retryMs?: number
 }
@@ -69,6 +73,12 @@ interface BranchIndex {
   running: boolean
   /** Set while queued writes are being applied across turns of the event loop (drain). */
   draining?: boolean
+  /**
+   * A large document being indexed by the worker's connection (fts/large-writer.ts): nothing
+   * writes through the store meanwhile (applyWrites returns, a catch-up waits), so the two
+   * connections never wait for each other's lock.
+   */
+  offload?: Promise<void>
   state: IndexStatus['state']
   store: IndexStore
   /** Acknowledged writes not yet applied to the index (undefined = delete). */
@@ -78,6 +88,8 @@ interface BranchIndex {
 /** A write waiting to be indexed; `text` is set once a large document's text was extracted (drain). */
 interface QueuedWrite {
   body: Buffer
+  /** Set when the worker could not index it: the main thread does (drain). */
+  local?: true
   sha: string
   text?: null | string
 }
@@ -88,6 +100,15 @@ interface QueuedWrite {
  * was parsed and indexed with every other queued write in one turn).
  */
 const LARGE_DOC_BYTES = 256 * 1024
+
+/**
+ * How long acknowledged writes wait before they are indexed together. Each FTS5 transaction
+ * flushes a new segment and merges segments: indexed once per event-loop turn, a durable write
+ * stream paid that per handful of writes (the profile of a Redis SET run: the index took about a
+ * third of the server's work). A search, count or status applies what waits first, so no reader
+ * ever sees the delay; it only bounds how long the bodies stay queued.
+ */
+const APPLY_DELAY_MS = 25
 
 /** Documents per transaction while an index is first built (see process). */
 const BUILD_BATCH = 4000
@@ -137,6 +158,8 @@ export class FullTextIndex {
   private timers: NodeJS.Timeout[] = []
   /** Makes large documents' text off the event loop's thread (drain). */
   private readonly texts = new TextWorker(documentText)
+  /** Indexes large documents on another thread with its own connection (drain). */
+  private readonly large = new LargeDocumentWriter(documentText)
 
   constructor(private readonly o: FullTextOptions) {}
 
@@ -149,7 +172,11 @@ export class FullTextIndex {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
     await this.texts.close()
-    for (const b of this.branches.values()) clearTimeout(b.retry?.timer)
+    for (const b of this.branches.values()) {
+      clearTimeout(b.retry?.timer)
+      while (b.offload) await b.offload
+    }
+    await this.large.close()
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
@@ -166,7 +193,8 @@ export class FullTextIndex {
   count(branch: string): number {
     const b = this.branches.get(branch)
     if (!b) return 0
-    this.guard(branch, b, () => this.applyWrites(b))
+    // Large documents are left to drain (the worker): a count does not index one on this thread.
+    this.guard(branch, b, () => this.applyWrites(b, true))
     return this.branches.get(branch)?.store.documents ?? 0
   }
 
@@ -179,6 +207,7 @@ export class FullTextIndex {
     this.branches.delete(name)
     if (b) {
       clearTimeout(b.retry?.timer)
+      while (b.offload) await b.offload
       b.store.close()
       // A page check just started opens the file read-only, and SQLite then creates its -wal and
       // -shm files beside it: deleting the folder under it would fail with ENOTEMPTY.
@@ -214,11 +243,12 @@ export class FullTextIndex {
     b.writes.set(id, body === undefined || sha === undefined ? undefined : {body, sha})
     if (!this.applyScheduled) {
       this.applyScheduled = true
-      setImmediate(() => {
+      const timer = setTimeout(() => {
         this.applyScheduled = false
         if (this.closed) return
         for (const [name, x] of this.branches) void this.drain(name, x)
-      })
+      }, this.o.applyDelayMs ?? APPLY_DELAY_MS)
+      timer.unref()
     }
   }
 
@@ -237,6 +267,10 @@ export class FullTextIndex {
         const next = [...b.writes].find(([, w]) => w !== undefined && w.text === undefined)
         if (next === undefined) break
         const [id, w] = next as [string, QueuedWrite]
+        if (!w.local && b.written === undefined && !b.store.bulkBuilding) {
+          await this.offload(name, b, id, w)
+          continue
+        }
         const text = await this.texts.text(w.body)
         // A newer write of the document replaced this one while it waited: that one is extracted next.
         // (null: the worker could not parse it; the thread tries and reports why.)
@@ -252,6 +286,61 @@ export class FullTextIndex {
       b.state = 'catching-up'
     } finally {
       b.draining = false
+    }
+  }
+
+  /**
+   * Hands one large write to the worker (fts/large-writer.ts); the store is not written through
+   * until it has answered. A write the worker could not make goes back to the queue for this thread.
+   */
+  private async offload(name: string, b: BranchIndex, id: string, w: QueuedWrite): Promise<void> {
+    b.writes.delete(id)
+    const colon = id.indexOf(':')
+    const job = this.large.put(b.store.file, id, w.sha, colon === -1 ? '' : tableToken(id.slice(0, colon)), w.body)
+    const settled = job.then((r) => this.offloaded(name, b, id, w, r))
+    b.offload = settled
+    try {
+      await settled
+    } finally {
+      if (b.offload === settled) b.offload = undefined
+    }
+  }
+
+  private offloaded(name: string, b: BranchIndex, id: string, w: QueuedWrite, r: LargeWriteResult): void {
+    if (this.branches.get(name) !== b) return
+    b.written?.add(id)
+    if (!r.parsed) {
+      // Counted and logged as on this thread; nothing is indexed for bytes that are not JSON.
+      this.textOf(id, w.body)
+      return
+    }
+    if ('added' in r) {
+      if (r.added) b.store.noteAdded()
+      return
+    }
+    if (isCorruption(r) && !this.closed) {
+      this.corrupt(name, Object.assign(new Error(r.error), {code: r.code}))
+      return
+    }
+    // A newer write of the document waits already: it replaces this one. Otherwise this thread indexes it.
+    if (this.closed || b.writes.has(id)) return
+    this.o.logger.warn('large document not indexed by the index worker; indexing it on the main thread', {branch: name, error: r.error, id})
+    b.writes.set(id, {...w, local: true})
+  }
+
+  /** Resolves when no large write of the branch is being indexed by the worker (a search then sees every acknowledged write). */
+  async settled(branch: string): Promise<void> {
+    for (;;) {
+      const b = this.branches.get(branch)
+      if (!b || this.closed) return
+      if (b.offload) {
+        await b.offload
+        continue
+      }
+      // A large write still queued is handed to the worker now rather than indexed on this thread by the search.
+      if (![...b.writes.values()].some((w) => w !== undefined && w.text === undefined && !w.local && w.body.length >= LARGE_DOC_BYTES)) return
+      void this.drain(branch, b)
+      await (b.offload ?? turn())
     }
   }
 
@@ -289,14 +378,15 @@ export class FullTextIndex {
   status(branch: string): IndexStatus {
     const b = this.branches.get(branch)
     if (!b) return {documents: 0, pending: 0, state: 'disabled'}
-    this.guard(branch, b, () => this.applyWrites(b))
+    this.guard(branch, b, () => this.applyWrites(b, true))
     const now = this.branches.get(branch)!
     return {documents: now.store.documents, pending: now.running || now.queue.length > 0 ? Math.max(now.queue.length, this.o.currentCount(branch) - now.store.documents) : 0, state: now.state}
   }
 
   /** `ready`: only deletes, small documents and large ones whose text is extracted (drain). */
   private applyWrites(b: BranchIndex, ready = false): void {
-    if (b.writes.size === 0) return
+    // The worker writes the file now (offload): these wait for the next apply.
+    if (b.writes.size === 0 || b.offload) return
     let writes = [...b.writes]
     if (ready) writes = writes.filter(([, w]) => w === undefined || w.text !== undefined || w.body.length < LARGE_DOC_BYTES)
     if (writes.length === b.writes.size) b.writes.clear()
@@ -442,6 +532,8 @@ export class FullTextIndex {
         await turn()
       }
       if (!live()) return
+      while (b.offload) await b.offload
+      if (!live()) return
       if (gone.length > 0) b.store.transaction(() => gone.forEach((id) => b.store.remove(id)))
       // 2. Every indexed document is current now; when there are fewer than the branch holds,
       // the missing ones are queued (all of them at once when the index is empty).
@@ -465,6 +557,8 @@ export class FullTextIndex {
       const size = building ? Math.max(this.o.batchSize, BUILD_BATCH) : this.o.batchSize
       // A build from nothing: no journal (fts/store.ts beginBulk), and no lookup of each id's
       // row, since only ids that writes indexed meanwhile can have one.
+      while (b.offload) await b.offload
+      if (!live()) return
       if (building && total > 0 && b.store.beginBulk()) b.written = new Set()
       // And its documents are read and turned into text in a worker thread (fts/extract.ts).
       if (building && total > 0 && this.o.repo !== undefined) extractor = new TextExtractor(this.o.repo, documentText)
@@ -491,6 +585,8 @@ export class FullTextIndex {
         const {batch} = next
         const reads = await next.reads
         next = b.queue.length > 0 ? fetch() : undefined
+        // No await between this wait and the transaction: no worker write can start in between.
+        while (b.offload) await b.offload
         if (!live()) return
         this.applyWrites(b)
         b.store.transaction(() => {

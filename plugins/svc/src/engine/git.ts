@@ -1,6 +1,7 @@
 import {execFile, spawn} from 'node:child_process'
 
 import {EngineError} from './errors.js'
+import {gitSpawnerActive, runThroughHelper} from './git-spawner.js'
 
 export interface GitResult {
   stdout: string
@@ -8,8 +9,29 @@ export interface GitResult {
 
 /** Runs one git command in a repository; for the rare calls (history, branches, maintenance). */
 export function git(repo: string, args: string[], options: {input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
+  const full = ['-C', repo, ...args]
+  const maxBuffer = options.maxBuffer ?? 256 * 1024 * 1024
+  if (gitSpawnerActive()) {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const run = runThroughHelper(full, gitEnv(), (d) => {
+        size += d.length
+        if (size > maxBuffer) run.kill('SIGKILL')
+        else chunks.push(d)
+      }, options.input)
+      void run.done.then((r) => {
+        if (r.code === 0 && size <= maxBuffer) resolve({stdout: Buffer.concat(chunks).toString('utf8')})
+        else {
+          const why = size > maxBuffer ? 'stdout maxBuffer length exceeded' : r.error ?? `exit ${r.code ?? r.signal}`
+          const msg = (r.stderr || why).trim().split('\n').slice(-3).join('; ')
+          reject(new EngineError('internal', `git ${args[0]} failed: ${msg}`, {cause: Object.assign(new Error(why), {code: r.code})}))
+        }
+      })
+    })
+  }
   return new Promise((resolve, reject) => {
-    const child = execFile('git', ['-C', repo, ...args], {encoding: 'utf8', env: gitEnv(), maxBuffer: options.maxBuffer ?? 256 * 1024 * 1024}, (err, stdout, stderr) => {
+    const child = execFile('git', full, {encoding: 'utf8', env: gitEnv(), maxBuffer}, (err, stdout, stderr) => {
       if (err) {
         const msg = (stderr || err.message).trim().split('\n').slice(-3).join('; ')
         reject(new EngineError('internal', `git ${args[0]} failed: ${msg}`, {cause: err}))
@@ -19,15 +41,50 @@ export function git(repo: string, args: string[], options: {input?: string; maxB
   })
 }
 
-/** Streams a git command's stdout as raw chunks; resolves when it exits successfully. */
-export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void): Promise<void> {
+/**
+ * Streams a git command's stdout as raw chunks; resolves when it exits successfully. An abort
+ * (the engine closing) ends git and rejects; so does an error thrown by `onData`.
+ */
+export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void, signal?: AbortSignal, what = `git ${args[0]}`): Promise<void> {
+  const full = ['-C', repo, ...args]
+  if (gitSpawnerActive()) {
+    return new Promise((resolve, reject) => {
+      let failed: unknown
+      const run = runThroughHelper(full, gitEnv(), (d) => {
+        if (failed !== undefined) return
+        try {
+          onData(d)
+        } catch (error) {
+          failed = error
+          run.kill()
+        }
+      })
+      const abort = (): void => run.kill()
+      signal?.addEventListener('abort', abort, {once: true})
+      if (signal?.aborted) abort()
+      void run.done.then((r) => {
+        signal?.removeEventListener('abort', abort)
+        if (failed !== undefined) reject(failed)
+        else if (signal?.aborted) reject(Object.assign(new Error('The operation was aborted'), {code: 'ABORT_ERR', name: 'AbortError'}))
+        else if (r.code === 0) resolve()
+        else reject(new EngineError('internal', `${what} failed: ${r.stderr.trim() || r.error || `exit ${r.code ?? r.signal}`}`))
+      })
+    })
+  }
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], {env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn('git', full, {env: gitEnv(), signal, stdio: ['ignore', 'pipe', 'pipe']})
     let stderr = ''
-    child.stdout.on('data', onData)
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout.on('data', (d: Buffer) => {
+      try {
+        onData(d)
+      } catch (error) {
+        child.kill()
+        reject(error)
+      }
+    })
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `git ${args[0]} failed: ${stderr.trim()}`))))
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `${what} failed: ${stderr.trim() || `exit ${code}`}`))))
   })
 }
 

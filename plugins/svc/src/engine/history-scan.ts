@@ -1,7 +1,4 @@
-import {spawn} from 'node:child_process'
-
-import {EngineError} from './errors.js'
-import {gitEnv} from './git.js'
+import {gitStream} from './git.js'
 import {parseTrailers} from './commit-message.js'
 import type {IndexedCommit} from './history-store.js'
 
@@ -43,9 +40,8 @@ export async function scanCommits(repo: string, range: string[], onBatch: (commi
       batch = []
     }
   }
-  await stream(
+  await gitStream(
     repo,
-    signal,
     ['-c', 'core.quotepath=off', 'log', '--reverse', '--root', '--no-renames', '--no-color', '--name-only', '--format=%x1e%H%x00%ct%x00%B%x00', ...range, '--'],
     (chunk) => {
       buf += chunk.toString('utf8')
@@ -55,26 +51,9 @@ export async function scanCommits(repo: string, range: string[], onBatch: (commi
       buf = buf.slice(last)
       for (const r of done.split('\x1e')) if (r !== '') record(r)
     },
+    signal,
+    'git log',
   )
   for (const r of buf.split('\x1e')) if (r !== '') record(r)
   if (batch.length > 0) onBatch(batch)
-}
-
-/** Streams a git command's stdout; an abort (the engine closing) ends git and rejects. */
-function stream(repo: string, signal: AbortSignal, args: string[], onData: (chunk: Buffer) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], {env: gitEnv(), signal, stdio: ['ignore', 'pipe', 'pipe']})
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => {
-      try {
-        onData(d)
-      } catch (error) {
-        child.kill()
-        reject(error)
-      }
-    })
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)))
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('internal', `git log failed: ${stderr.trim() || `exit ${code}`}`))))
-  })
 }

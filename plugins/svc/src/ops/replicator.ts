@@ -1,10 +1,11 @@
 import {stat} from 'node:fs/promises'
 import {join} from 'node:path'
 
+import {EngineError} from '../engine/errors.js'
 import type {Engine, Logger} from '../engine/types.js'
 import {publishDefinitions} from './index-definitions.js'
 import {Periodic, retryAfter} from './periodic.js'
-import {gitRemoteCommand} from './proc.js'
+import {gitStream} from '../engine/git.js'
 import {listRemotes} from './remotes.js'
 import {recordSyncState} from './sync-state.js'
 import {branchRefs} from './stage.js'
@@ -117,8 +118,19 @@ function sorted(o: Record<string, string>): Array<[string, string]> {
   return Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))
 }
 
-function push(repo: string, remote: string): Promise<void> {
-  return gitRemoteCommand(repo, ['push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*', '+refs/svc/*:refs/svc/*'], PUSH_TIMEOUT_MS)
+/**
+ * Through the engine's git helper process (engine/git-spawner.ts), like every git command of the
+ * polling loop: a push once a second while writes arrive would otherwise fork the server each time.
+ * Killed after PUSH_TIMEOUT_MS so a hung network cannot hold the loop that runs it.
+ */
+async function push(repo: string, remote: string): Promise<void> {
+  const timeout = AbortSignal.timeout(PUSH_TIMEOUT_MS)
+  try {
+    await gitStream(repo, ['push', '--quiet', '--prune', remote, '+refs/heads/*:refs/heads/*', '+refs/svc/*:refs/svc/*'], () => {}, timeout, `git push ${remote}`)
+  } catch (error) {
+    if (timeout.aborted) throw new EngineError('unavailable', `git push ${remote} failed: killed after ${PUSH_TIMEOUT_MS / 1000} s`)
+    throw error
+  }
 }
 
 /** Server hooks (servers/run.ts, servers/health.ts). */

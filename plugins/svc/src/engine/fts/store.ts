@@ -136,6 +136,11 @@ export class IndexStore {
     return this.docCount
   }
 
+  /** Another connection added a document (fts/large-writer.ts). */
+  noteAdded(): void {
+    this.docCount++
+  }
+
   close(): void {
     if (!this.db.open) return
     // Between transactions the bulk-built file is consistent: it is kept and the next start

@@ -36,7 +36,10 @@ export class TextWorker {
     const id = this.next++
     return new Promise((resolve) => {
       this.waiting.set(id, resolve)
-      w.postMessage({body, id})
+      // A copy of the document alone, transferred (see large-writer.ts: cloning a Buffer copies its whole backing store).
+      const bytes = new Uint8Array(body.length)
+      bytes.set(body)
+      w.postMessage({body: bytes, id}, [bytes.buffer])
     })
   }
 

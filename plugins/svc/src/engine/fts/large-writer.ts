@@ -1,0 +1,119 @@
+/**
+ * Indexes one large acknowledged document in a worker thread with its own SQLite connection:
+ * parsing its JSON, gathering its words and the FTS5 insert of that text. The insert alone is one
+ * SQLite call of 20-50 ms for a 900 KB document, which on the event loop's thread stalled every
+ * client for that long (issue 24's noisy neighbour); here it runs on the other core.
+ *
+ * Only one connection writes at a time: the full-text index (fulltext.ts) starts a job here only
+ * when it is not writing itself, and writes nothing until the job has answered, so neither waits
+ * for SQLite's lock. WAL mode lets the main connection read (search) meanwhile. The connection is
+ * opened per job and closed after it, so none is left open when a build switches the journal off
+ * (fts/store.ts beginBulk); a job costs a millisecond or two more for it, on the worker's thread.
+ */
+import {createRequire} from 'node:module'
+import {Worker} from 'node:worker_threads'
+
+// Source as a string (as check.ts) so it runs the same from dist and under the test runner; the
+// text extraction is the caller's function, so the worker indexes exactly what the thread would.
+function workerSource(textOf: (doc: unknown) => string): string {
+  return `
+const {parentPort, workerData} = require('node:worker_threads')
+const Database = require(workerData.module)
+const __name = (f) => f
+const documentText = ${textOf.toString()}
+parentPort.on('message', ({body, file, id, job, sha, tbl}) => {
+  let text
+  try {
+    text = documentText(JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')))
+  } catch {
+    // Not JSON: the main thread indexes nothing for it and reports why.
+    parentPort.postMessage({job, parsed: false})
+    return
+  }
+  let db
+  try {
+    db = new Database(file, {fileMustExist: true})
+    db.pragma('busy_timeout = 5000')
+    db.pragma('synchronous = NORMAL')
+    let added = false
+    db.transaction(() => {
+      const row = db.prepare('SELECT rowid FROM docs WHERE id = ?').get(id)
+      let rowid
+      if (row) {
+        db.prepare('DELETE FROM text WHERE rowid = ?').run(row.rowid)
+        db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?').run(sha, row.rowid)
+        rowid = row.rowid
+      } else {
+        rowid = db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)').run(id, sha).lastInsertRowid
+        added = true
+      }
+      db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)').run(rowid, tbl, text)
+    })()
+    parentPort.postMessage({added, job, parsed: true})
+  } catch (error) {
+    parentPort.postMessage({code: error.code, error: error.message, job, parsed: true})
+  } finally {
+    if (db) db.close()
+  }
+})
+`
+}
+
+const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
+
+export type LargeWriteResult = {added: boolean; parsed: true} | {code?: string; error: string; parsed: true} | {parsed: false}
+
+export class LargeDocumentWriter {
+  private worker: undefined | Worker
+  private nextJob = 1
+  private readonly waiting = new Map<number, (r: LargeWriteResult) => void>()
+
+  constructor(private readonly textOf: (doc: unknown) => string) {}
+
+  /** Indexes `body` as document `id` (table token `tbl`) in `file`; never rejects. */
+  put(file: string, id: string, sha: string, tbl: string, body: Buffer): Promise<LargeWriteResult> {
+    const w = this.start()
+    const job = this.nextJob++
+    // Its own copy, transferred: a Buffer is often a view into a larger pooled or request-sized
+    // ArrayBuffer, and structured cloning copies the whole backing store (15-35 ms seen in the
+    // noisy-neighbour profile); a copy of just the document is a memcpy, and the transfer is free.
+    const bytes = new Uint8Array(body.length)
+    bytes.set(body)
+    return new Promise((resolve) => {
+      this.waiting.set(job, resolve)
+      w.postMessage({body: bytes, file, id, job, sha, tbl}, [bytes.buffer])
+    })
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker
+    this.worker = undefined
+    this.settleAll('full-text index closed')
+    if (w) await w.terminate()
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker
+    // execArgv: [] for the reason in check.ts.
+    const w = new Worker(workerSource(this.textOf), {eval: true, execArgv: [], workerData: {module: sqliteModule}})
+    w.unref()
+    w.on('message', (m: LargeWriteResult & {job: number}) => {
+      const done = this.waiting.get(m.job)
+      this.waiting.delete(m.job)
+      done?.(m)
+    })
+    const gone = (error?: Error): void => {
+      if (this.worker === w) this.worker = undefined
+      this.settleAll(error?.message ?? 'index worker exited')
+    }
+    w.on('error', gone)
+    w.on('exit', () => gone())
+    this.worker = w
+    return w
+  }
+
+  private settleAll(reason: string): void {
+    for (const done of this.waiting.values()) done({error: reason, parsed: true})
+    this.waiting.clear()
+  }
+}
