@@ -3,10 +3,12 @@
 // index, search latency through REST, and the server's RSS; peers in the same run: raw MiniSearch
 // (the library the first version used, alone, in-process) for indexing and search, same queries
 // (AND, prefix on the last word).
-// Usage: node bench/svc-search.mjs [--docs 100000] [--queries 300] [--fixture DIR]
+// Usage: node bench/svc-search.mjs [--docs 100000] [--queries 300] [--fixture DIR] [--per-query]
+//   --per-query prints the slowest 5% of the queries (the p95's makers) with their totals.
 //   --fixture DIR keeps the generated repository in DIR and reuses it on the next run.
 import {cpSync, existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {loadavg} from 'node:os'
 
 import MiniSearch from 'minisearch'
 
@@ -59,11 +61,15 @@ const catchupWall = (performance.now() - started) / 1000
 const catchupRun = metric(m, 'svc_index_reindex_last_duration_seconds')
 for (const q of warmup) await http(server.port, 'GET', `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`)
 const lat = []
+const perQuery = []
 for (const q of queries) {
   const s = performance.now()
   const r = await http(server.port, 'GET', `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`)
+  const ms = performance.now() - s
   if (r.status !== 200) throw new Error(`search ${q}: ${r.status} ${r.body}`)
-  lat.push(performance.now() - s)
+  lat.push(ms)
+  const answer = JSON.parse(r.body)
+  perQuery.push({ms, q, total: answer.total, estimated: answer.totalEstimated === true})
 }
 await drive(DOCS, 16, (i) => http(server.port, 'GET', `/api/v1/documents/items:${i}`))
 const rssMb = rss(server.child.pid)
@@ -75,6 +81,13 @@ line('svc index catch-up at start (reindex run)', `${(DOCS / catchupRun).toFixed
 line('ratio svc catch-up / MiniSearch alone; goal >= 10k docs/s', `${(DOCS / catchupRun / peerIndexRate).toFixed(2)}; ${DOCS / catchupRun >= 10_000 ? 'met' : 'NOT met'}`)
 line('MiniSearch alone: search p50 / p95 (peer)', `${pct(peerLat, 50).toFixed(2)} / ${pct(peerLat, 95).toFixed(2)} ms`)
 line('svc REST search p50 / p95 (limit 10, documents included)', `${pct(lat, 50).toFixed(2)} / ${pct(lat, 95).toFixed(2)} ms`)
+line('load average (1/5/15 min)', loadavg().map((x) => x.toFixed(2)).join(' '))
+if (process.argv.includes('--per-query')) {
+  // The queries that make the tail: the slowest 5%, with how many documents they match.
+  for (const p of perQuery.sort((a, b) => b.ms - a.ms).slice(0, Math.ceil(perQuery.length / 20))) {
+    console.log(`  ${p.ms.toFixed(2).padStart(7)} ms  total ${String(p.total).padStart(6)}${p.estimated ? ' (est.)' : '       '}  ${JSON.stringify(p.q)}`)
+  }
+}
 line('goal p95 <= 10 ms', pct(lat, 95) <= 10 ? 'met' : 'NOT met')
 line('svc server RSS after index, searches and reading all', `${rssMb.toFixed(0)} MB (goal <= 500 MB)`)
 process.exit(0)

@@ -83,8 +83,8 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       const windowed = ix.search('common', {limit: 5, offset: 0}, 100)
       expect(windowed.estimated).to.equal(true)
       expect(windowed.hits).to.have.length(5)
-      // Only the first 100 matches were ranked: every hit is among documents 0-99.
-      for (const h of windowed.hits) expect(Number(h.id.slice(2))).to.be.below(100)
+      // The window counted 100 matches; the first fifth of them were ranked.
+      for (const h of windowed.hits) expect(Number(h.id.slice(2))).to.be.below(20)
       expect(windowed.total).to.be.within(390, 410)
       // A query matching fewer rows than the window is still exact, whatever else is common.
       const rare = ix.search('common rare', {limit: 50, offset: 0}, 100)
@@ -93,6 +93,34 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       // A page beyond the window widens it: offset 200 still finds its rows.
       expect(ix.search('common', {limit: 10, offset: 200}, 100).hits).to.have.length(10)
     } finally {
+      ix.close()
+    }
+  })
+
+  it('keeps an answer until the index is written, by this connection or another', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 20; i++) ix.put(`t:${i}`, `v${i}`, `word ${i}`)
+      })
+      const first = ix.search('word', page)
+      expect(first.total).to.equal(20)
+      // A caller changing its answer does not change the kept one.
+      first.hits[0].id = 'changed'
+      expect(ix.search('word', page).hits[0].id).to.not.equal('changed')
+      ix.put('t:20', 'v20', 'word word word')
+      expect(ix.search('word', page)).to.include({total: 21})
+      expect(ix.search('word', page).hits[0].id).to.equal('t:20')
+      ix.remove('t:20')
+      expect(ix.search('word', page).total).to.equal(20)
+      // A commit of another connection (the large-document worker's) is seen too.
+      other.put('t:21', 'v21', 'word word word word')
+      expect(ix.search('word', page).total).to.equal(21)
+      expect(ix.search('word', page).hits[0].id).to.equal('t:21')
+    } finally {
+      other.close()
       ix.close()
     }
   })

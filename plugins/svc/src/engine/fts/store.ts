@@ -33,6 +33,19 @@ export interface StoreHit {
  */
 export const SEARCH_WINDOW = 10_000
 
+/**
+ * A query matching more than the window ranks only the first fifth of it (the window still
+ * counts and places the estimate). Scoring costs about 1 us a row, and the rows of those first
+ * matches are as arbitrary a choice as the window's (the earliest indexed): ranking 10,000 of
+ * them was 8-10 ms of a 10-17 ms search at 100k documents, quiet machine.
+ */
+const RANKED_DIVISOR = 5
+
+/** Answers kept per store until its next write (see search). */
+const CACHED_ANSWERS = 128
+/** Answers with more hits than this are not kept (their memory, and they are rare). */
+const CACHED_HITS_MAX = 100
+
 export interface StoreSearch {
   hits: StoreHit[]
   total: number
@@ -76,8 +89,18 @@ export class IndexStore {
   private readonly db: Database.Database
   private docCount: number
   private bulk = false
+  /**
+   * Recent answers, valid while nothing wrote the index: `written` is bumped by this connection's
+   * writes, SQLite's data_version by commits of others (fts/large-writer.ts). A search for a very
+   * common word costs 10-20 ms at 100k documents whatever its window (FTS5's bm25 counts every
+   * match of each phrase for its weight), and such words are the ones searched most often.
+   */
+  private readonly answers = new Map<string, StoreSearch>()
+  private answersAt = ''
+  private written = 0
   private readonly st: {
     bounds: Database.Statement<[], {hi: number | null; lo: number | null}>
+    dataVersion: Database.Statement<[], number>
     probe: Database.Statement<[string, number], {edge: number | null; n: number}>
     delDoc: Database.Statement<[number | bigint]>
     delText: Database.Statement<[number | bigint]>
@@ -107,6 +130,7 @@ export class IndexStore {
       }
       const st: IndexStore['st'] = {
         bounds: db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM docs'),
+        dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
         // FTS5 walks matches in rowid order and stops after the window: no scoring, no sort.
         // (Ascending: FTS5's descending walk measured 10-50x slower on multi-segment indexes.)
         probe: db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
@@ -139,6 +163,7 @@ export class IndexStore {
   /** Another connection added a document (fts/large-writer.ts). */
   noteAdded(): void {
     this.docCount++
+    this.written++
   }
 
   close(): void {
@@ -216,6 +241,7 @@ export class IndexStore {
    * before, so a batch looks each id up once (null: not indexed).
    */
   put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
+    this.written++
     let rowid: number | bigint
     if (row) {
       this.st.delText.run(row.rowid)
@@ -232,6 +258,7 @@ export class IndexStore {
   remove(id: string): boolean {
     const row = this.st.row.get(id)
     if (!row) return false
+    this.written++
     this.st.delText.run(row.rowid)
     this.st.delDoc.run(row.rowid)
     this.docCount--
@@ -258,20 +285,46 @@ export class IndexStore {
    * a large share of the documents, whose BM25 weight is then near zero anyway) ranks only the
    * first `window` matches in index order (the earliest indexed documents) and extrapolates the
    * total from how far into the index they reach, so its cost
-   * stays bounded as the index grows. Smaller queries are ranked and counted exactly.
+   * stays bounded as the index grows; of those it ranks the first fifth (RANKED_DIVISOR). Smaller queries are ranked and counted exactly. An answer is kept
+   * until the index is next written, so a common word searched again costs a map lookup.
    */
   search(query: string, options: {limit: number; offset: number; table?: string}, window = SEARCH_WINDOW): StoreSearch {
     const match = matchExpression(query, options.table)
     if (match === undefined || this.docCount === 0) return {hits: [], total: 0}
-    const span = Math.max(window, 4 * (options.offset + options.limit))
+    const at = `${this.written} ${this.st.dataVersion.get()}`
+    if (at !== this.answersAt) {
+      this.answers.clear()
+      this.answersAt = at
+    }
+    const key = `${options.limit} ${options.offset} ${window} ${match}`
+    const kept = this.answers.get(key)
+    if (kept) {
+      // Most recently used last: the oldest is dropped first.
+      this.answers.delete(key)
+      this.answers.set(key, kept)
+      return {...kept, hits: kept.hits.map((h) => ({...h}))}
+    }
+    const answer = this.searchIndex(match, options, window)
+    if (answer.hits.length <= CACHED_HITS_MAX) {
+      if (this.answers.size >= CACHED_ANSWERS) this.answers.delete(this.answers.keys().next().value!)
+      this.answers.set(key, {...answer, hits: answer.hits.map((h) => ({...h}))})
+    }
+    return answer
+  }
+
+  private searchIndex(match: string, options: {limit: number; offset: number}, window: number): StoreSearch {
+    const page = 4 * (options.offset + options.limit)
+    const span = Math.max(window, page)
     // One pass without scoring: the number of matches up to the window, and how far into the
     // index the window reaches. Fewer than the window: that count is the exact total.
     const {edge, n} = this.st.probe.get(match, span) ?? {edge: null, n: 0}
     if (n === 0 || edge === null) return {hits: [], total: 0}
     if (n < span) return {hits: this.st.search.all(match, options.limit, options.offset), total: n}
-    const hits = this.st.searchFrom.all(match, edge, options.limit, options.offset)
     const {hi, lo} = this.st.bounds.get() ?? {hi: null, lo: null}
-    if (hi === null || lo === null || edge >= hi) return {hits, total: n}
-    return {estimated: true, hits, total: Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))}
+    if (hi === null || lo === null || edge >= hi) return {hits: this.st.searchFrom.all(match, edge, options.limit, options.offset), total: n}
+    const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))
+    const ranked = Math.max(Math.floor(window / RANKED_DIVISOR), page)
+    const rankTo = ranked < span ? (this.st.probe.get(match, ranked)?.edge ?? edge) : edge
+    return {estimated: true, hits: this.st.searchFrom.all(match, rankTo, options.limit, options.offset), total}
   }
 }
