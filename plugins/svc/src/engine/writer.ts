@@ -184,7 +184,12 @@ export class CommitWriter {
   private spawn(): ChildProcessWithoutNullStreams {
     // Own process group: a Ctrl-C in the terminal must reach svc only, which then ends fast-import
     // with `done` after the last commit; a fast-import killed mid-stream loses its open pack.
-    const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done'], {
+    // --force: without it every checkpoint proves each moved ref a fast-forward by walking (and
+    // inflating) every commit made since the last one, 7-10 us of fast-import CPU per commit at
+    // the 650-2,000 commits per checkpoint of a sustained stream (docs/benchmarks.md, "fast-import CPU
+    // per commit"). Only this process moves refs/heads/* while the engine holds the instance lock;
+    // removeBranch replaces it first, and restore refuses while a server runs.
+    const child = spawn('git', ['-C', this.repo, 'fast-import', '--quiet', '--done', '--force'], {
       detached: true,
       env: fastImportEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
