@@ -1,3 +1,4 @@
+import {DocMap} from './doc-map.js'
 import type {FieldIndex} from './field-index.js'
 import {gitStream} from './git.js'
 import {classifyPath, docPath, idFromBody, isLegacyPath, legacyDocPath, MAX_FILE_NAME, type ParsedId, tableOf} from './ids.js'
@@ -20,7 +21,7 @@ export interface DocEntry {
 
 /** What the engine holds in memory for one branch: every id's current blob, by table. */
 export interface BranchState {
-  docs: Map<string, DocEntry>
+  docs: DocMap
   exists: boolean
   /** Ids whose entry has an expiry (entries are replaced, never mutated: branches share them). */
   expiring: Set<string>
@@ -31,12 +32,12 @@ export interface BranchState {
 }
 
 export function emptyBranch(name: string, exists: boolean): BranchState {
-  return {docs: new Map(), exists, expiring: new Set(), name, tables: new Map()}
+  return {docs: new DocMap(), exists, expiring: new Set(), name, tables: new Map()}
 }
 
 /** A new branch sharing `from`'s entries (they are never mutated, so sharing is safe). */
 export function forkBranch(from: BranchState, name: string): BranchState {
-  const state: BranchState = {docs: new Map(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
+  const state: BranchState = {docs: DocMap.copyOf(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
   for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
   return state
 }

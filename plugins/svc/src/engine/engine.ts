@@ -474,7 +474,7 @@ export class GitEngine implements Engine {
     const docs = this.branch(options.branch).docs
     // Only valid canonical ids are ever stored, so a hit on the id as given needs no parsing,
     // and neither does a miss on an id that is already canonical.
-    const hit = docs.get(id) ?? (isCanonicalId(id) ? undefined : docs.get(parseId(id).id))
+    const hit = docs.lookup(id) ?? (isCanonicalId(id) ? undefined : docs.lookup(parseId(id).id))
     return hit !== undefined && hit.expiresAt !== undefined && hit.expiresAt <= this.now() ? undefined : hit
   }
 

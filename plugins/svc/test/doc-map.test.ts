@@ -1,0 +1,43 @@
+import {expect} from 'chai'
+
+import type {DocEntry} from '../src/engine/branch-state.js'
+
+import {DocMap} from '../src/engine/doc-map.js'
+
+const entry = (n: number): DocEntry => ({seq: n, sha: n.toString(16).padStart(40, '0')})
+const id = (n: number) => `key:${String(n).padStart(12, '0')}`
+
+describe('svc document map', () => {
+  it('finds every stored id through its filter, across resizes, replacements and deletes', () => {
+    const m = new DocMap()
+    for (let i = 0; i < 20_000; i += 2) m.set(id(i), entry(i))
+    for (let i = 0; i < 20_000; i += 4) m.set(id(i), entry(i + 1))
+    for (let i = 0; i < 20_000; i += 6) m.delete(id(i))
+    let misses = 0
+    for (let i = 0; i < 20_000; i++) {
+      const want = i % 2 === 1 || i % 6 === 0 ? undefined : i % 4 === 0 ? i + 1 : i
+      expect(m.lookup(id(i))?.seq, id(i)).to.equal(want)
+      if (want === undefined && m.lookup(id(i)) === undefined) misses++
+    }
+    expect(misses).to.equal(20_000 - m.size)
+    m.clear()
+    expect(m.lookup(id(2))).to.equal(undefined)
+    m.set(id(2), entry(2))
+    expect(m.lookup(id(2))?.seq).to.equal(2)
+  })
+
+  it('copies share entries and filters but change apart', () => {
+    const a = new DocMap()
+    for (let i = 0; i < 3000; i++) a.set(id(i), entry(i))
+    const b = DocMap.copyOf(a)
+    b.delete(id(1))
+    b.set(id(5000), entry(5000))
+    expect(a.lookup(id(1))?.seq).to.equal(1)
+    expect(a.lookup(id(5000))).to.equal(undefined)
+    expect(b.lookup(id(1))).to.equal(undefined)
+    expect(b.lookup(id(5000))?.seq).to.equal(5000)
+    expect(b.lookup(id(2))).to.equal(a.lookup(id(2)))
+    for (let i = 0; i < 20_000; i++) b.set(id(10_000 + i), entry(i))
+    for (let i = 0; i < 20_000; i++) expect(b.lookup(id(10_000 + i))?.seq).to.equal(i)
+  })
+})
