@@ -25,8 +25,14 @@ export class RedisAsStore implements AsStore {
     private readonly unusedTtlSeconds: number,
   ) {}
 
+  private failed = 0
+
   available(): boolean {
     return this.redis.status === 'ready'
+  }
+
+  failures(): number {
+    return this.failed
   }
 
   async close(): Promise<void> {
@@ -41,6 +47,7 @@ export class RedisAsStore implements AsStore {
     try {
       return await op()
     } catch (error) {
+      this.failed++
       throw new StoreUnavailableError(`the shared store is unavailable (${(error as Error).message})`)
     }
   }

@@ -34,6 +34,8 @@ export class StoreUnavailableError extends Error {}
 export interface AsStore {
   /** False while a shared store is unreachable. */
   available(): boolean
+  /** Commands the store refused or could not run so far (a request compares it before and after). */
+  failures(): number
   close(): Promise<void>
   getClient(id: string): Promise<OAuthClientInformationFull | undefined>
   /** Registers a client; returns the ids of unused registrations dropped to make room. Throws when full of clients in use. */
@@ -106,6 +108,10 @@ export class MemoryAsStore implements AsStore {
 
   available(): boolean {
     return true
+  }
+
+  failures(): number {
+    return 0
   }
 
   async close(): Promise<void> {

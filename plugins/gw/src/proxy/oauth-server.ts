@@ -226,10 +226,29 @@ export async function createAuthorizationServer(
     next()
   }
   // A shared store that cannot be reached: every OAuth route says so (503) instead of failing half-way.
-  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    if (store.available() || (req.url ?? '').startsWith('/.well-known/')) return next()
+  const storeDown = (res: ServerResponse): void => {
     res.writeHead(503, {'cache-control': 'no-store', 'content-type': 'application/json', 'retry-after': '5'})
     res.end(JSON.stringify({error: 'temporarily_unavailable', error_description: 'the shared store of the authorization server is unavailable; try again shortly'}))
+  }
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if ((req.url ?? '').startsWith('/.well-known/')) return next()
+    if (!store.available()) return storeDown(res)
+    // The store can fail while a request is under way: it went down before this replica's
+    // client saw the connection close, or it refuses commands (out of memory, a read-only
+    // replica). The SDK's handlers answer any error they do not know with 500, so a 500 answered
+    // after a store command failed is the store's 503.
+    const failuresBefore = store.failures()
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse
+    ;(res as {end: unknown}).end = (...args: unknown[]) => {
+      if (res.statusCode === 500 && !res.headersSent && (!store.available() || store.failures() > failuresBefore)) {
+        ;(res as {end: unknown}).end = end
+        for (const name of res.getHeaderNames()) res.removeHeader(name)
+        storeDown(res)
+        return res
+      }
+      return end(...args)
+    }
+    next()
   })
   app.use('/authorize', gate(true))
   app.use('/register', gate(false), async (req: IncomingMessage, res: ServerResponse, next: () => void) => {

@@ -1,7 +1,7 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
-import type {ChildProcess} from 'node:child_process'
+import {type ChildProcess, execFileSync} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -201,6 +201,25 @@ for (const store of ['redis-server', 'svc'] as const) describe(`gw serve replica
       expect(await refused({}, {local: {args: ['x'], command: 'node', idleTimeout: '5m'}})).to.include('gwServers.local.idleTimeout must be a number of seconds')
     })
   })
+
+  // redis-server only: svc's Redis port has no maxmemory to set.
+  if (store === 'redis-server') {
+    it('answers 503, not 500, when the store refuses a command while its connection stays up (out of memory)', async () => {
+      const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redisPort), ...args], {encoding: 'utf8'})
+      cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction')
+      cli('CONFIG', 'SET', 'maxmemory', '1')
+      try {
+        const refused = await register(a)
+        expect(refused.status).to.equal(503)
+        const body = (await refused.json()) as Record<string, unknown>
+        expect(body).to.deep.include({error: 'temporarily_unavailable'})
+        expect(String(body.error_description)).to.include('shared store')
+      } finally {
+        cli('CONFIG', 'SET', 'maxmemory', '0')
+      }
+      expect((await register(a)).status).to.equal(201)
+    })
+  }
 
   it('answers 503 with a clear error while the store is down, and recovers when it returns', async () => {
     const clientId = ((await (await register(a)).json()) as {client_id: string}).client_id
