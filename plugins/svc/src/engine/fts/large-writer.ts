@@ -13,12 +13,15 @@
 import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
 
+import {PUT_SQL} from './store.js'
+
 // Source as a string (as check.ts) so it runs the same from dist and under the test runner; the
 // text extraction is the caller's function, so the worker indexes exactly what the thread would.
 function workerSource(textOf: (doc: unknown) => string): string {
   return `
 const {parentPort, workerData} = require('node:worker_threads')
 const Database = require(workerData.module)
+const sql = workerData.sql
 const __name = (f) => f
 const documentText = ${textOf.toString()}
 parentPort.on('message', ({body, file, id, job, sha, tbl}) => {
@@ -37,17 +40,17 @@ parentPort.on('message', ({body, file, id, job, sha, tbl}) => {
     db.pragma('synchronous = NORMAL')
     let added = false
     db.transaction(() => {
-      const row = db.prepare('SELECT rowid FROM docs WHERE id = ?').get(id)
+      const row = db.prepare(sql.row).get(id)
       let rowid
       if (row) {
-        db.prepare('DELETE FROM text WHERE rowid = ?').run(row.rowid)
-        db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?').run(sha, row.rowid)
+        db.prepare(sql.delText).run(row.rowid)
+        db.prepare(sql.updDoc).run(sha, row.rowid)
         rowid = row.rowid
       } else {
-        rowid = db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)').run(id, sha).lastInsertRowid
+        rowid = db.prepare(sql.insDoc).run(id, sha).lastInsertRowid
         added = true
       }
-      db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)').run(rowid, tbl, text)
+      db.prepare(sql.insText).run(rowid, tbl, text)
     })()
     parentPort.postMessage({added, job, parsed: true})
   } catch (error) {
@@ -95,7 +98,7 @@ export class LargeDocumentWriter {
   private start(): Worker {
     if (this.worker) return this.worker
     // execArgv: [] for the reason in check.ts.
-    const w = new Worker(workerSource(this.textOf), {eval: true, execArgv: [], workerData: {module: sqliteModule}})
+    const w = new Worker(workerSource(this.textOf), {eval: true, execArgv: [], workerData: {module: sqliteModule, sql: PUT_SQL}})
     w.unref()
     w.on('message', (m: LargeWriteResult & {job: number}) => {
       const done = this.waiting.get(m.job)

@@ -31,6 +31,18 @@ export interface StoreHit {
  * would otherwise cost a BM25 score per matching row (700k rows at 1M documents). Beyond it the
  * first matches in index order are ranked (see search) and the total is estimated.
  */
+/**
+ * The statements that put one document, shared with the large-document worker
+ * (large-writer.ts), which runs them on its own connection: one place knows the schema.
+ */
+export const PUT_SQL = {
+  delText: 'DELETE FROM text WHERE rowid = ?',
+  insDoc: 'INSERT INTO docs(id, sha) VALUES (?, ?)',
+  insText: 'INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)',
+  row: 'SELECT rowid, sha FROM docs WHERE id = ?',
+  updDoc: 'UPDATE docs SET sha = ? WHERE rowid = ?',
+} as const
+
 export const SEARCH_WINDOW = 10_000
 
 /**
@@ -135,11 +147,11 @@ export class IndexStore {
         // (Ascending: FTS5's descending walk measured 10-50x slower on multi-segment indexes.)
         probe: db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
         delDoc: db.prepare('DELETE FROM docs WHERE rowid = ?'),
-        delText: db.prepare('DELETE FROM text WHERE rowid = ?'),
-        insDoc: db.prepare('INSERT INTO docs(id, sha) VALUES (?, ?)'),
-        insText: db.prepare('INSERT INTO text(rowid, tbl, body) VALUES (?, ?, ?)'),
+        delText: db.prepare(PUT_SQL.delText),
+        insDoc: db.prepare(PUT_SQL.insDoc),
+        insText: db.prepare(PUT_SQL.insText),
         page: db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
-        row: db.prepare('SELECT rowid, sha FROM docs WHERE id = ?'),
+        row: db.prepare(PUT_SQL.row),
         // bm25 is lower-is-better; the weights give the table column no say in the score.
         search: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT ? OFFSET ?) x
@@ -147,7 +159,7 @@ export class IndexStore {
         searchFrom: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
-        updDoc: db.prepare('UPDATE docs SET sha = ? WHERE rowid = ?'),
+        updDoc: db.prepare(PUT_SQL.updDoc),
       }
       return {count: db.prepare('SELECT count(*) FROM docs').pluck().get() as number, st}
     })
