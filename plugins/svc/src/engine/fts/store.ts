@@ -27,11 +27,6 @@ export interface StoreHit {
 }
 
 /**
- * Matches scored at most by one search, unless a page needs more: a word in most documents
- * would otherwise cost a BM25 score per matching row (700k rows at 1M documents). Beyond it the
- * first matches in index order are ranked (see search) and the total is estimated.
- */
-/**
  * The statements that put one document, shared with the large-document worker
  * (large-writer.ts), which runs them on its own connection: one place knows the schema.
  */
@@ -43,6 +38,11 @@ export const PUT_SQL = {
   updDoc: 'UPDATE docs SET sha = ? WHERE rowid = ?',
 } as const
 
+/**
+ * Matches scored at most by one search, unless a page needs more: a word in most documents
+ * would otherwise cost a BM25 score per matching row (700k rows at 1M documents). Beyond it the
+ * first matches in index order are ranked (see search) and the total is estimated.
+ */
 export const SEARCH_WINDOW = 10_000
 
 /**
