@@ -132,6 +132,12 @@ export function documentText(doc: unknown): string {
   return parts.join(' ')
 }
 
+/** Whether a large write still waits to be handed to the worker (no array of every queued write per search). */
+function hasLargeQueued(writes: BranchIndex['writes']): boolean {
+  for (const w of writes.values()) if (w !== undefined && w.text === undefined && !w.local && w.body.length >= LARGE_DOC_BYTES) return true
+  return false
+}
+
 /** Waits for `p` to settle, or `ms` at most; never rejects. */
 async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
@@ -338,7 +344,7 @@ export class FullTextIndex {
         continue
       }
       // A large write still queued is handed to the worker now rather than indexed on this thread by the search.
-      if (![...b.writes.values()].some((w) => w !== undefined && w.text === undefined && !w.local && w.body.length >= LARGE_DOC_BYTES)) return
+      if (!hasLargeQueued(b.writes)) return
       void this.drain(branch, b)
       await (b.offload ?? turn())
     }
