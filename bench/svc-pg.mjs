@@ -1,20 +1,24 @@
 #!/usr/bin/env node
 // pgbench -S style point selects by id (8 clients) against `toolkit svc server`'s PostgreSQL
 // protocol and against a real PostgreSQL started here in a temporary directory, same run, same
-// rows, simple and extended query protocols.
-// Usage: node bench/svc-pg.mjs [--rows 10000] [--seconds 10] [--clients 8]
+// rows, simple, extended and prepared query protocols. Beside the rates (which depend on what else
+// runs on the machine) it prints the server CPU per query of each: svc's server process, and
+// PostgreSQL's postmaster with the backends it has reaped (/proc/<pid>/stat, Linux).
+// Usage: node bench/svc-pg.mjs [--rows 10000] [--seconds 10] [--clients 8] [--modes simple,extended,prepared]
 // Needs the built plugin (npm run build -w plugins/svc) and PostgreSQL 15 server binaries.
 import {execFileSync, spawnSync} from 'node:child_process'
-import {chmodSync, chownSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {arg, freePort, line, startServer, tempDir} from './svc-common.mjs'
+import {arg, cpuSeconds, freePort, line, startServer, tempDir} from './svc-common.mjs'
 
 const ROWS = arg('rows', 10_000)
 const SECONDS = arg('seconds', 10)
 const CLIENTS = arg('clients', 8)
 const PGBIN = process.env.PGBIN ?? '/usr/lib/postgresql/15/bin'
 const PASSWORD = 'svc'
+const mi = process.argv.indexOf('--modes')
+const MODES = mi === -1 ? ['simple', 'extended', 'prepared'] : process.argv[mi + 1].split(',')
 
 function psql(port, user, sql) {
   execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', user === 'svc' ? 'svc' : 'postgres', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
@@ -33,7 +37,8 @@ async function startPostgres() {
   const sh = (cmd) => (asRoot ? spawnSync('su', ['postgres', '-c', cmd], {stdio: 'inherit'}) : spawnSync('sh', ['-c', cmd], {stdio: 'inherit'}))
   sh(`${PGBIN}/initdb -D ${dir}/data -A trust -U postgres >/dev/null`)
   sh(`${PGBIN}/pg_ctl -D ${dir}/data -o "-p ${port} -k ${dir} -c listen_addresses=127.0.0.1" -l ${dir}/log -w start >/dev/null`)
-  return {port, stop: () => sh(`${PGBIN}/pg_ctl -D ${dir}/data -m fast -w stop >/dev/null`)}
+  const pid = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+  return {pid, port, stop: () => sh(`${PGBIN}/pg_ctl -D ${dir}/data -m fast -w stop >/dev/null`)}
 }
 
 function startSvc() {
@@ -52,7 +57,9 @@ function load(port, user) {
 const script = join(tempDir(), 'select.sql')
 writeFileSync(script, `\\set aid random(1, ${ROWS})\nSELECT abalance FROM accounts WHERE id = :aid;\n`)
 
-function pgbench(port, user, mode, seconds = SECONDS) {
+/** {tps, cpuUs}: the rate, and CPU microseconds of `pid` (with its reaped children) per transaction. */
+async function pgbench(port, user, mode, pid, seconds = SECONDS) {
+  const cpu0 = cpuSeconds(pid)
   const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-f', script, '-c', String(CLIENTS), '-j', '2', '-T', String(seconds), '-M', mode, user === 'svc' ? 'svc' : 'postgres'], {
     encoding: 'utf8',
     env: {...process.env, PGPASSWORD: PASSWORD},
@@ -61,7 +68,10 @@ function pgbench(port, user, mode, seconds = SECONDS) {
   const failed = /number of failed transactions: (\d+)/.exec(r.stdout)
   if (!m) throw new Error(`pgbench printed no figure:\n${r.stdout}\n${r.stderr}`)
   if (failed && Number(failed[1]) > 0) throw new Error(`pgbench saw ${failed[1]} failed transactions:\n${r.stdout}`)
-  return Number(m[1])
+  const n = Number(/number of transactions actually processed: (\d+)/.exec(r.stdout)[1])
+  // PostgreSQL's backends exit as pgbench disconnects; their CPU counts once the postmaster reaps them.
+  await new Promise((res) => setTimeout(res, 300))
+  return {cpuUs: ((cpuSeconds(pid) - cpu0) * 1e6) / n, tps: Number(m[1])}
 }
 
 const peer = await startPostgres()
@@ -72,11 +82,11 @@ try {
   load(svc.port, 'svc')
   // One untimed second each first: right after the load svc is still putting the rows into Git
   // and its indexes, and the first mode measured would pay for it alone.
-  pgbench(svc.port, 'svc', 'simple', 1)
-  pgbench(peer.port, 'postgres', 'simple', 1)
-  for (const mode of ['simple', 'extended', 'prepared']) {
-    const ours = pgbench(svc.port, 'svc', mode)
-    const theirs = pgbench(peer.port, 'postgres', mode)
+  await pgbench(svc.port, 'svc', 'simple', svc.child.pid, 1)
+  await pgbench(peer.port, 'postgres', 'simple', peer.pid, 1)
+  for (const mode of MODES) {
+    const ours = await pgbench(svc.port, 'svc', mode, svc.child.pid)
+    const theirs = await pgbench(peer.port, 'postgres', mode, peer.pid)
     results.push({mode, ours, theirs})
   }
 } finally {
@@ -84,4 +94,7 @@ try {
   peer.stop()
 }
 console.log(`pgbench -n -c ${CLIENTS} -j 2 -T ${SECONDS}, SELECT abalance FROM accounts WHERE id = :aid over ${ROWS} rows; peer: PostgreSQL ${/\d+\.\d+/.exec(execFileSync(join(PGBIN, 'postgres'), ['--version']).toString())?.[0]}`)
-for (const r of results) line(`-M ${r.mode}: svc / PostgreSQL (tps)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x`)
+for (const r of results) {
+  line(`-M ${r.mode}: svc / PostgreSQL (tps)`, `${Math.round(r.ours.tps)} / ${Math.round(r.theirs.tps)} = ${(r.ours.tps / r.theirs.tps).toFixed(2)}x`)
+  line(`-M ${r.mode}: server CPU per query, svc / PostgreSQL (us)`, `${Math.round(r.ours.cpuUs)} / ${Math.round(r.theirs.cpuUs)} = ${(r.theirs.cpuUs / r.ours.cpuUs).toFixed(2)}x`)
+}

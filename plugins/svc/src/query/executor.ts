@@ -29,6 +29,7 @@ import {columnName, compareMixed, CorrelatedReference, evaluate, staticOid, type
 import {isSystemTable, systemTable} from './catalog.js'
 import {catalogFunctionOid} from './catalog-functions.js'
 import {builtSnapshot} from './catalog-snapshot.js'
+import {pointSelect} from './point-select.js'
 import {describeAccess, type EarlyStop, keyText, planAccess, splitAnd} from './planner.js'
 import {filterSliced, ITEMS_PER_CHECK, mapSliced, pause} from './slices.js'
 import {expandSetCalls, setCallsIn} from './select-set-functions.js'
@@ -92,13 +93,20 @@ const SCAN_PAGE = 256
 // -----------------------------------------------------------------------------------------
 // Session helpers
 
+/** The last search_path read and its first schema: every statement asks, and it rarely changes. */
+let lastSearchPath = 'public'
+let lastSchema = 'public'
+
 export function currentSchema(s: PgSession): string {
   const sp = s.settings.get('search_path') ?? 'public'
+  if (sp === lastSearchPath) return lastSchema
   const first = sp
     .split(',')
     .map((x) => x.trim().replaceAll('"', ''))
     .find((x) => x && x !== '"$user"' && x !== '$user')
-  return first ?? 'public'
+  lastSearchPath = sp
+  lastSchema = first ?? 'public'
+  return lastSchema
 }
 
 /** Schema name -> branch: `public` is `main`, any other schema is the branch of that name. */
@@ -107,11 +115,11 @@ export function branchOf(s: PgSession, schema?: string): string {
   return sc === 'public' ? 'main' : sc
 }
 
-function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
+export function evalCtx(s: PgSession, params: unknown[], sources: SourceInfo[]): EvalCtx {
   return {params, session: {database: s.database, now: s.tx?.startedAt ?? s.statementAt, maxInValues: s.maxInValues, schema: currentSchema(s), user: s.user, version: s.version, catalog: () => builtSnapshot(s)}, sources}
 }
 
-function checkCancel(s: PgSession): void {
+export function checkCancel(s: PgSession): void {
   if (s.cancelRequested) {
     s.cancelRequested = false
     throw new SqlError('57014', 'canceling statement due to user request')
@@ -142,6 +150,15 @@ export async function tableDef(s: PgSession, branch: string, table: string): Pro
   const def = doc ? checkDef(doc, branch) : null
   cache.set(key, def)
   return def ?? undefined
+}
+
+/**
+ * The definition `tableDef` would answer, when it is known without waiting: cached, and not
+ * written by the session's open transaction. Undefined otherwise (and for a schemaless table).
+ */
+export function cachedTableDef(s: PgSession, branch: string, table: string): TableDef | undefined {
+  if (s.tx?.branches.get(branch)?.written.has(`${SCHEMA_TABLE}:${table}`)) return undefined
+  return defCache.get(s.engine)?.get(`${branch}\0${table}`) ?? undefined
 }
 
 /** A `_pg_schema` document as a table definition, or XX001 naming the entry when it is not one. */
@@ -231,7 +248,7 @@ export async function tableColumns(s: PgSession, branch: string, table: string):
 // -----------------------------------------------------------------------------------------
 // Reading documents (through a transaction's own writes)
 
-function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowObj {
+export function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowObj {
   const o: RowObj = {}
   const key = doc.id.slice(table.length + 1)
   o.id = idOid === undefined || idOid === OID.text ? key : safeCoerce(key, idOid)
@@ -242,7 +259,7 @@ function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowO
 }
 
 /** The declared columns whose stored JSON needs converting when read (see `typed`). */
-function typingOf(columns: Column[] | undefined): Column[] | undefined {
+export function typingOf(columns: Column[] | undefined): Column[] | undefined {
   const t = columns?.filter((c) => needsTyping(c.oid))
   return t?.length ? t : undefined
 }
@@ -374,7 +391,7 @@ function defColumns(def: TableDef | undefined): Column[] | undefined {
 }
 
 /** The declared type of a table's id column (text unless CREATE TABLE said otherwise). */
-function idOidOf(def: TableDef | undefined): number {
+export function idOidOf(def: TableDef | undefined): number {
   const c = def?.columns.find((x) => x.name === 'id')
   return c ? oidOfTypeName(c.type) : OID.text
 }
@@ -547,6 +564,10 @@ function stripHidden(doc: Doc): Record<string, Json> {
 // SELECT
 
 async function select(s: PgSession, st: SelectFromStatement, params: unknown[], outer?: EvalCtx['outer']): Promise<QueryResult> {
+  if (!outer) {
+    const point = pointSelect(s, st, params, true)
+    if (point) return point
+  }
   if (st.having && !st.groupBy) throw unsupported('HAVING without GROUP BY')
   if (st.for) throw unsupported('SELECT ... FOR UPDATE')
   const from = st.from ?? []
@@ -691,7 +712,7 @@ function joinKind(f: From): string {
   return kind
 }
 
-function sourceInfo(src: Source, inSubquery: boolean): SourceInfo {
+export function sourceInfo(src: Source, inSubquery: boolean): SourceInfo {
   const info: SourceInfo = {alias: src.alias, columns: src.declared, oids: src.columns ? Object.fromEntries(src.columns.map((c) => [c.name, c.oid])) : undefined}
   // In a subquery, a name no row of a schemaless source holds belongs to the enclosing query.
   // The set is built on first use (a name not found in the row at hand), once per source.

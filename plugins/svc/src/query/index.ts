@@ -14,7 +14,8 @@ import {fromEngine, SqlError} from './errors.js'
 import {currentUs} from './datetime.js'
 import {commitTx, type Column, describesRows, executeStatement, explain, type PgSession, type QueryResult, rollbackTx} from './executor.js'
 import {utilityStatement} from './front.js'
-import {type ParseLimits, parseSql} from './parse.js'
+import {type Parsed, type ParseLimits, parseCached, parseSql} from './parse.js'
+import {pointSelect} from './point-select.js'
 import {itemName, selectItems} from './select-list-names.js'
 import {OID} from './types.js'
 
@@ -52,11 +53,43 @@ export interface QueryEngineOptions extends ParseLimits {
 export interface QueryEngine {
   /** Runs SQL text (several statements allowed) or a prepared statement. Never throws. */
   execute(sql: PreparedQuery | string, params: unknown[], session: QuerySession): Promise<ExecuteOutcome>
+  /**
+   * `execute` answered at once, without a promise, when the statement is a point select (see
+   * point-select.ts) whose row is in memory; undefined when `execute` must run it (it then runs
+   * as if this had not been called).
+   */
+  executeNow(sql: PreparedQuery | string, params: unknown[], session: QuerySession): ExecuteOutcome | undefined
   /** Parses one statement for repeated execution; SQLSTATE 42601 for several statements. */
   prepare(sql: string): Promise<PreparedQuery>
+  /** `prepare`'s answer for a text it prepared before, without a promise; undefined when `prepare` must run. */
+  prepareNow(sql: string): PreparedQuery | undefined
   /** The result columns of a prepared statement without running it for real; undefined when it returns no rows. */
   describe(prepared: PreparedQuery, session: QuerySession): Promise<Column[] | undefined>
   session(init: {database?: string; settings?: Map<string, string>; user?: string}): QuerySession
+}
+
+/** A statement's error: the transaction it ran in is rolled back (implicit) or aborted (explicit). */
+function failed(s: QuerySession, error: unknown, notices: string[], results: QueryResult[]): ExecuteOutcome {
+  const err = error instanceof SqlError ? error : fromEngine(error)
+  if (s.tx?.implicit) rollbackTx(s)
+  else if (s.tx) s.txFailed = true
+  return {error: err, notices, results}
+}
+
+/**
+ * Statements prepared before, by text: the extended protocol's unnamed statement (pgbench -M
+ * extended, node-postgres without a name) is a Parse of the same text before every Bind. The
+ * parsed statement does not depend on the catalog (tables are looked up when it runs), so DDL
+ * leaves these valid. Only texts that parsed to one statement are kept.
+ */
+const preparedTexts = new Map<string, PreparedQuery>()
+const PREPARED_MAX = 1000
+const PREPARED_KEY_MAX = 16_384
+
+function rememberPrepared(sql: string, prepared: PreparedQuery): void {
+  if (sql.length > PREPARED_KEY_MAX) return
+  if (preparedTexts.size >= PREPARED_MAX) preparedTexts.delete(preparedTexts.keys().next().value as string)
+  preparedTexts.set(sql, prepared)
 }
 
 const ABORTED = 'current transaction is aborted, commands ignored until end of transaction block'
@@ -207,14 +240,34 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
         await run(s, text, params, prepared, results, notices)
         return {notices, results}
       } catch (error) {
-        const err = error instanceof SqlError ? error : fromEngine(error)
-        if (s.tx?.implicit) rollbackTx(s)
-        else if (s.tx) s.txFailed = true
-        return {error: err, notices, results}
+        return failed(s, error, notices, results)
+      }
+    },
+
+    executeNow(sql, params, s) {
+      // An aborted transaction refuses the statement, and an implicit one must commit after it: the long way.
+      if (s.txFailed || s.tx?.implicit) return undefined
+      const notices: string[] = []
+      try {
+        let parsed: Parsed | undefined
+        if (typeof sql === 'string') {
+          if (utilityStatement(sql)) return undefined
+          parsed = parseCached(rewriteForParser(sql), limits)
+        } else if (sql.statement) parsed = {lifted: sql.lifted, statements: [sql.statement]}
+        if (parsed?.statements.length !== 1) return undefined
+        s.notices = notices
+        s.statementAt = currentUs()
+        const all = parsed.lifted.length > 0 ? [...params, ...parsed.lifted] : params
+        const r = pointSelect(s, parsed.statements[0], all, false)
+        return r && {notices, results: [r]}
+      } catch (error) {
+        return failed(s, error, notices, [])
       }
     },
 
     async prepare(sql) {
+      const known = preparedTexts.get(sql)
+      if (known) return known
       let paramCount = 0
       for (const m of sql.matchAll(/\$(\d+)/g)) paramCount = Math.max(paramCount, Number(m[1]))
       const prepared: PreparedQuery = {lifted: [], paramCount, sql}
@@ -223,7 +276,12 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       if (parsed.statements.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement')
       prepared.statement = parsed.statements[0]
       prepared.lifted = parsed.lifted
+      rememberPrepared(sql, prepared)
       return prepared
+    },
+
+    prepareNow(sql) {
+      return preparedTexts.get(sql)
     },
 
     session(init) {

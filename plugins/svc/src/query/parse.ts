@@ -126,6 +126,21 @@ export async function parseSql(sql: string, limits: ParseLimits = {}, session?: 
   return {lifted: [], statements: st}
 }
 
+/**
+ * What `parseSql` answers from its cache, found without parsing, pausing or a promise (a simple
+ * Query of a text seen before with other literals); undefined when `parseSql` must run. Throws
+ * what `parseSql` throws for the text (54001 for an IN list over the limit).
+ */
+export function parseCached(sql: string, limits: ParseLimits = {}): Parsed | undefined {
+  const hit = cache.get(sql)
+  if (hit) return {lifted: [], statements: hit}
+  // Texts that might be over the byte limit, or long enough to lift in slices, go the long way.
+  if (sql.length > SLICED_LIFT_MIN || sql.length * 3 > (limits.maxStatementBytes ?? DEFAULT_MAX_BYTES)) return undefined
+  const norm = normalize(DISTINCT_FROM.test(sql) ? rewriteDistinctFrom(sql) : sql, limits.maxInValues ?? DEFAULT_MAX_IN_VALUES)
+  const nhit = norm && cache.get(norm.text)
+  return nhit ? {lifted: norm.values, statements: nhit} : undefined
+}
+
 /** Parses inline when the text is short, else in the parse worker. Parser errors are plain Errors. */
 async function parseText(text: string, limits: ParseLimits): Promise<Statement[]> {
   if (text.length <= INLINE_MAX) return (await parser())(text)

@@ -11,7 +11,7 @@ import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 import {whileUnread} from '../backpressure.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
-import {type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
+import {type Column, type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
 
 import {decodeParam, textValue, toBinary, toText} from './encoding.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
@@ -141,7 +141,10 @@ export class PgConnection {
         }
         const m = this.reader.next()
         if (!m) break
-        await this.message(m.type, m.body)
+        // Most messages of a point select finish at once: awaiting only real work keeps a
+        // Bind/Execute/Sync batch in one turn, without a promise per message.
+        const pending = this.message(m.type, m.body)
+        if (pending) await pending
         if (this.phase === 'ready') handled++
         if (this.out.length > 65_536) this.flush()
         // A client that sends many queries and never reads the answers waits here (issue 24).
@@ -230,7 +233,8 @@ export class PgConnection {
     this.out.readyForQuery('I')
   }
 
-  private async message(type: number, body: Buffer): Promise<void> {
+  /** Handles one message; a promise only when it has to wait (see pump). */
+  private message(type: number, body: Buffer): Promise<void> | undefined {
     const t = String.fromCharCode(type)
     if (this.phase !== 'ready') {
       if (t !== 'p') {
@@ -257,24 +261,19 @@ export class PgConnection {
           this.out.readyForQuery(this.txStatus())
           break
         }
-        await this.simpleQuery(sql)
-        break
+        return this.simpleQuery(sql)
       }
       case 'P': {
-        await this.guard(() => this.parse(body))
-        break
+        return this.guard(() => this.parse(body))
       }
       case 'B': {
-        await this.guard(() => this.bind(body))
-        break
+        return this.guard(() => this.bind(body))
       }
       case 'D': {
-        await this.guard(() => this.describe(body))
-        break
+        return this.guard(() => this.describe(body))
       }
       case 'E': {
-        await this.guard(() => this.execute(body))
-        break
+        return this.guard(() => this.execute(body))
       }
       case 'C': {
         const r = new BodyReader(body)
@@ -344,23 +343,45 @@ export class PgConnection {
     if (this.session.tx) this.session.txFailed = true
   }
 
-  private async guard(fn: () => Promise<void> | void): Promise<void> {
+  /** Runs one extended-protocol message: an error is answered and the rest skipped until Sync. */
+  private guard(fn: () => Promise<void> | undefined | void): Promise<void> | undefined {
+    let pending: Promise<void> | undefined | void
     try {
-      await fn()
+      pending = fn()
     } catch (error) {
-      if (error instanceof WireError) throw error
-      this.sendError(error)
-      this.skipToSync = true
+      this.failed(error)
+      return
     }
+    return pending ? pending.catch((error: unknown) => this.failed(error)) : undefined
+  }
+
+  private failed(error: unknown): void {
+    if (error instanceof WireError) throw error
+    this.sendError(error)
+    this.skipToSync = true
   }
 
   // ---------------------------------------------------------------------------------------
   // Simple query protocol
 
-  private async simpleQuery(sql: string): Promise<void> {
+  private simpleQuery(sql: string): Promise<void> | undefined {
+    const now = isBlank(sql) ? undefined : this.cfg.query.executeNow(sql, [], this.session)
+    if (!now) return this.simpleQueryLong(sql)
+    try {
+      this.deliver(now)
+      for (const r of now.results) this.sendSmall(r, [], true)
+      if (now.error) this.sendError(now.error)
+    } finally {
+      this.session.cancelRequested = false
+      this.out.readyForQuery(this.txStatus())
+    }
+    return undefined
+  }
+
+  private async simpleQueryLong(sql: string): Promise<void> {
     this.running = true
     try {
-      if (/^[\s;]*$/.test(sql)) {
+      if (isBlank(sql)) {
         this.out.emptyQuery()
         return
       }
@@ -391,6 +412,29 @@ export class PgConnection {
    * every other connection (engine/loop-turns.ts), each slice's rows written to the socket before
    * the next: a 2,000-row scan encoded in one turn held every other client (issue 24).
    */
+  /**
+   * `sendResult` for a result of at most ROWS_PER_CHECK rows, all of them (a point select's):
+   * it never pauses, so it needs no promise.
+   */
+  private sendSmall(r: QueryResult, formats: number[], withDescription: boolean): void {
+    if (r.columns && withDescription) this.describeRows(r.columns, formats)
+    if (r.columns) {
+      const oids = r.columns.map((c) => c.oid)
+      const text = formats.length === 0 || (formats.length === 1 && formats[0] === 0)
+      for (const row of r.rows) this.dataRow(row, oids, formats, text)
+    }
+    this.out.commandComplete(r.tag)
+  }
+
+  private describeRows(columns: Column[], formats: number[]): void {
+    this.out.rowDescription(columns.map((c, i) => ({format: formatOf(formats, i), name: c.name, oid: c.oid})))
+  }
+
+  private dataRow(row: unknown[], oids: number[], formats: number[], text: boolean): void {
+    if (text) this.out.dataRowText(row.map((v, j) => textValue(v, oids[j])))
+    else this.out.dataRow(row.map((v, j) => (formatOf(formats, j) === 1 ? toBinary(v, oids[j]) : toText(v, oids[j]))))
+  }
+
   private async sendResult(r: QueryResult, formats: number[], withDescription: boolean, maxRows: number, from = 0): Promise<number> {
     if (r.columns && withDescription) {
       this.out.rowDescription(r.columns.map((c, i) => ({format: formatOf(formats, i), name: c.name, oid: c.oid})))
@@ -422,7 +466,7 @@ export class PgConnection {
   // ---------------------------------------------------------------------------------------
   // Extended query protocol
 
-  private async parse(body: Buffer): Promise<void> {
+  private parse(body: Buffer): Promise<void> | undefined {
     const r = new BodyReader(body)
     const name = r.cstring()
     const sql = r.cstring()
@@ -431,7 +475,15 @@ export class PgConnection {
     const paramOids: number[] = []
     for (let i = 0; i < n; i++) paramOids.push(r.int32())
     if (name !== '' && this.statements.has(name)) throw new SqlError('42P05', `prepared statement "${name}" already exists`)
-    const query = await this.cfg.query.prepare(sql)
+    const known = this.cfg.query.prepareNow(sql)
+    if (known) {
+      this.parsed(name, paramOids, known)
+      return
+    }
+    return this.cfg.query.prepare(sql).then((query) => this.parsed(name, paramOids, query))
+  }
+
+  private parsed(name: string, paramOids: number[], query: PreparedQuery): void {
     while (paramOids.length < query.paramCount) paramOids.push(0)
     this.statements.set(name, {paramOids, query})
     this.out.parseComplete()
@@ -465,9 +517,28 @@ export class PgConnection {
     this.out.bindComplete()
   }
 
+  /**
+   * The portal's result when it is known without waiting: run before, or a point select answered
+   * from memory (query/point-select.ts). Undefined when runPortal must run it.
+   */
+  private portalNow(p: Portal): QueryResult | undefined {
+    if (p.result) return p.result
+    if (!p.stmt.query.statement) return undefined
+    const outcome = this.cfg.query.executeNow(p.stmt.query, p.params, this.session)
+    if (!outcome) return undefined
+    try {
+      this.deliver(outcome)
+      if (outcome.error) throw outcome.error
+      p.result = outcome.results[0] ?? {rows: [], tag: ''}
+    } finally {
+      this.session.cancelRequested = false
+    }
+    return p.result
+  }
+
   private async runPortal(p: Portal): Promise<QueryResult> {
     if (!p.result) {
-      if (/^[\s;]*$/.test(p.stmt.query.sql)) p.result = {rows: [], tag: ''}
+      if (isBlank(p.stmt.query.sql)) p.result = {rows: [], tag: ''}
       else {
         this.running = true
         try {
@@ -484,7 +555,7 @@ export class PgConnection {
     return p.result
   }
 
-  private async describe(body: Buffer): Promise<void> {
+  private describe(body: Buffer): Promise<void> | undefined {
     const r = new BodyReader(body)
     const kind = String.fromCharCode(r.bytes(1)[0])
     const name = r.cstring()
@@ -493,25 +564,46 @@ export class PgConnection {
       const stmt = this.statements.get(name)
       if (!stmt) throw new SqlError('26000', `prepared statement "${name}" does not exist`)
       this.out.parameterDescription(stmt.paramOids.map((o) => o || OID.text))
-      const cols = await this.cfg.query.describe(stmt.query, this.session)
-      if (cols) this.out.rowDescription(cols)
-      else this.out.noData()
-      return
+      return this.cfg.query.describe(stmt.query, this.session).then((cols) => {
+        if (cols) this.out.rowDescription(cols)
+        else this.out.noData()
+      })
     }
     const p = this.portals.get(name)
     if (!p) throw new SqlError('34000', `portal "${name}" does not exist`)
-    const res = await this.runPortal(p)
+    const now = this.portalNow(p)
+    if (now) {
+      this.describePortal(p, now)
+      return
+    }
+    return this.runPortal(p).then((res) => this.describePortal(p, res))
+  }
+
+  private describePortal(p: Portal, res: QueryResult): void {
     p.described = true
-    if (res.columns) this.out.rowDescription(res.columns.map((c, i) => ({format: formatOf(p.formats, i), name: c.name, oid: c.oid})))
+    if (res.columns) this.describeRows(res.columns, p.formats)
     else this.out.noData()
   }
 
-  private async execute(body: Buffer): Promise<void> {
+  private execute(body: Buffer): Promise<void> | undefined {
     const r = new BodyReader(body)
     const name = r.cstring()
     const maxRows = r.int32()
     const p = this.portals.get(name)
     if (!p) throw new SqlError('34000', `portal "${name}" does not exist`)
+    const now = this.portalNow(p)
+    if (now && p.sent === 0 && now.rows.length <= ROWS_PER_CHECK && (maxRows <= 0 || maxRows >= now.rows.length)) {
+      if (now.tag === '' && !now.columns) this.out.emptyQuery()
+      else {
+        this.sendSmall(now, p.formats, false)
+        p.sent = now.rows.length
+      }
+      return
+    }
+    return this.executeLong(p, maxRows)
+  }
+
+  private async executeLong(p: Portal, maxRows: number): Promise<void> {
     const res = await this.runPortal(p)
     if (res.tag === '' && !res.columns) {
       this.out.emptyQuery()
@@ -530,6 +622,8 @@ function decodeBound(raw: Buffer | null, oid: number, format: number, i: number)
     throw error
   }
 }
+
+const isBlank = (sql: string): boolean => /^[\s;]*$/.test(sql)
 
 /** Rows encoded between two looks at the loop's shared slice (a point select never looks). */
 const ROWS_PER_CHECK = 64

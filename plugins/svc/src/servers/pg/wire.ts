@@ -153,7 +153,7 @@ export class Writer {
   }
 
   readyForQuery(status: 'E' | 'I' | 'T'): void {
-    this.msg('Z', Buffer.from(status))
+    this.raw(READY[status])
   }
 
   error(e: {code: string; detail?: string; hint?: string; message: string; position?: number; severity?: string}): void {
@@ -228,37 +228,60 @@ export class Writer {
   }
 
   commandComplete(tag: string): void {
-    this.msg('C', cstr(tag))
+    let m = TAGS.get(tag)
+    if (!m) {
+      const body = cstr(tag)
+      m = Buffer.concat([header('C', body.length), body])
+      // Tags repeat (SELECT 1, INSERT 0 1): the common ones are kept, encoded once.
+      if (TAGS.size < TAGS_MAX) TAGS.set(tag, m)
+    }
+    this.raw(m)
   }
 
   emptyQuery(): void {
-    this.msg('I', undefined)
+    this.raw(EMPTY.I)
   }
 
   parseComplete(): void {
-    this.msg('1', undefined)
+    this.raw(EMPTY['1'])
   }
 
   bindComplete(): void {
-    this.msg('2', undefined)
+    this.raw(EMPTY['2'])
   }
 
   closeComplete(): void {
-    this.msg('3', undefined)
+    this.raw(EMPTY['3'])
   }
 
   noData(): void {
-    this.msg('n', undefined)
+    this.raw(EMPTY.n)
   }
 
   portalSuspended(): void {
-    this.msg('s', undefined)
+    this.raw(EMPTY.s)
   }
 
   parameterDescription(oids: number[]): void {
     this.msg('t', Buffer.concat([int16(oids.length), ...oids.map(int32)]))
   }
 }
+
+function header(type: string, bodyLength: number): Buffer {
+  const head = Buffer.alloc(5)
+  head[0] = type.charCodeAt(0)
+  head.writeInt32BE(bodyLength + 4, 1)
+  return head
+}
+
+/**
+ * Messages whose bytes never change, encoded once: a point select's answer is mostly these.
+ * Nothing writes into a buffer once it is queued for the socket, so sharing them is safe.
+ */
+const EMPTY = Object.fromEntries([...'123Ins'].map((t) => [t, header(t, 0)])) as Record<'1' | '2' | '3' | 'I' | 'n' | 's', Buffer>
+const READY = Object.fromEntries([...'EIT'].map((t) => [t, Buffer.concat([header('Z', 1), Buffer.from(t)])])) as Record<'E' | 'I' | 'T', Buffer>
+const TAGS = new Map<string, Buffer>()
+const TAGS_MAX = 256
 
 function typeSize(oid: number): number {
   switch (oid) {

@@ -1,0 +1,156 @@
+/**
+ * The point select, `SELECT a, b FROM t WHERE id = $1` (pgbench -S, an ORM's find by primary key),
+ * answered without the general SELECT machinery: no subquery search, no access-path planning, no
+ * FROM/WHERE/select-list passes over row arrays. What it does is what `select` does for this shape
+ * (the same key, the same engine read, the same row object, WHERE and columns evaluated by the
+ * same evaluator), so the answers, types and errors cannot differ; anything else about the
+ * statement or the session (a schemaless or uncached table, a column the table lacks, the row
+ * written by the open transaction) returns undefined and the general path runs.
+ *
+ * The statement's shape is checked once per parsed statement (the parse cache and prepared
+ * statements reuse the AST); what depends on the table is bound once per table definition, which
+ * DDL replaces (executor.ts forgets a definition a statement changes).
+ */
+import type {Expr, SelectFromStatement, Statement} from 'pgsql-ast-parser'
+
+import type {Doc} from '../engine/types.js'
+
+import {getParsed, getParsedIfCached} from '../engine/parsed-read.js'
+
+import {isSystemTable} from './catalog.js'
+import {evaluate, type EvalCtx, type Row, type SourceInfo} from './eval.js'
+import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, sourceInfo, type TableDef, toRow, typingOf} from './executor.js'
+import {keyText} from './planner.js'
+import {oidOfTypeName} from './types.js'
+
+interface Shape {
+  alias: string
+  /** The select list: `*` or plain column references. */
+  columns: Array<{name: string; ref: RefExpr} | {star: true}>
+  /** The other side of `id = ...`: a parameter or a literal. */
+  key: Expr
+  table: string
+  /** The table definition the columns were last bound to, and what binding gave. */
+  bound?: {def: TableDef; binding?: Binding}
+  where: Expr
+}
+
+type RefExpr = Expr & {type: 'ref'}
+
+interface Binding {
+  columns: Column[]
+  idOid: number
+  info: SourceInfo
+  refs: RefExpr[]
+  typing?: Column[]
+}
+
+const shapes = new WeakMap<Statement, null | Shape>()
+
+/** Keys a node of each kind may carry for the shape to hold; any other key set means other syntax. */
+const SELECT_KEYS = new Set(['columns', 'from', 'type', 'where'])
+const FROM_KEYS = new Set(['name', 'type'])
+const NAME_KEYS = new Set(['alias', 'name'])
+const REF_KEYS = new Set(['name', 'table', 'type'])
+const EQ_KEYS = new Set(['left', 'op', 'right', 'type'])
+const CONST_TYPES = new Set(['integer', 'parameter', 'string'])
+/** Fields toRow leaves out of a row (executor.ts HIDDEN): a column of such a name takes the general path. */
+const HIDDEN_NAMES = new Set(['_encoding', '_expiresAt', '_redis'])
+
+function only(node: object, keys: Set<string>): boolean {
+  for (const [k, v] of Object.entries(node)) if (!keys.has(k) && v !== undefined && v !== null) return false
+  return true
+}
+
+function shapeOf(st: Statement): null | Shape {
+  if (st.type !== 'select' || !only(st, SELECT_KEYS)) return null
+  const sel = st as SelectFromStatement
+  const f = sel.from?.[0]
+  if (sel.from?.length !== 1 || f?.type !== 'table' || !only(f, FROM_KEYS) || !only(f.name, NAME_KEYS) || f.name.schema) return null
+  const table = f.name.name
+  const alias = f.name.alias ?? table
+  if (isSystemTable(table)) return null
+  const w = sel.where
+  if (w?.type !== 'binary' || w.op !== '=' || !only(w, EQ_KEYS)) return null
+  const isId = (e: Expr): boolean => e.type === 'ref' && only(e, REF_KEYS) && e.name === 'id' && (!e.table || (e.table.name === alias && !e.table.schema))
+  const key = isId(w.left) ? w.right : isId(w.right) ? w.left : undefined
+  if (!key || !CONST_TYPES.has(key.type)) return null
+  const columns: Shape['columns'] = []
+  for (const c of sel.columns ?? []) {
+    const e = c.expr
+    if (e.type !== 'ref' || !only(e, REF_KEYS) || (e.table && (e.table.name !== alias || e.table.schema))) return null
+    if (e.name === '*') {
+      if (c.alias) return null
+      columns.push({star: true})
+    } else columns.push({name: c.alias?.name ?? e.name, ref: e})
+  }
+  if (columns.length === 0) return null
+  return {alias, columns, key, table, where: w}
+}
+
+/** The select list bound to a table definition; undefined when a column is not the table's (the general path reports it). */
+function bind(shape: Shape, def: TableDef): Binding | undefined {
+  const idOid = idOidOf(def)
+  const tableColumns: Column[] = [{name: 'id', oid: idOid}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
+  if (tableColumns.some((c) => HIDDEN_NAMES.has(c.name))) return undefined
+  const columns: Column[] = []
+  const refs: RefExpr[] = []
+  for (const c of shape.columns) {
+    if ('star' in c) {
+      for (const tc of tableColumns) {
+        columns.push({name: tc.name, oid: tc.oid})
+        refs.push({name: tc.name, table: {name: shape.alias}, type: 'ref'})
+      }
+      continue
+    }
+    const tc = tableColumns.find((x) => x.name === c.ref.name)
+    if (!tc) return undefined
+    columns.push({name: c.name, oid: tc.oid})
+    refs.push(c.ref)
+  }
+  const declared = tableColumns.map((c) => c.name)
+  return {columns: Object.freeze(columns) as Column[], idOid, info: sourceInfo({alias: shape.alias, columns: tableColumns, declared, rows: []}, false), refs, typing: typingOf(tableColumns)}
+}
+
+/**
+ * The answer to a point select, or undefined when the statement is not one (or the general path
+ * must answer it). With `wait` false, a row that must be read from Git also gives undefined rather
+ * than a promise: the caller then runs the statement the general way.
+ */
+export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait: true): Promise<QueryResult> | QueryResult | undefined
+export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait: false): QueryResult | undefined
+export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait: boolean): Promise<QueryResult> | QueryResult | undefined {
+  let shape = shapes.get(st)
+  if (shape === undefined) {
+    shape = shapeOf(st)
+    shapes.set(st, shape)
+  }
+  if (!shape) return undefined
+  const branch = branchOf(s)
+  const def = cachedTableDef(s, branch, shape.table)
+  if (!def) return undefined
+  if (shape.bound?.def !== def) shape.bound = {binding: bind(shape, def), def}
+  const b = shape.bound.binding
+  if (!b) return undefined
+  const ctx = evalCtx(s, params, [b.info])
+  const v = evaluate(shape.key, {}, ctx)
+  // NULL matches no id (planner.ts keysOf skips it).
+  if (v === null || v === undefined) return answer(s, shape, b, undefined, ctx)
+  const id = `${shape.table}:${keyText(v)}`
+  if (s.tx?.branches.get(branch)?.written.has(id)) return undefined
+  const hit = getParsedIfCached(s.engine, id, {branch})
+  if (hit !== false) return answer(s, shape, b, hit, ctx)
+  if (!wait) return undefined
+  const found = shape
+  return getParsed(s.engine, id, {branch}).then((doc) => answer(s, found, b, doc, ctx))
+}
+
+function answer(s: PgSession, shape: Shape, b: Binding, doc: Doc | undefined, ctx: EvalCtx): QueryResult {
+  const rows: unknown[][] = []
+  if (doc) {
+    const row: Row = {[shape.alias]: toRow(doc, shape.table, b.idOid, b.typing)}
+    if (evaluate(shape.where, row, ctx) === true) rows.push(b.refs.map((r) => evaluate(r, row, ctx)))
+  }
+  checkCancel(s)
+  return {columns: b.columns, rows, tag: rows.length === 1 ? 'SELECT 1' : 'SELECT 0'}
+}
