@@ -130,6 +130,12 @@ export function checkCancel(s: PgSession): void {
 // Table definitions (CREATE TABLE), cached per engine and branch
 
 const defCache = new WeakMap<Engine, Map<string, null | TableDef>>()
+/** Changes whenever an entry of defCache does: what was read from it before may be stale. */
+let defVersion = 0
+
+export function tableDefVersion(): number {
+  return defVersion
+}
 
 export async function tableDef(s: PgSession, branch: string, table: string): Promise<TableDef | undefined> {
   let cache = defCache.get(s.engine)
@@ -149,6 +155,7 @@ export async function tableDef(s: PgSession, branch: string, table: string): Pro
   // A damaged entry is reported each time (naming it), never cached or silently ignored.
   const def = doc ? checkDef(doc, branch) : null
   cache.set(key, def)
+  defVersion++
   return def ?? undefined
 }
 
@@ -204,6 +211,7 @@ async function listPage(s: PgSession, branch: string, options: Omit<ListOptions,
 
 function forgetDef(s: PgSession, branch: string, table: string): void {
   defCache.get(s.engine)?.delete(`${branch}\0${table}`)
+  defVersion++
 }
 
 export async function tableNames(s: PgSession, branch: string): Promise<string[]> {

@@ -19,7 +19,7 @@ import {getParsed, getParsedIfCached} from '../engine/parsed-read.js'
 
 import {isSystemTable} from './catalog.js'
 import {evaluate, type EvalCtx, type Row, type SourceInfo} from './eval.js'
-import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, sourceInfo, type TableDef, toRow, typingOf} from './executor.js'
+import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, SCHEMA_TABLE, sourceInfo, tableDefVersion, type TableDef, toRow, typingOf} from './executor.js'
 import {keyText} from './planner.js'
 import {oidOfTypeName} from './types.js'
 
@@ -30,8 +30,8 @@ interface Shape {
   /** The other side of `id = ...`: a parameter or a literal. */
   key: Expr
   table: string
-  /** The table definition the columns were last bound to, and what binding gave. */
-  bound?: {def: TableDef; binding?: Binding}
+  /** The table definition the columns were last bound to, where it was read, and what binding gave. */
+  bound?: {binding?: Binding; branch: string; def: TableDef; engine: PgSession['engine']; version: number}
   where: Expr
 }
 
@@ -127,10 +127,16 @@ export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait
   }
   if (!shape) return undefined
   const branch = branchOf(s)
-  const def = cachedTableDef(s, branch, shape.table)
-  if (!def) return undefined
-  if (shape.bound?.def !== def) shape.bound = {binding: bind(shape, def), def}
-  const b = shape.bound.binding
+  let bound = shape.bound
+  // The definition is read again only when the cache of definitions changed (DDL, a first read).
+  if (bound?.version !== tableDefVersion() || bound.branch !== branch || bound.engine !== s.engine) {
+    const def = cachedTableDef(s, branch, shape.table)
+    if (!def) return undefined
+    bound = shape.bound = bound?.def === def ? {...bound, branch, engine: s.engine, version: tableDefVersion()} : {binding: bind(shape, def), branch, def, engine: s.engine, version: tableDefVersion()}
+  }
+  // A definition the open transaction changed is its own (tableDef reads it through the transaction).
+  if (s.tx?.branches.get(branch)?.written.has(`${SCHEMA_TABLE}:${shape.table}`)) return undefined
+  const b = bound.binding
   if (!b) return undefined
   const ctx = evalCtx(s, params, [b.info])
   const v = evaluate(shape.key, {}, ctx)

@@ -14,7 +14,7 @@ import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.
 import {type Column, type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
 
 import {decodeParam, textValue, toBinary, toText} from './encoding.js'
-import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
+import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, rowDescriptionMessage, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
 
 export interface ConnectionConfig {
   auth: 'md5' | 'scram-sha-256'
@@ -427,6 +427,17 @@ export class PgConnection {
   }
 
   private describeRows(columns: Column[], formats: number[]): void {
+    // A frozen column list is a point select's (query/point-select.ts), the same for every
+    // execution until DDL: its text-format RowDescription is encoded once.
+    if (Object.isFrozen(columns) && formats.every((f) => f === 0)) {
+      let m = textDescriptions.get(columns)
+      if (!m) {
+        m = rowDescriptionMessage(columns)
+        textDescriptions.set(columns, m)
+      }
+      this.out.raw(m)
+      return
+    }
     this.out.rowDescription(columns.map((c, i) => ({format: formatOf(formats, i), name: c.name, oid: c.oid})))
   }
 
@@ -622,6 +633,8 @@ function decodeBound(raw: Buffer | null, oid: number, format: number, i: number)
     throw error
   }
 }
+
+const textDescriptions = new WeakMap<readonly Column[], Buffer>()
 
 const isBlank = (sql: string): boolean => /^[\s;]*$/.test(sql)
 

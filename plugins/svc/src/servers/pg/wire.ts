@@ -71,6 +71,11 @@ export class BodyReader {
     return v
   }
   cstring(): string {
+    // The unnamed statement and portal, in every Bind and Execute of most clients.
+    if (this.b[this.pos] === 0) {
+      this.pos++
+      return ''
+    }
     const end = this.b.indexOf(0, this.pos)
     if (end < 0) throw new WireError('unterminated string in message')
     const raw = this.b.subarray(this.pos, end)
@@ -171,18 +176,7 @@ export class Writer {
   }
 
   rowDescription(cols: Array<{format?: number; name: string; oid: number}>): void {
-    const parts: Buffer[] = [int16(cols.length)]
-    for (const c of cols) {
-      const meta = Buffer.alloc(18)
-      meta.writeInt32BE(0, 0) // table oid
-      meta.writeInt16BE(0, 4) // column attnum
-      meta.writeInt32BE(c.oid, 6)
-      meta.writeInt16BE(typeSize(c.oid), 10)
-      meta.writeInt32BE(-1, 12) // type modifier
-      meta.writeInt16BE(c.format ?? 0, 16)
-      parts.push(cstr(c.name), meta)
-    }
-    this.msg('T', Buffer.concat(parts))
+    this.raw(rowDescriptionMessage(cols))
   }
 
   dataRow(values: Array<Buffer | null>): void {
@@ -265,6 +259,23 @@ export class Writer {
   parameterDescription(oids: number[]): void {
     this.msg('t', Buffer.concat([int16(oids.length), ...oids.map(int32)]))
   }
+}
+
+/** A RowDescription message, header included. */
+export function rowDescriptionMessage(cols: Array<{format?: number; name: string; oid: number}>): Buffer {
+  const parts: Buffer[] = [int16(cols.length)]
+  for (const c of cols) {
+    const meta = Buffer.alloc(18)
+    meta.writeInt32BE(0, 0) // table oid
+    meta.writeInt16BE(0, 4) // column attnum
+    meta.writeInt32BE(c.oid, 6)
+    meta.writeInt16BE(typeSize(c.oid), 10)
+    meta.writeInt32BE(-1, 12) // type modifier
+    meta.writeInt16BE(c.format ?? 0, 16)
+    parts.push(cstr(c.name), meta)
+  }
+  const body = Buffer.concat(parts)
+  return Buffer.concat([header('T', body.length), body])
 }
 
 function header(type: string, bodyLength: number): Buffer {
