@@ -11,6 +11,10 @@ export type Utility =
   | {kind: 'reset'; name?: string}
   | {kind: 'tx'; op: 'begin' | 'commit' | 'rollback'}
 
+// [A-Za-z_] and \w (ASCII-only) as code-unit tests: every simple Query passes here.
+const isWordStart = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f
+const isWord = (c: number): boolean => isWordStart(c) || (c >= 0x30 && c <= 0x39)
+
 /** Words at the start of `sql`, lower-cased, skipping comments; stops at the first non-word. */
 function leading(sql: string, max: number): {end: number; words: string[]} {
   const words: string[] = []
@@ -26,9 +30,9 @@ function leading(sql: string, max: number): {end: number; words: string[]} {
     } else if (c === '/' && sql[i + 1] === '*') {
       const e = sql.indexOf('*/', i + 2)
       i = e < 0 ? n : e + 2
-    } else if (/[A-Za-z_]/.test(c)) {
+    } else if (isWordStart(sql.charCodeAt(i))) {
       let j = i + 1
-      while (j < n && /\w/.test(sql[j])) j++
+      while (j < n && isWord(sql.charCodeAt(j))) j++
       words.push(sql.slice(i, j).toLowerCase())
       i = j
     } else break
