@@ -256,7 +256,7 @@ export async function tableColumns(s: PgSession, branch: string, table: string):
 // -----------------------------------------------------------------------------------------
 // Reading documents (through a transaction's own writes)
 
-export function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowObj {
+function toRow(doc: Doc, table: string, idOid?: number, typing?: Column[]): RowObj {
   const o: RowObj = {}
   const key = doc.id.slice(table.length + 1)
   o.id = idOid === undefined || idOid === OID.text ? key : safeCoerce(key, idOid)
@@ -386,7 +386,7 @@ export interface Source {
 }
 
 
-function safeCoerce(v: unknown, oid: number): unknown {
+export function safeCoerce(v: unknown, oid: number): unknown {
   try {
     return coerce(v, oid)
   } catch {

@@ -18,10 +18,10 @@ import type {Doc} from '../engine/types.js'
 import {getParsed, getParsedIfCached} from '../engine/parsed-read.js'
 
 import {isSystemTable} from './catalog.js'
-import {evaluate, type EvalCtx, type Row, type SourceInfo} from './eval.js'
-import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, SCHEMA_TABLE, sourceInfo, tableDefVersion, type TableDef, toRow, typingOf} from './executor.js'
+import {evaluate, type EvalCtx, type Row, type RowObj, type SourceInfo} from './eval.js'
+import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, safeCoerce, SCHEMA_TABLE, sourceInfo, tableDefVersion, type TableDef, typingOf} from './executor.js'
 import {keyText} from './planner.js'
-import {oidOfTypeName} from './types.js'
+import {OID, oidOfTypeName, typed} from './types.js'
 
 interface Shape {
   alias: string
@@ -39,10 +39,11 @@ type RefExpr = Expr & {type: 'ref'}
 
 interface Binding {
   columns: Column[]
+  /** The fields besides id the select list reads, with the type to convert a stored value to (see toRow). */
+  fields: Array<{name: string; oid?: number}>
   idOid: number
   info: SourceInfo
   refs: RefExpr[]
-  typing?: Column[]
 }
 
 const shapes = new WeakMap<Statement, null | Shape>()
@@ -92,7 +93,8 @@ function shapeOf(st: Statement): null | Shape {
 function bind(shape: Shape, def: TableDef): Binding | undefined {
   const idOid = idOidOf(def)
   const tableColumns: Column[] = [{name: 'id', oid: idOid}, ...def.columns.filter((c) => c.name !== 'id').map((c) => ({name: c.name, oid: oidOfTypeName(c.type)}))]
-  if (tableColumns.some((c) => HIDDEN_NAMES.has(c.name))) return undefined
+  // A name an object inherits (constructor, toString) resolves differently in a row lacking it.
+  if (tableColumns.some((c) => HIDDEN_NAMES.has(c.name) || c.name in {})) return undefined
   const columns: Column[] = []
   const refs: RefExpr[] = []
   for (const c of shape.columns) {
@@ -109,7 +111,9 @@ function bind(shape: Shape, def: TableDef): Binding | undefined {
     refs.push(c.ref)
   }
   const declared = tableColumns.map((c) => c.name)
-  return {columns: Object.freeze(columns) as Column[], idOid, info: sourceInfo({alias: shape.alias, columns: tableColumns, declared, rows: []}, false), refs, typing: typingOf(tableColumns)}
+  const typing = new Set(typingOf(tableColumns)?.map((c) => c.name))
+  const fields = [...new Set(refs.map((r) => r.name))].filter((n) => n !== 'id').map((name) => ({name, oid: typing.has(name) ? tableColumns.find((c) => c.name === name)?.oid : undefined}))
+  return {columns: Object.freeze(columns) as Column[], fields, idOid, info: sourceInfo({alias: shape.alias, columns: tableColumns, declared, rows: []}, false), refs}
 }
 
 /**
@@ -151,10 +155,21 @@ export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait
   return getParsed(s.engine, id, {branch}).then((doc) => answer(s, found, b, doc, ctx))
 }
 
+/**
+ * toRow's row (executor.ts) with only the fields the statement reads: the others are never
+ * looked at, and a missing field reads as NULL either way (the table's columns are declared).
+ */
+function rowOf(doc: Doc, table: string, b: Binding): RowObj {
+  const key = doc.id.slice(table.length + 1)
+  const o: RowObj = {id: b.idOid === OID.text ? key : safeCoerce(key, b.idOid)}
+  for (const f of b.fields) if (Object.hasOwn(doc, f.name)) o[f.name] = f.oid === undefined ? doc[f.name] : typed(doc[f.name], f.oid)
+  return o
+}
+
 function answer(s: PgSession, shape: Shape, b: Binding, doc: Doc | undefined, ctx: EvalCtx): QueryResult {
   const rows: unknown[][] = []
   if (doc) {
-    const row: Row = {[shape.alias]: toRow(doc, shape.table, b.idOid, b.typing)}
+    const row: Row = {[shape.alias]: rowOf(doc, shape.table, b)}
     if (evaluate(shape.where, row, ctx) === true) rows.push(b.refs.map((r) => evaluate(r, row, ctx)))
   }
   checkCancel(s)

@@ -71,6 +71,14 @@ describe('svc SQL point selects by id', function () {
     }
     for (const v of ['a', '05', '5', 'x y', 'zz', 5, null]) await same('SELECT n, id FROM names WHERE id = $1', [v])
     await same('SELECT v FROM loose WHERE id = $1', [1])
+    // Names every object inherits, read from rows that lack them and rows that hold them.
+    await c.query('CREATE TABLE odd (id int PRIMARY KEY, "constructor" text, "toString" int)')
+    await c.query(`INSERT INTO odd (id, "constructor") VALUES (1, 'c')`)
+    await c.query('INSERT INTO odd (id) VALUES (2)')
+    for (const v of [1, 2, 3]) {
+      await same('SELECT * FROM odd WHERE id = $1', [v])
+      await same('SELECT "constructor", "toString" FROM odd WHERE id = $1', [v])
+    }
     expect((await same('SELECT nope FROM acc WHERE id = $1', [1])).code).to.equal('42703')
     expect((await same('SELECT abalance FROM missing WHERE id = $1', [1])).code).to.equal('42P01')
     expect((await same('SELECT x.abalance FROM acc WHERE id = 1')).code).to.equal('42P01')
