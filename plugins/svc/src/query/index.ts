@@ -82,6 +82,9 @@ function failed(s: QuerySession, error: unknown, notices: string[], results: Que
  * parsed statement does not depend on the catalog (tables are looked up when it runs), so DDL
  * leaves these valid. Only texts that parsed to one statement are kept.
  */
+/** Texts longer than this are never point selects worth looking for (executeNow). */
+const POINT_TEXT_MAX = 4096
+
 const preparedTexts = new Map<string, PreparedQuery>()
 const PREPARED_MAX = 1000
 const PREPARED_KEY_MAX = 16_384
@@ -251,7 +254,8 @@ export function createQueryEngine(engine: Engine, options: QueryEngineOptions = 
       try {
         let parsed: Parsed | undefined
         if (typeof sql === 'string') {
-          if (utilityStatement(sql)) return undefined
+          // A point select is short: a long text (a 100,000-value IN list) is not scanned twice.
+          if (sql.length > POINT_TEXT_MAX || utilityStatement(sql)) return undefined
           parsed = parseCached(rewriteForParser(sql), limits)
         } else if (sql.statement) parsed = {lifted: sql.lifted, statements: [sql.statement]}
         if (parsed?.statements.length !== 1) return undefined
