@@ -157,7 +157,10 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           }
         }
         if (out.length > 0 && !dead) {
-          holdUntilTurnEnds(socket)
+          // Only a pipeline's replies wait for the end of the turn: a client sending one command at
+          // a time (the light client of the noisy-neighbour rules) is answered at once, and never
+          // waits behind heavy work that the check phase may run before the held replies.
+          if (handled > 1) holdUntilTurnEnds(socket)
           if (!writeReplies(socket, out)) socket.pause()
         }
         guard.waiting(socket, parser.buffered > 0, handled)
