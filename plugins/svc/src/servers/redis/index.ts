@@ -90,6 +90,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
         const out: Array<Buffer | string> = []
         let outBytes = 0
         let handled = 0
+        // Set once a command of this batch waited for I/O (a durable write, a read from Git).
+        let waited = false
         // Commands run and reply bytes produced since this batch last looked at the loop's slice.
         let sinceLook = 0
         let sinceBytes = 0
@@ -134,7 +136,12 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           } else pending = executeGet(sess, key, shared)
           handled++
           sinceLook++
-          const reply = boundReply(pending instanceof Promise ? await pending : pending, shared.maxReplyBytes)
+          let settled: Reply
+          if (pending instanceof Promise) {
+            waited = true
+            settled = await pending
+          } else settled = pending
+          const reply = boundReply(settled, shared.maxReplyBytes)
           const before = out.length
           encode(reply, sess.resp3, out)
           const bytesBefore = outBytes
@@ -157,10 +164,12 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           }
         }
         if (out.length > 0 && !dead) {
-          // Only a pipeline's replies wait for the end of the turn: a client sending one command at
-          // a time (the light client of the noisy-neighbour rules) is answered at once, and never
-          // waits behind heavy work that the check phase may run before the held replies.
-          if (handled > 1) holdUntilTurnEnds(socket)
+          // A pipeline's replies, and replies that waited for I/O (durable SETs are acknowledged
+          // together when their fdatasync returns), wait for the end of the turn. A client sending
+          // one command at a time answered from memory (the light client of the noisy-neighbour
+          // rules) is answered at once, and never waits behind heavy work that the check phase
+          // may run before the held replies.
+          if (handled > 1 || waited) holdUntilTurnEnds(socket)
           if (!writeReplies(socket, out)) socket.pause()
         }
         guard.waiting(socket, parser.buffered > 0, handled)
