@@ -129,7 +129,8 @@ export class IndexStore {
     row: Database.Statement<[string], {rowid: number; sha: string}>
     search: Database.Statement<[string, number, number], StoreHit>
     searchFrom: Database.Statement<[string, number, number, number], StoreHit>
-    searchWithin: Database.Statement<[string, number, string, number, number, number], StoreHit>
+    probeRows: Database.Statement<[string, number], number>
+    searchWithin: Database.Statement<[string, number, string, number, number], StoreHit>
     updDoc: Database.Statement<[string, number | bigint]>
   }
 
@@ -172,13 +173,14 @@ export class IndexStore {
         searchFrom: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
-        // searchFrom scored by the phrases of the first expression, over the rows that match the
-        // second (the whole search): see scoredPhrases. The + keeps the IN list out of FTS5 (one
+        probeRows: db.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?').pluck(),
+        // searchFrom scored by the phrases of the first expression, over the rows listed (JSON,
+        // the whole search's matches): see scoredPhrases. The + keeps the list out of FTS5 (one
         // lookup per listed row would count the phrases again for each).
         searchWithin: db.prepare(`
           SELECT d.id AS id, -x.s AS score FROM (
             SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text
-            WHERE text MATCH ? AND rowid <= ? AND +rowid IN (SELECT rowid FROM text WHERE text MATCH ? AND rowid <= ?)
+            WHERE text MATCH ? AND rowid <= ? AND +rowid IN (SELECT value FROM json_each(?))
             ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
         updDoc: db.prepare(PUT_SQL.updDoc),
@@ -354,21 +356,31 @@ export class IndexStore {
     const match = q.full
     const page = 4 * (options.offset + options.limit)
     const span = Math.max(window, page)
-    // One pass without scoring: the number of matches up to the window, and how far into the
-    // index the window reaches. Fewer than the window: that count is the exact total.
-    const {edge, n} = this.st.probe.get(match, span) ?? {edge: null, n: 0}
-    if (n === 0 || edge === null) return {hits: [], total: 0}
+    const ranked = Math.max(Math.floor(window / RANKED_DIVISOR), page)
     const scored = this.scoredPhrases(q)
+    // One pass without scoring: the number of matches up to the window, and how far into the
+    // index the window reaches. Fewer than the window: that count is the exact total. A search
+    // scored by fewer phrases keeps the rows themselves: they are the rows it scores (a second
+    // walk of the whole search's match cost as much again, 10 ms at 1M documents for `x kaka`).
+    let edge: null | number
+    let n: number
+    let rows: number[] | undefined
+    if (scored === match) ({edge, n} = this.st.probe.get(match, span) ?? {edge: null, n: 0})
+    else {
+      rows = this.st.probeRows.all(match, span)
+      n = rows.length
+      edge = n === 0 ? null : rows[n - 1]
+    }
+    if (n === 0 || edge === null) return {hits: [], total: 0}
     const rank = (to: number): StoreHit[] =>
-      scored === match
+      rows === undefined
         ? this.st.searchFrom.all(match, to, options.limit, options.offset)
-        : this.st.searchWithin.all(scored, to, match, to, options.limit, options.offset)
-    if (n < span) return {hits: scored === match ? this.st.search.all(match, options.limit, options.offset) : rank(edge), total: n}
+        : this.st.searchWithin.all(scored, to, JSON.stringify(to === edge ? rows : rows.slice(0, ranked)), options.limit, options.offset)
+    if (n < span) return {hits: rows === undefined ? this.st.search.all(match, options.limit, options.offset) : rank(edge), total: n}
     const {hi, lo} = this.st.bounds.get() ?? {hi: null, lo: null}
     if (hi === null || lo === null || edge >= hi) return {hits: rank(edge), total: n}
     const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))
-    const ranked = Math.max(Math.floor(window / RANKED_DIVISOR), page)
-    const rankTo = ranked < span ? (this.st.probe.get(match, ranked)?.edge ?? edge) : edge
+    const rankTo = ranked < span ? (rows ? rows[ranked - 1] : (this.st.probe.get(match, ranked)?.edge ?? edge)) : edge
     return {estimated: true, hits: rank(rankTo), total}
   }
 
