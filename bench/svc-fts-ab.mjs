@@ -3,40 +3,64 @@
 // IndexStore indexes the same 100k fixture documents, then the same 300 queries of
 // svc-search.mjs's kind (half one word, half two, prefix on the last word, limit 10) run on
 // both, alternating which goes first, once each in order: repeated words are repeated searches,
-// as in the REST bench. Prints p50/p95/p99, the sum, how many answers are identical, and with
-// --per-query the 15 slowest queries of A with B's time beside.
-// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--per-query]   (both built)
+// as in the REST bench. Prints p50/p95/p99 of the wall time and of the CPU time per search (the
+// figure to trust on a shared machine), the sums, how many answers are identical (or differ only
+// in the order of scores within 1e-5: ties), and with --per-query the 15 slowest queries of A
+// (by CPU) with B's beside. --docs N (default 100000) sets the documents; when both checkouts
+// write the same index format, B searches a copy of the file A built (half the build time at 1M).
+// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--per-query]   (both built)
+import {copyFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {loadavg} from 'node:os'
 const [A, B] = process.argv.slice(2)
+const docsArg = process.argv.indexOf('--docs')
+const DOCS = docsArg === -1 ? 100_000 : Number(process.argv[docsArg + 1])
 const bench = new URL(`file://${A}/bench/`)
 const {pct, tempDir} = await import(new URL('svc-common.mjs', bench))
 const {makeDoc, rand, word} = await import(new URL('svc-fixture.mjs', bench))
 const load = async (root) => ({
   IndexStore: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).IndexStore,
+  format: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).FTS_FORMAT,
   documentText: (await import(`file://${root}/plugins/svc/dist/engine/fulltext.js`)).documentText,
 })
 const la = await load(A), lb = await load(B)
-const docs = Array.from({length: 100000}, (_, j) => makeDoc(j, j))
-const build = (l, f) => { const s = new l.IndexStore(f); for (let i = 0; i < docs.length; i += 4000) s.transaction(() => { for (let j = i; j < Math.min(docs.length, i + 4000); j++) s.put(docs[j].id, `sha${j}`, l.documentText(docs[j]), null) }); return s }
+const docs = Array.from({length: DOCS}, (_, j) => makeDoc(j, j))
+const build = (l, f) => { const s = new l.IndexStore(f); s.beginBulk(); for (let i = 0; i < docs.length; i += 4000) s.transaction(() => { for (let j = i; j < Math.min(docs.length, i + 4000); j++) s.put(docs[j].id, `sha${j}`, l.documentText(docs[j]), null) }); s.endBulk(); return s }
 const dir = tempDir()
-const sa = build(la, join(dir, 'a.sqlite')), sb = build(lb, join(dir, 'b.sqlite'))
+const built = performance.now()
+let sa = build(la, join(dir, 'a.sqlite')), sb
+if (la.format === lb.format) {
+  sa.close()
+  copyFileSync(join(dir, 'a.sqlite'), join(dir, 'b.sqlite'))
+  sa = new la.IndexStore(join(dir, 'a.sqlite'))
+  sb = new lb.IndexStore(join(dir, 'b.sqlite'))
+} else sb = build(lb, join(dir, 'b.sqlite'))
+console.log(`${DOCS} documents indexed in ${((performance.now() - built) / 1000).toFixed(0)} s${la.format === lb.format ? ' (once; B searches a copy)' : ''}`)
 const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
 const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
 for (const q of warm) { sa.search(q, {limit: 10, offset: 0}); sb.search(q, {limit: 10, offset: 0}) }
-const lat = {a: [], b: []}; let same = 0, sameEst = 0, est = 0; const rows = []
+const lat = {a: [], b: []}; const cpu = {a: [], b: []}; let same = 0, sameEst = 0, est = 0, ties = 0; const rows = []
 for (const [i, q] of queries.entries()) {
   const order = i % 2 ? [['a', sa], ['b', sb]] : [['b', sb], ['a', sa]]
   const r = {}
-  for (const [k, s] of order) { const t = performance.now(); r[k] = s.search(q, {limit: 10, offset: 0}); lat[k].push(performance.now() - t) }
+  for (const [k, s] of order) {
+    const c = process.cpuUsage()
+    const t = performance.now()
+    r[k] = s.search(q, {limit: 10, offset: 0})
+    lat[k].push(performance.now() - t)
+    const d = process.cpuUsage(c)
+    cpu[k].push((d.user + d.system) / 1000)
+  }
   const eq = JSON.stringify(r.a) === JSON.stringify(r.b)
+  if (!eq && r.a.total === r.b.total && r.a.hits.length === r.b.hits.length && r.a.hits.every((h, j) => Math.abs(h.score - r.b.hits[j].score) < 1e-5)) ties++
   if (r.a.estimated) { est++; if (eq) sameEst++ } else if (eq) same++
-  rows.push({q, a: lat.a.at(-1), b: lat.b.at(-1), total: r.a.total, est: r.a.estimated === true})
+  rows.push({q, a: cpu.a.at(-1), b: cpu.b.at(-1), total: r.a.total, est: r.a.estimated === true})
 }
 const f = (x) => x.toFixed(2)
 console.log(`load ${loadavg().map(f).join(' ')}`)
-for (const p of [50, 95, 99]) console.log(`p${p} ms A ${f(pct(lat.a, p))}  B ${f(pct(lat.b, p))}`)
-console.log(`sum ms A ${f(lat.a.reduce((x, y) => x + y))}  B ${f(lat.b.reduce((x, y) => x + y))}`)
-console.log(`exact queries with identical answers ${same} of ${300 - est}; estimated identical ${sameEst} of ${est}`)
+for (const p of [50, 95, 99]) console.log(`p${p} ms A ${f(pct(lat.a, p))}  B ${f(pct(lat.b, p))}   CPU ms A ${f(pct(cpu.a, p))}  B ${f(pct(cpu.b, p))}`)
+console.log(`sum ms A ${f(lat.a.reduce((x, y) => x + y))}  B ${f(lat.b.reduce((x, y) => x + y))}   CPU ms A ${f(cpu.a.reduce((x, y) => x + y))}  B ${f(cpu.b.reduce((x, y) => x + y))}`)
+console.log(`exact queries with identical answers ${same} of ${300 - est}; estimated identical ${sameEst} of ${est}; the rest differ only in ties within 1e-5: ${ties} of ${300 - same - sameEst}`)
+if (process.argv.includes('--per-query')) console.log('CPU ms of A, of B, total (* estimated), query')
 if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.a - x.a).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)
 sa.close(); sb.close()

@@ -7,10 +7,14 @@
 // Goals (issue 26): GET >= 0.9x redis-server at -P 1 and >= 0.7x at -P 16; SET >= 0.3x a
 // redis-server with appendfsync always at -P 1.
 import {spawn, spawnSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {arg, cpuSeconds, freePort, line, startServer, tempDir} from './svc-common.mjs'
 
+// Print the load average beside the figures: on a shared machine they mean little without it.
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+const loadAtStart = loadAverage()
 const REQUESTS = arg('requests', 100_000)
 // Each SET is a durable commit: fewer requests keep the run short.
 const SET_REQUESTS = arg('set-requests', 20_000)
@@ -93,6 +97,12 @@ async function engineWriteRate() {
   return rate
 }
 
+/** The server's write-ahead log fdatasyncs so far (INFO persistence), or NaN from a build that does not report them. */
+function walFsyncs(port) {
+  const info = spawnSync('redis-cli', ['-p', String(port), 'INFO', 'persistence'], {encoding: 'utf8'}).stdout
+  return Number(/svc_wal_fsyncs:(\d+)/.exec(info)?.[1] ?? Number.NaN)
+}
+
 /** Waits until every acknowledged write is in Git, so reads are not measured against the catch-up. */
 function drained(port) {
   const until = Date.now() + 300_000
@@ -135,14 +145,17 @@ try {
     ['get', 16],
     ['set', 16],
   ]) {
+    const fsyncsBefore = walFsyncs(svc.port)
     const ours = bench(svc, test, p)
     const oursUs = cpuPerOp.get(`${svc.pid} ${test} ${p}`)
+    // Group commit: how many SETs one fdatasync acknowledged (redis-server fsyncs once per event-loop turn).
+    const perFsync = test === 'set' ? SET_REQUESTS / (walFsyncs(svc.port) - fsyncsBefore) : undefined
     drained(svc.port)
     if (test === 'set') waits.push(await settled(svc.pid))
     const theirs = bench(peer, test, p)
     // SET is compared with the redis that also answers only once the write is on disk.
     const durable = test === 'set' ? bench(durablePeer, test, p) : undefined
-    results.push({durable, ours, oursUs, p, test, theirs, theirsUs: cpuPerOp.get(`${peer.pid} ${test} ${p}`)})
+    results.push({durable, ours, oursUs, p, perFsync, test, theirs, theirsUs: cpuPerOp.get(`${peer.pid} ${test} ${p}`)})
   }
   const bare = await startBareNode()
   results.push({bare: bench(bare, 'get', 1), bareUs: cpuPerOp.get(`${bare.pid} get 1`), ours: bench(svc, 'get', 1), oursUs: cpuPerOp.get(`${svc.pid} get 1`), p: 1, test: 'get (again, next to a bare Node server)', theirs: bench(peer, 'get', 1), theirsUs: cpuPerOp.get(`${peer.pid} get 1`)})
@@ -158,7 +171,7 @@ const engineRate = (engineBefore + engineAfter) / 2
 console.log(`redis-benchmark -c 50 -n ${REQUESTS} (GET -P 16: ${REQUESTS * 10}, SET: ${SET_REQUESTS}) -r ${KEYS}; peer: redis-server ${spawnSync('redis-server', ['--version'], {encoding: 'utf8'}).stdout.split(' ')[2]}`)
 for (const r of results) {
   line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server (req/s)`, `${Math.round(r.ours)} / ${Math.round(r.theirs)} = ${(r.ours / r.theirs).toFixed(2)}x; server CPU ${r.oursUs.toFixed(2)} / ${r.theirsUs.toFixed(2)} us per request`)
-  if (r.durable !== undefined) line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server appendfsync always`, `${Math.round(r.ours)} / ${Math.round(r.durable)} = ${(r.ours / r.durable).toFixed(2)}x`)
+  if (r.durable !== undefined) line(`${r.test.toUpperCase()} -P ${r.p}: svc / redis-server appendfsync always`, `${Math.round(r.ours)} / ${Math.round(r.durable)} = ${(r.ours / r.durable).toFixed(2)}x; ${r.perFsync.toFixed(1)} SETs per fsync`)
 }
 line('after each SET run, the server settled in (ms)', waits.join(', '))
 const again = results.at(-1)
@@ -167,3 +180,4 @@ line('svc GET -P 1 / bare Node RESP server', `${(again.ours / again.bare).toFixe
 const set1 = results.find((r) => r.test === 'set' && r.p === 1)
 line('engine durable puts, 50 concurrent, in process (/s)', `${Math.round(engineRate)} (before ${Math.round(engineBefore)}, after ${Math.round(engineAfter)})`)
 line('SET -P 1 / engine durable put rate', `${(set1.ours / engineRate).toFixed(2)}x`)
+line('load average at start / end', `${loadAtStart} / ${loadAverage()}`)

@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3'
 import {expect} from 'chai'
 import {join} from 'node:path'
 
-import {IndexStore} from '../src/engine/fts/store.js'
+import {matchExpression} from '../src/engine/fts/match.js'
+import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
 const page = {limit: 10, offset: 0}
@@ -92,6 +94,66 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       expect(rare.total).to.equal(40)
       // A page beyond the window widens it: offset 200 still finds its rows.
       expect(ix.search('common', {limit: 10, offset: 200}, 100).hits).to.have.length(10)
+    } finally {
+      ix.close()
+    }
+  })
+
+  it('scores without the words in half the documents or more, as full BM25 does up to their 1e-6 weight, as counts cross the half', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    // Full BM25 over every phrase of the search, as before scoredPhrases; a connection per look
+    // (FTS5 keeps the row count and the average length it read until a connection writes).
+    const full = (match: string): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT 10) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(match)
+      } finally {
+        raw.close()
+      }
+    }
+    const compare = (q: string, table?: string): {exact: boolean} => {
+      const want = full(matchExpression(q, table)!)
+      const got = ix.search(q, {limit: 10, offset: 0, table}).hits
+      expect(got.map((h) => h.score), q).to.have.length(want.length)
+      for (const [i, h] of got.entries()) expect(h.score, `${q} #${i}`).to.be.closeTo(want[i].score, 1e-5)
+      return {exact: JSON.stringify(got) === JSON.stringify(want)}
+    }
+    try {
+      // "alpha" in 12 of 20 documents (common), the rest rarer; lengths and counts vary the scores.
+      ix.transaction(() => {
+        for (let i = 0; i < 20; i++) ix.put(`t:${i}`, `v${i}`, `${i < 12 ? 'alpha '.repeat(1 + (i % 3)) : ''}${i % 3 === 0 ? 'beta '.repeat(1 + (i % 2)) : ''}gamma${i % 4} filler ${'x '.repeat(i % 7)}`)
+      })
+      // alpha left out of the scoring: its weight moves the scores by less than 1e-5.
+      expect(compare('beta alpha').exact).to.equal(false)
+      expect(compare('alpha gamma1').exact).to.equal(false)
+      // Only common words, or a table's token alone (weight 0): scored as before, to the bit.
+      expect(compare('alpha').exact).to.equal(true)
+      expect(compare('gamma2', 't').exact).to.equal(true)
+      compare('beta alpha', 't')
+      // Ten more documents without alpha: 12 of 30, no longer common. The kept count is too old
+      // to decide (each write may move it by one) and is counted again: alpha weighs in fully.
+      ix.transaction(() => {
+        for (let i = 20; i < 30; i++) ix.put(`t:${i}`, `v${i}`, `${i % 3 === 0 ? 'beta ' : ''}gamma${i % 4} other words ${i}`)
+      })
+      expect(compare('beta alpha').exact).to.equal(true)
+      expect(compare('alpha gamma1').exact).to.equal(true)
+      // Removing them does not bring it back: bm25's N is FTS5's row total, which a contentless
+      // table's deletes leave as it was (12 of 30 still).
+      ix.transaction(() => {
+        for (let i = 20; i < 30; i++) ix.remove(`t:${i}`)
+      })
+      expect(compare('beta alpha').exact).to.equal(true)
+      // Ten more documents with alpha do: 22 of 40.
+      ix.transaction(() => {
+        for (let i = 30; i < 40; i++) ix.put(`t:${i}`, `v${i}`, `alpha ${i % 3 === 0 ? 'beta ' : ''}more words ${i}`)
+      })
+      expect(compare('beta alpha').exact).to.equal(false)
     } finally {
       ix.close()
     }

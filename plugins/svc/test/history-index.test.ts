@@ -104,6 +104,33 @@ describe('svc engine: the history index answers history and as-of reads exactly 
     expect(await past(db, ['main', 'dev'], times)).to.deep.equal(walked)
   })
 
+  it('keeps a multi-byte character whole when it falls across two chunks of git log output', async () => {
+    // Every commit's message is mostly 3-byte characters (the user and the id), and the walk's
+    // output (~300 KB) comes in 64 KB chunks: a chunk boundary lands inside a character with
+    // probability 2/3 each, so some always does. Decoding each chunk alone misread it as U+FFFD.
+    const dir = tempDir()
+    const user = '文'.repeat(3000)
+    const ids = Array.from({length: 240}, (_, i) => `a:${'x'.repeat(i % 3)}${'字'.repeat(100)}${i}`)
+    db = await openEngine(dir, {fullText: false, historyIndex: false})
+    for (const id of ids) await db.put({id}, {meta: {user}})
+    await db.close()
+    const {lines, logger} = memoryLogger()
+    db = await openEngine(dir, {fullText: false, logger})
+    for (let i = 0; i < 200 && !lines.some((l) => l.includes('history index built')); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(lines.some((l) => l.includes('history index built'))).to.equal(true)
+    const read = async (): Promise<string[]> => {
+      const users: string[] = []
+      for (const id of ids) for (const v of (await db!.history(id)).versions) users.push(v.meta?.user ?? '')
+      return users
+    }
+    const indexed = await read()
+    await db.close()
+    db = await openEngine(dir, {fullText: false, historyIndex: false})
+    const walked = await read()
+    expect(walked.some((u) => u.includes('\ufffd'))).to.equal(false)
+    expect(indexed.filter((u, i) => u !== walked[i])).to.deep.equal([])
+  })
+
   it('follows a branch removed and made again, a ref moved back, and a damaged index file', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false})

@@ -9,7 +9,15 @@ import pg from 'pg'
 import {startServer, type Started} from './helpers/cli.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
-const IN_REPEATS = 3
+/** Rounds of the four light requests sent while the heavy statements run. */
+const LIGHT_ROUNDS = 8
+/**
+ * A heavy statement ending this soon after a light request was sent does not count against it:
+ * the request may fairly be answered just after. A server that ran each heavy statement to its
+ * end before answering anyone would still fail nearly every round (its statements last
+ * hundreds of milliseconds).
+ */
+const GRACE_MS = 50
 
 /** Runs psql on a file; resolves with its output once it exits. */
 function psqlFile(port: number, file: string): Promise<{code: null | number; out: string}> {
@@ -24,8 +32,9 @@ function psqlFile(port: number, file: string): Promise<{code: null | number; out
 
 // Issue 24: one client's heavy request must not stall the others. Speed is measured by
 // bench/svc-noisy-neighbour.mjs; here only the order is asserted: light requests from other
-// clients answer while the heavy statements are still running. (If the heavy statements ever get
-// fast enough to finish first, make them heavier: the test then says so.)
+// clients answer before the heavy statements in flight when they were sent have ended. (A server
+// that runs a heavy statement to its end first fails nearly every request: checked by turning
+// the loop budget of engine/loop-turns.ts off.)
 describe('svc: a heavy request from one client does not stop the others (built CLI, psql, ioredis, node-postgres)', function () {
   this.timeout(180_000)
   let s: Started | undefined
@@ -51,18 +60,36 @@ describe('svc: a heavy request from one client does not stop the others (built C
     await r.connect()
     await r.set('k', 'v')
 
-    const inList = join(dir, 'in.sql')
-    // Each psql runs its IN list three times in a row: on a loaded machine one statement can end
-    // within the few hundred milliseconds the light clients need to start, which says nothing.
-    const inStatement = `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: 100_000}, (_, i) => i + 1).join(',')});\n`
-    writeFileSync(inList, inStatement.repeat(IN_REPEATS))
+    const inStatement = `SELECT count(*) FROM accounts WHERE id IN (${Array.from({length: 100_000}, (_, i) => i + 1).join(',')})`
     const orChain = join(dir, 'or.sql')
     writeFileSync(orChain, `SELECT count(*) FROM accounts WHERE ${Array.from({length: 3000}, (_, i) => `id = ${i}`).join(' OR ')};\n`)
-    // The IN lists are the heavy part; the OR chain, a set lookup since issue 24, can end within
-    // a few milliseconds on a quiet machine, so only the IN lists are counted.
-    let heavyDone = 0
-    const heavy = [psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, inList), psqlFile(ports.pg, orChain)].map((p, i) => (i < 3 ? p.finally(() => heavyDone++) : p))
-    // Let both statements reach the server before the light clients start.
+    // Three clients run the IN list back to back until the light rounds are over, so the load
+    // outlasts them however fast or loaded the machine is. Each statement's start and end are
+    // kept: a light request must be answered before the statements in flight when it was sent
+    // end, not after them.
+    const running: Array<{end?: number; start: number}> = []
+    let stop = false
+    const heavyClient = async (): Promise<string[]> => {
+      const c = new pg.Client({database: 'svc', host: '127.0.0.1', password: 'svc', port: ports.pg, user: 'svc'})
+      c.on('error', () => {})
+      await c.connect()
+      const counts: string[] = []
+      try {
+        while (!stop) {
+          const run: {end?: number; start: number} = {start: performance.now()}
+          running.push(run)
+          const res = await c.query<{count: string}>(inStatement)
+          run.end = performance.now()
+          counts.push(res.rows[0].count)
+        }
+      } finally {
+        await c.end()
+      }
+      return counts
+    }
+    const heavy = [heavyClient(), heavyClient(), heavyClient()]
+    const or = psqlFile(ports.pg, orChain)
+    // Let the statements reach the server before the light clients start.
     await new Promise((r) => setTimeout(r, 300))
 
     const light: Array<[string, () => Promise<unknown>]> = [
@@ -71,18 +98,32 @@ describe('svc: a heavy request from one client does not stop the others (built C
       ['REST GET', async () => expect((await fetch(`http://127.0.0.1:${ports.rest}/api/v1/documents/accounts:7`)).status).to.equal(200)],
       ['REST health', async () => expect((await fetch(`http://127.0.0.1:${ports.rest}/healthz`)).status).to.equal(200)],
     ]
-    for (const [what, run] of light) {
-      await run()
-      expect(heavyDone, `${what} answered only after the heavy statements ended`).to.equal(0)
+    const late: string[] = []
+    let checked = 0
+    for (let round = 0; round < LIGHT_ROUNDS; round++) {
+      for (const [what, run] of light) {
+        const sent = performance.now()
+        const inFlight = running.filter((h) => h.start <= sent && h.end === undefined)
+        await run()
+        const answered = performance.now()
+        // Only statements that were in flight and did not end within the grace period count.
+        const overtaken = inFlight.filter((h) => h.end !== undefined && h.end > sent + GRACE_MS && h.end < answered)
+        if (inFlight.length > 0) checked++
+        if (overtaken.length > 0) late.push(`${what} (round ${round}): ${(answered - sent).toFixed(0)} ms, after ${overtaken.length} heavy statement(s) ended`)
+      }
     }
+    stop = true
+    // Most light requests were sent while heavy statements ran, and at most one in ten was
+    // answered only after one of them ended (a GC pause on a loaded machine may cause that).
+    expect(checked, 'light requests sent while a heavy statement ran').to.be.at.least(light.length * LIGHT_ROUNDS * 0.75)
+    expect(late.length, late.join('\n')).to.be.at.most(Math.floor(checked / 10))
 
     // The heavy statements are answered correctly too, and nothing stored changed.
-    const outs = await Promise.all(heavy)
-    const orOut = outs.pop() as {code: null | number; out: string}
-    for (const inOut of outs) {
-      expect(inOut.code, inOut.out).to.equal(0)
-      expect(inOut.out.trim().split('\n')).to.deep.equal(Array.from({length: IN_REPEATS}, () => '200'))
+    for (const counts of await Promise.all(heavy)) {
+      expect(counts.length).to.be.at.least(1)
+      expect(new Set(counts)).to.deep.equal(new Set(['200']))
     }
+    const orOut = await or
     expect(orOut.code, orOut.out).to.equal(0)
     expect(orOut.out.trim()).to.equal('200')
     expect((await client.query('SELECT count(*)::int AS n, sum(abalance)::int AS total FROM accounts')).rows).to.deep.equal([{n: 200, total: 19_900}])

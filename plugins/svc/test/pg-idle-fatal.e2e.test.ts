@@ -16,7 +16,8 @@ import {stopServer} from './fuzz/server.js'
 import {startServer, type Started} from './helpers/cli.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
-const IDLE_MS = 1000
+// Two seconds: under a loaded CI machine one second once passed between the login and the first statement.
+const IDLE_MS = 2000
 
 async function until(check: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms

@@ -18,9 +18,17 @@ describe('svc Redis through the built CLI (issues 13 and 24)', function () {
       execFile('redis-cli', ['-p', String(server.ready.redis), ...args], (error, stdout) => (error ? reject(error) : resolve(stdout.trim())))
     })
   const subjects = (): string[] => gitOut(join(dir, 'repo'), ['log', '--format=%s', 'main']).trim().split('\n')
+  /** The subjects, or none while `main` is not yet in Git (its first checkpoint has not run). */
+  const subjectsSoFar = (): string[] => {
+    try {
+      return subjects()
+    } catch {
+      return []
+    }
+  }
   /** Waits until the newest commit on main has `subject` (writes reach Git within about a second). */
   const headIs = async (subject: string): Promise<void> => {
-    for (let i = 0; i < 200 && subjects()[0] !== subject; i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 200 && subjectsSoFar()[0] !== subject; i++) await new Promise((r) => setTimeout(r, 50))
     expect(subjects()[0]).to.equal(subject)
   }
 

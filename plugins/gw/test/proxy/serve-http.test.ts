@@ -2,7 +2,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {expect} from 'chai'
-import {mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -140,12 +140,16 @@ describe('gw serve --http (in process, server-everything upstreams)', function (
 
   it('writes an audit line per call (decision, rule, outcome; never the arguments), mode 0600', async () => {
     const c = await open({authorization: 'Bearer tok-viewer'})
+    // Earlier tests wrote lines too (a denial of the same tool among them), and the log is
+    // written asynchronously: wait for this test's two lines, not for any matching one.
+    const linesIn = (text: string) => text.split('\n').filter((l) => l !== '').length
+    const before = existsSync(auditFile) ? linesIn(readFileSync(auditFile, 'utf8')) : 0
     await c.callTool({arguments: {message: 'audit-secret-argument'}, name: 'everything__echo'})
     await c.callTool({arguments: {}, name: 'backup__toggle-simulated-logging'}).catch(() => {})
-    await until(() => readFileSync(auditFile, 'utf8').includes('backup__toggle-simulated-logging'), 5000, 'the audit line')
+    await until(() => linesIn(readFileSync(auditFile, 'utf8')) >= before + 2, 5000, 'the audit lines')
     const text = readFileSync(auditFile, 'utf8')
     expect(text).not.to.include('audit-secret-argument')
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = text.trim().split('\n').slice(before).map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(lines.find((l) => l.tool === 'everything__echo' && l.subject === 'bob')).to.deep.include({allowed: true, outcome: 'ok', provider: 'bearer', rule: 'acl.roles.viewer[0]'})
     expect(lines.find((l) => l.tool === 'backup__toggle-simulated-logging')).to.deep.include({allowed: false, outcome: 'denied', rule: 'acl.default', subject: 'bob'})
     expect(statSync(auditFile).mode & 0o777).to.equal(0o600)

@@ -321,7 +321,7 @@ export class FullTextIndex {
       return
     }
     if ('added' in r) {
-      if (r.added) b.store.noteAdded()
+      b.store.noteWritten(r.added)
       return
     }
     if (isCorruption(r) && !this.closed) {

@@ -3,7 +3,7 @@ import {join} from 'node:path'
 
 import {git} from './git.js'
 import {HistoryStore, type StoredCommit} from './history-store.js'
-import {scanCommits} from './history-scan.js'
+import {HistoryWorker} from './history-worker.js'
 import {refHeads} from './open.js'
 import type {Logger, WriteMeta} from './types.js'
 
@@ -30,7 +30,8 @@ export interface HistoryRecord {
 
 /**
  * The per-branch history indexes (history-store.ts): kept in step with each branch's ref by
- * catching up on the commits after the last one indexed, in one `git log` pass (history-scan.ts),
+ * catching up on the commits after the last one indexed, in one `git log` pass (history-scan.ts)
+ * parsed and written in a worker thread (history-worker.ts),
  * shortly after writes land and before every history or as-of read. A tip the ref no longer
  * descends from (a follower's forced update, a restore, a removed and recreated branch) is cut back
  * to where the two meet, or the branch is indexed again from its first commit. Anything it cannot
@@ -40,6 +41,8 @@ export interface HistoryRecord {
 export class HistoryIndex {
   private readonly slots = new Map<string, Slot>()
   private readonly stopping = new AbortController()
+  /** Parses and writes the catch-up's `git log` off the event loop's thread. */
+  private readonly worker = new HistoryWorker()
   private timer: NodeJS.Timeout | undefined
   private closed = false
   /** Counts the times refs may have moved (touched()): reads skip the catch-up, and its `git for-each-ref`, while nothing did. */
@@ -146,6 +149,7 @@ export class HistoryIndex {
       slot.store?.close()
     }
     this.slots.clear()
+    await this.worker.close()
   }
 
   /** Brings the branch's index up to its ref; resolves (never rejects) when done. */
@@ -212,17 +216,20 @@ export class HistoryIndex {
     }
     slot.fullBuild = store.commits === 0
     const started = Date.now()
-    let n = 0
-    await scanCommits(
-      this.o.repo,
-      range,
-      (commits) => {
-        if (this.slots.get(name) !== slot) throw new Error('branch removed')
-        store.append(commits)
-        n += commits.length
-      },
-      this.stopping.signal,
-    )
+    let n: number
+    try {
+      n = await this.worker.scan(
+        store.file,
+        this.o.repo,
+        range,
+        this.stopping.signal,
+        () => {
+          if (this.slots.get(name) !== slot) throw new Error('branch removed')
+        },
+      )
+    } finally {
+      store.reload()
+    }
     if (slot.fullBuild) this.o.logger.info('history index built', {branch: name, commits: n, ms: Date.now() - started})
   }
 

@@ -65,6 +65,48 @@ export function asOfKey(ct: number, ms: null | number, hasTrailer: boolean): nul
   return ms === null ? null : Math.max(ms, dateKey)
 }
 
+/** The last commit indexed and its as-of key; `monotonic` false once a key went backwards. */
+export interface HistoryState {
+  lastKey: null | number
+  monotonic: boolean
+  pos: number
+  tip: string
+}
+
+/**
+ * The state of a history file as its rows say. Self-contained, as appendCommits, for the worker.
+ */
+export function readHistoryState(db: Database.Database): HistoryState {
+  const last = db.prepare('SELECT pos, sha, k FROM commits ORDER BY pos DESC LIMIT 1').get() as {k: null | number; pos: number; sha: Buffer} | undefined
+  const flag = db.prepare(`SELECT value FROM meta WHERE key = 'monotonic'`).get() as undefined | {value: string}
+  return {lastKey: last?.k ?? null, monotonic: (flag?.value ?? '1') === '1', pos: last?.pos ?? 0, tip: last ? last.sha.toString('hex') : ''}
+}
+
+/**
+ * Appends commits in branch order (oldest first) in one transaction and moves `state` on once it
+ * committed. Self-contained (no imports, no module constants; `key` is asOfKey): the history
+ * worker (history-worker.ts) runs its source text on its own connection, so one place writes rows.
+ */
+export function appendCommits(db: Database.Database, state: HistoryState, commits: IndexedCommit[], key: typeof asOfKey): void {
+  if (commits.length === 0) return
+  const insCommit = db.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)')
+  const insChange = db.prepare('INSERT OR IGNORE INTO changes VALUES (?, ?)')
+  const next = {...state}
+  db.transaction(() => {
+    for (const c of commits) {
+      const pos = ++next.pos
+      const k = key(c.ct, c.ms, c.hasTime)
+      if (k === null || (next.pos > 1 && (next.lastKey === null || k < next.lastKey))) next.monotonic = false
+      next.lastKey = k
+      insCommit.run(pos, Buffer.from(c.sha, 'hex'), c.ct, c.ms, c.timeText, c.meta, k)
+      for (const p of c.paths) insChange.run(p, pos)
+      next.tip = c.sha
+    }
+    db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)').run('monotonic', next.monotonic ? '1' : '0')
+  })()
+  Object.assign(state, next)
+}
+
 export class HistoryStore {
   private readonly db: Database.Database
   private readonly st: {
@@ -72,16 +114,12 @@ export class HistoryStore {
     bySha: Database.Statement<[Buffer], {pos: number}>
     delChanges: Database.Statement<[number]>
     delCommits: Database.Statement<[number]>
-    getMeta: Database.Statement<[string], {value: string}>
-    insChange: Database.Statement<[string, number]>
-    insCommit: Database.Statement<[number, Buffer, number, null | number, null | string, null | string, null | number]>
     keyAt: Database.Statement<[number], {k: null | number}>
     setMeta: Database.Statement<[string, string]>
     versions: Database.Statement<[string, string, number, number], CommitRow>
   }
 
-  /** Positions of the last commit and its as-of key; `monotonic` false once a key went backwards. */
-  private state: {lastKey: null | number; monotonic: boolean; pos: number; tip: string}
+  private state: HistoryState
 
   constructor(readonly file: string) {
     const schema = `
@@ -97,9 +135,6 @@ export class HistoryStore {
         bySha: db.prepare('SELECT pos FROM commits WHERE sha = ?'),
         delChanges: db.prepare('DELETE FROM changes WHERE pos > ?'),
         delCommits: db.prepare('DELETE FROM commits WHERE pos > ?'),
-        getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
-        insChange: db.prepare('INSERT OR IGNORE INTO changes VALUES (?, ?)'),
-        insCommit: db.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)'),
         keyAt: db.prepare('SELECT k FROM commits WHERE pos = ?'),
         setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
         versions: db.prepare(
@@ -110,13 +145,12 @@ export class HistoryStore {
     })
     this.db = opened.db
     this.st = opened.prepared
-    const last = this.db.prepare('SELECT pos, sha, k FROM commits ORDER BY pos DESC LIMIT 1').get() as {k: null | number; pos: number; sha: Buffer} | undefined
-    this.state = {
-      lastKey: last?.k ?? null,
-      monotonic: (this.st.getMeta.get('monotonic')?.value ?? '1') === '1',
-      pos: last?.pos ?? 0,
-      tip: last ? last.sha.toString('hex') : '',
-    }
+    this.state = readHistoryState(this.db)
+  }
+
+  /** Another connection (the history worker) appended: the last commit is read again from the file. */
+  reload(): void {
+    this.state = readHistoryState(this.db)
   }
 
   /** The last commit indexed ('' when none). */
@@ -126,24 +160,6 @@ export class HistoryStore {
 
   get commits(): number {
     return this.state.pos
-  }
-
-  /** Appends commits in branch order (oldest first), in one transaction. */
-  append(commits: IndexedCommit[]): void {
-    if (commits.length === 0) return
-    const s = this.state
-    this.db.transaction(() => {
-      for (const c of commits) {
-        const pos = ++s.pos
-        const k = asOfKey(c.ct, c.ms, c.hasTime)
-        if (k === null || (s.pos > 1 && (s.lastKey === null || k < s.lastKey))) s.monotonic = false
-        s.lastKey = k
-        this.st.insCommit.run(pos, Buffer.from(c.sha, 'hex'), c.ct, c.ms, c.timeText, c.meta, k)
-        for (const p of c.paths) this.st.insChange.run(p, pos)
-        s.tip = c.sha
-      }
-      this.st.setMeta.run('monotonic', s.monotonic ? '1' : '0')
-    })()
   }
 
   /** Where a commit sits in the branch, or undefined when the index does not hold it. */

@@ -51,7 +51,8 @@ async function info(sess: Session, a: Buffer[], sh: Shared): Promise<Reply> {
   const sections: Record<string, string[]> = {
     clients: [`connected_clients:${sh.clients()}`],
     keyspace: [`db0:keys=${st.documents},expires=0,avg_ttl=0`],
-    persistence: ['loading:0', `svc_wal_pending_entries:${st.pendingEntries}`],
+    // fdatasyncs of the write-ahead log: SETs per fsync shows how well durable writes are grouped.
+    persistence: ['loading:0', `svc_wal_pending_entries:${st.pendingEntries}`, `svc_wal_fsyncs:${sh.engine.details().walFsyncs}`],
     server: [
       'redis_version:7.0.0',
       `svc_version:${sh.version}`,
