@@ -13,7 +13,7 @@
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
 // fast-import, cat-file, the git helper and the git commands it ran):
 //   node bench/svc-scale.mjs --fixture DIR --docs N --only writes [--count 50000]  new documents, to a copy of DIR
-//   node bench/svc-scale.mjs --fixture DIR --docs N --only reads [--reads 20000]   random current reads of DIR's documents
+//   node bench/svc-scale.mjs --fixture DIR --docs N --only reads [--reads 20000] [--settle MS]  random current reads of DIR's documents
 // The first use of DIR builds its full-text and history indexes in place (so later runs open
 // ready). `--ab OTHER_CHECKOUT` runs the same part with another checkout's build, alternating,
 // `--rounds` times each, for a same-minute A/B.
@@ -43,7 +43,7 @@ else parent()
 function keptParent() {
   const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
   const rounds = Number(opt('rounds', 1))
-  const passOn = ['fixture', 'only', 'count', 'reads', 'docs'].flatMap((k) => (opt(k, undefined) === undefined ? [] : [`--${k}`, String(opt(k))]))
+  const passOn = ['fixture', 'only', 'count', 'reads', 'docs', 'settle'].flatMap((k) => (opt(k, undefined) === undefined ? [] : [`--${k}`, String(opt(k))]))
   const all = builds.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [b, build] of builds.entries()) {
@@ -157,6 +157,8 @@ async function kept() {
     const reads = Number(opt('reads', 20_000))
     const db = await openEngine(fixture, {})
     await ready(db)
+    // --settle MS: reads start that long after the index is ready (what the open left running has finished).
+    await new Promise((res) => setTimeout(res, Number(opt('settle', 0))))
     const ids = Array.from({length: reads}, () => `items:${Math.floor(rand() * n)}`)
     const before = treeCpu(process.pid)
     const t0 = performance.now()

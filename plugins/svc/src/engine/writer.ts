@@ -186,11 +186,14 @@ export class CommitWriter {
   /** Adds what `files` bring into fast-import's name table; past the budget, a fresh process takes over. */
   private countNames(files: CommitFile[]): void {
     for (const f of files) {
-      const dir = f.path.slice(0, f.path.lastIndexOf('/'))
       this.names++
+      // Directories of a table under 131,072 documents hold one name or none: not worth a lookup per write.
+      const entries = f.dirEntries ?? 0
+      if (entries < 2) continue
+      const dir = f.path.slice(0, f.path.lastIndexOf('/'))
       if (!this.dirsLoaded.has(dir)) {
         this.dirsLoaded.add(dir)
-        this.names += f.dirEntries ?? 0
+        this.names += entries
       }
     }
     if (this.names > this.nameBudget && !this.held) void this.restart().catch((error: unknown) => this.onExit?.(error as Error))
