@@ -114,6 +114,11 @@ export class CommitWriter {
     const exited = new Promise<number | null>((resolve) => old.once('close', (code) => resolve(code)))
     old.stdin.end('done\n')
     const code = await exited
+    // kill() while the old process ended: the engine gave this writer up, nothing is to be started.
+    if (this.abandoned) {
+      this.held = undefined
+      return
+    }
     if (code !== 0) {
       this.exitError = new EngineError('internal', `git fast-import exited (${code}) while restarting: ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
       this.held = undefined
