@@ -55,8 +55,10 @@ function keptParent() {
     }
   }
   if (builds.length > 1) {
-    const med = (l, k) => pct(l.map((x) => x[k]), 50)
-    for (const k of Object.keys(all[0][0])) if (typeof all[0][0][k] === 'number') line(`  median ${k} (ab / this)`, `${med(all[1], k).toFixed(3)} / ${med(all[0], k).toFixed(3)} = ${(med(all[0], k) / med(all[1], k)).toFixed(2)}x`)
+    // A process that ran in one build's run only (a git command) counts as 0 in the other's.
+    const med = (l, k) => pct(l.map((x) => x[k] ?? 0), 50)
+    const keys = new Set(all.flat().flatMap((x) => Object.keys(x).filter((k) => typeof x[k] === 'number')))
+    for (const k of keys) line(`  median ${k} (ab / this)`, `${med(all[1], k).toFixed(3)} / ${med(all[0], k).toFixed(3)} = ${(med(all[0], k) / med(all[1], k)).toFixed(2)}x`)
   }
 }
 
