@@ -8,8 +8,17 @@
 // History and as-of reads are also measured walking Git (the engine opened with historyIndex off,
 // as before the history index) on the same data in the same run, and both answers compared.
 // Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
+//
+// On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
+// part alone, with the CPU each process spent per operation (/proc: the engine's own process,
+// fast-import, cat-file, the git helper and the git commands it ran):
+//   node bench/svc-scale.mjs --fixture DIR --docs N --only writes [--count 50000]  new documents, to a copy of DIR
+//   node bench/svc-scale.mjs --fixture DIR --docs N --only reads [--reads 20000] [--settle MS]  random current reads of DIR's documents
+// The first use of DIR builds its full-text and history indexes in place (so later runs open
+// ready). `--ab OTHER_CHECKOUT` runs the same part with another checkout's build, alternating,
+// `--rounds` times each, for a same-minute A/B.
 import {spawnSync} from 'node:child_process'
-import {rmSync} from 'node:fs'
+import {cpSync, existsSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -26,7 +35,151 @@ const VERSIONED = 50
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
 
 if (opt('one', undefined) !== undefined) await one(Number(opt('one')))
+else if (opt('only', undefined) !== undefined && opt('build', undefined) !== undefined) await kept()
+else if (opt('only', undefined) !== undefined) keptParent()
 else parent()
+
+/** Runs `--only` in a child per round (this checkout, then the --ab one, alternating). */
+function keptParent() {
+  const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
+  const rounds = Number(opt('rounds', 1))
+  const passOn = ['fixture', 'only', 'count', 'reads', 'docs', 'settle'].flatMap((k) => (opt(k, undefined) === undefined ? [] : [`--${k}`, String(opt(k))]))
+  const all = builds.map(() => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [b, build] of builds.entries()) {
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...passOn, '--build', build], {encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit']})
+      if (r.status !== 0) throw new Error(`run with ${build} failed (exit ${r.status})`)
+      const res = JSON.parse(r.stdout.trim().split('\n').at(-1))
+      all[b].push(res)
+      console.log(`${build} round ${round + 1}: ${JSON.stringify(res)}`)
+    }
+  }
+  if (builds.length > 1) {
+    // A process that ran in one build's run only (a git command) counts as 0 in the other's.
+    const med = (l, k) => pct(l.map((x) => x[k] ?? 0), 50)
+    const keys = new Set(all.flat().flatMap((x) => Object.keys(x).filter((k) => typeof x[k] === 'number')))
+    for (const k of keys) line(`  median ${k} (ab / this)`, `${med(all[1], k).toFixed(3)} / ${med(all[0], k).toFixed(3)} = ${(med(all[0], k) / med(all[1], k)).toFixed(2)}x`)
+  }
+}
+
+/** CPU seconds of `pid` and of every live descendant, by command name (reaped ones are in their parent's cutime: `reaped` for this process's own). */
+function treeCpu(pid, into = {}) {
+  let comm
+  try {
+    comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return into
+  }
+  let cmd = comm
+  if (comm === 'git' || comm.startsWith('git-')) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    cmd = argv.find((a) => ['fast-import', 'cat-file', 'log', 'repack', 'pack-objects', 'rev-list', 'ls-tree', 'for-each-ref'].includes(a)) ?? comm
+  } else if (pid !== process.pid && comm.startsWith('node')) cmd = 'helper'
+  else if (pid === process.pid) cmd = 'engine'
+  if (pid === process.pid) {
+    // Children this process reaped (a fast-import replaced by a fresh one) are its cutime/cstime.
+    const [own, reaped] = cpuSecondsOf(pid, true)
+    into.engine = (into.engine ?? 0) + own
+    into.reaped = (into.reaped ?? 0) + reaped
+  } else into[cmd] = (into[cmd] ?? 0) + cpuSecondsOf(pid)
+  for (const c of childPidsOf(pid)) treeCpu(c, into)
+  return into
+}
+
+/** utime+stime+cutime+cstime of `pid`, or with `split` [utime+stime, cutime+cstime]. */
+function cpuSecondsOf(pid, split = false) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const v = f.slice(f.lastIndexOf(')') + 2).split(' ').map(Number)
+    return split ? [(v[11] + v[12]) / 100, (v[13] + v[14]) / 100] : (v[11] + v[12] + v[13] + v[14]) / 100
+  } catch {
+    return split ? [0, 0] : 0
+  }
+}
+
+function childPidsOf(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number))
+  } catch {
+    return []
+  }
+}
+
+/** Microseconds of CPU per operation by process, between two treeCpu samples (a process gone meanwhile counts in its parent). */
+function cpuPer(before, after, ops) {
+  const out = {}
+  let total = 0
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const d = (after[k] ?? 0) - (before[k] ?? 0)
+    total += d
+    out[`cpuUs_${k}`] = (d * 1e6) / ops
+  }
+  out.cpuUs_total = (total * 1e6) / ops
+  return out
+}
+
+/** One `--only` part on the kept fixture, with the build of checkout `--build`. */
+async function kept() {
+  const {openEngine} = await import(new URL('plugins/svc/dist/index.js', `file://${opt('build')}/`))
+  const fixture = opt('fixture')
+  const ready = async (db) => {
+    while (!db.details().branches.every((b) => b.index.state === 'ready')) await new Promise((res) => setTimeout(res, 50))
+  }
+  if (!existsSync(join(fixture, 'index'))) {
+    console.error(`svc-scale: building the indexes of ${fixture} once`)
+    const db = await openEngine(fixture, {})
+    await ready(db)
+    await db.historyCaughtUp()
+    await db.close()
+  }
+  const n = Number(opt('docs'))
+  const r = {docs: n}
+  if (opt('only') === 'writes') {
+    const count = Number(opt('count', 50_000))
+    const dir = join(tempDir('svc-scale-'), 'data')
+    cpSync(fixture, dir, {recursive: true})
+    const db = await openEngine(dir, {})
+    await ready(db)
+    await db.historyCaughtUp()
+    let next = 0
+    const before = treeCpu(process.pid)
+    const t0 = performance.now()
+    await Promise.all(Array.from({length: 32}, async () => {
+      for (;;) {
+        const i = next++
+        if (i >= count) return
+        await db.put(makeDoc(n + i, 0))
+      }
+    }))
+    await db.flush()
+    r.writesPerSec = count / ((performance.now() - t0) / 1000)
+    Object.assign(r, cpuPer(before, treeCpu(process.pid), count))
+    await db.close()
+  } else {
+    const reads = Number(opt('reads', 20_000))
+    const db = await openEngine(fixture, {})
+    await ready(db)
+    // --settle MS: reads start that long after the index is ready (what the open left running has finished).
+    await new Promise((res) => setTimeout(res, Number(opt('settle', 0))))
+    const ids = Array.from({length: reads}, () => `items:${Math.floor(rand() * n)}`)
+    const before = treeCpu(process.pid)
+    const t0 = performance.now()
+    const l = []
+    for (const id of ids) {
+      const t = performance.now()
+      await db.get(id)
+      l.push(performance.now() - t)
+    }
+    r.readsPerSec = reads / ((performance.now() - t0) / 1000)
+    r.getP50 = pct(l, 50)
+    r.getP99 = pct(l, 99)
+    Object.assign(r, cpuPer(before, treeCpu(process.pid), reads))
+    await db.close()
+  }
+  r.load = load()
+  console.log(JSON.stringify(r))
+  process.exit(0)
+}
 
 function parent() {
   const sizes = String(opt('docs', '100000,1000000')).split(',').map(Number)

@@ -738,6 +738,8 @@ export class GitEngine implements Engine {
       const old = b.docs.get(p.id)
       const path = entryPath(p, old)
       const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
+      // Both layouts spread a table over 65,536 leaf directories: the writer's estimate of what fast-import loads.
+      const dirEntries = t.ids.size >>> 16
       if (op.op === 'put') {
         const body = bodies?.[i] ?? Buffer.from(op.body ?? '')
         const sha = blobSha(body)
@@ -747,17 +749,17 @@ export class GitEngine implements Engine {
         }
         // An expiry already past when the put was accepted is not kept: that document was gone.
         const keep = op.keepExpiry && old?.expiresAt !== undefined && old.expiresAt > entry.time ? old.expiresAt : undefined
-        if (old?.expiresAt !== undefined && keep === undefined) files.push({path: expiryPath(path, old.expiresAt)})
+        if (old?.expiresAt !== undefined && keep === undefined) files.push({dirEntries, path: expiryPath(path, old.expiresAt)})
         this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {}), ...(old?.legacy ? {legacy: true} : {})})
         if (b.indexes) this.secondary.write(b, p.table, p.id, body)
-        files.push({content: body, path})
+        files.push({content: body, dirEntries, path})
         this.index?.onWrite(b.name, p.id, body, sha)
       } else if (op.op === 'expire') {
         if (!old) continue
-        if (old.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
+        if (old.expiresAt !== undefined) files.push({dirEntries, path: expiryPath(path, old.expiresAt)})
         const {expiresAt: _was, ...rest} = old
         this.setEntry(b, p.id, op.at === null || op.at === undefined ? rest : {...rest, expiresAt: op.at})
-        if (op.at !== null && op.at !== undefined) files.push({content: Buffer.from(`${new Date(op.at).toISOString()}\n`), path: expiryPath(path, op.at)})
+        if (op.at !== null && op.at !== undefined) files.push({content: Buffer.from(`${new Date(op.at).toISOString()}\n`), dirEntries, path: expiryPath(path, op.at)})
       } else {
         // The sweeper's delete is void when the document was rewritten or given another expiry since.
         if (op.ifExpiredAt !== undefined && old?.expiresAt !== op.ifExpiredAt) continue
@@ -766,9 +768,9 @@ export class GitEngine implements Engine {
           t.sorted = undefined
         }
         b.expiring.delete(p.id)
-        if (old?.expiresAt !== undefined) files.push({path: expiryPath(path, old.expiresAt)})
+        if (old?.expiresAt !== undefined) files.push({dirEntries, path: expiryPath(path, old.expiresAt)})
         if (b.indexes) this.secondary.write(b, p.table, p.id, undefined)
-        files.push({path})
+        files.push({dirEntries, path})
         this.index?.onWrite(b.name, p.id, undefined, undefined)
       }
       ids.push(p.id)

@@ -7,8 +7,25 @@ import {gitEnv} from './git.js'
 export interface CommitFile {
   /** Undefined deletes the path. */
   content?: Buffer
+  /** About how many entries the file's directory holds, for the estimate of fast-import's name table (NAME_BUDGET). */
+  dirEntries?: number
   path: string
 }
+
+/**
+ * File names a fast-import process may hold before the writer replaces it with a fresh one.
+ *
+ * Why (issue 26, docs/benchmarks.md "svc at 1M documents: the writer"): fast-import interns every
+ * file name of every tree it loads or writes in a hash table of a fixed 4,451 buckets, and never
+ * frees one. A write to a table of a million documents loads that document's leaf tree (about 15
+ * names) and adds its own name; once a few hundred thousand names are in, every new name walks a
+ * chain of ~100-225 entries scattered over tens of MB (a cache miss each), and that walk was half
+ * of fast-import's CPU: 380-410 us per commit against 140 us for the same commits into a small
+ * table. A fresh process starts with an empty table; the price is loading each leaf tree again
+ * when it is next written (one object read, ~30 us at a million documents). At 100k documents the
+ * estimate never reaches the budget before the repack's own restart, so nothing changes there.
+ */
+export const NAME_BUDGET = 200_000
 
 export interface CommitSpec {
   authorEmail?: string
@@ -42,6 +59,11 @@ export class CommitWriter {
   /** Commands held while the process restarts. */
   private held: Buffer[] | undefined
   private waiters = new Map<number, {reject(e: Error): void; resolve(): void}>()
+  /** Directories the current process was sent a file in: it loaded each one's tree, every name in it. */
+  private dirsLoaded = new Set<string>()
+  /** Estimate of the file names the current process holds (see NAME_BUDGET). */
+  private names = 0
+  private restarting: Promise<void> | undefined
 
   constructor(
     private readonly repo: string,
@@ -51,6 +73,7 @@ export class CommitWriter {
     private readonly pidFile?: string,
     /** Called once when fast-import dies without being asked to (killed, crashed, refused a command). */
     private readonly onExit?: (error: Error) => void,
+    private readonly nameBudget = NAME_BUDGET,
   ) {
     this.child = this.spawn()
   }
@@ -74,15 +97,28 @@ export class CommitWriter {
    * .keep files that stop `git repack` from merging its packs) and starts a fresh one. Commands
    * sent meanwhile are held and replayed to the new process in order.
    */
-  async restart(): Promise<void> {
+  restart(): Promise<void> {
+    // A caller asking while one is on its way (the repack after the name budget's restart) waits for that one.
+    this.restarting ??= this.replaceProcess().finally(() => (this.restarting = undefined))
+    return this.restarting
+  }
+
+  private async replaceProcess(): Promise<void> {
     if (this.held || this.closed || this.exitError) return
     this.held = []
-    // Everything sent from now on goes to the new process, which knows no branch yet.
+    // Everything sent from now on goes to the new process, which knows no branch and no name yet.
     this.known.clear()
+    this.dirsLoaded.clear()
+    this.names = 0
     const old = this.child
     const exited = new Promise<number | null>((resolve) => old.once('close', (code) => resolve(code)))
     old.stdin.end('done\n')
     const code = await exited
+    // kill() while the old process ended: the engine gave this writer up, nothing is to be started.
+    if (this.abandoned) {
+      this.held = undefined
+      return
+    }
     if (code !== 0) {
       this.exitError = new EngineError('internal', `git fast-import exited (${code}) while restarting: ${this.stderr.trim().split('\n').slice(-3).join('; ')}`)
       this.held = undefined
@@ -147,7 +183,25 @@ export class CommitWriter {
       else parts.push(Buffer.from(`M 100644 inline ${quotePath(f.path)}\ndata ${f.content.length}\n`), f.content, Buffer.from('\n'))
     }
     parts.push(Buffer.from('\n'))
-    return this.send(Buffer.concat(parts))
+    const ok = this.send(Buffer.concat(parts))
+    this.countNames(spec.files)
+    return ok
+  }
+
+  /** Adds what `files` bring into fast-import's name table; past the budget, a fresh process takes over. */
+  private countNames(files: CommitFile[]): void {
+    for (const f of files) {
+      this.names++
+      // Directories of a table under 131,072 documents hold one name or none: not worth a lookup per write.
+      const entries = f.dirEntries ?? 0
+      if (entries < 2) continue
+      const dir = f.path.slice(0, f.path.lastIndexOf('/'))
+      if (!this.dirsLoaded.has(dir)) {
+        this.dirsLoaded.add(dir)
+        this.names += entries
+      }
+    }
+    if (this.names > this.nameBudget && !this.held) void this.restart().catch((error: unknown) => this.onExit?.(error as Error))
   }
 
   /** Creates `branch` at the current tip of `from` (as fast-import sees it, pending commits included). */
