@@ -13,7 +13,7 @@ import {gitStream} from './git.js'
  */
 export function writeCommitGraph(repo: string, signal: AbortSignal): Promise<Error | undefined> {
   if (signal.aborted) return Promise.resolve(undefined)
-  return gitStream(repo, ['commit-graph', 'write', '--reachable', '--changed-paths', '--split', '--no-progress'], () => {}, signal, 'git commit-graph write').then(
+  return gitStream(repo, ['commit-graph', 'write', '--reachable', '--changed-paths', '--split', '--no-progress'], () => {}, signal, 'git commit-graph write', {background: true}).then(
     () => undefined,
     (error: Error) => (signal.aborted ? undefined : error),
   )

@@ -1185,7 +1185,7 @@ export class GitEngine implements Engine {
     // fast-import keeps a .keep file on each of its packs until it exits, and repack skips kept packs.
     this.repacking ??= this.writer
       .restart()
-      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index']))
+      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'], {background: true}))
       .then(() => this.writeGraph())
       .then(() => this.log.debug('repacked'))
       .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))

@@ -17,6 +17,8 @@
  */
 import {type ChildProcess, spawn} from 'node:child_process'
 
+import {gitCommand} from './git-command.js'
+
 // Source as a string (as fts/check.ts) so it runs the same from dist and under the test runner.
 const HELPER = `
 const {spawn} = require('node:child_process')
@@ -42,7 +44,8 @@ process.on('message', (m) => {
   }
   let child
   try {
-    child = spawn('git', m.args, {env: m.env, stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']})
+    // m.program: git, or nice for background work (git.ts gitCommand).
+    child = spawn(m.program, m.args, {env: m.env, stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']})
   } catch (error) {
     send({id: m.id, error: error.message})
     return
@@ -171,7 +174,8 @@ function refresh(): void {
 }
 
 /** Runs `git <args>` through the helper; `onData` gets stdout as it comes. */
-export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData: (chunk: Buffer) => void, input?: string): HelperRun {
+export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData: (chunk: Buffer) => void, input?: string, nice?: number): HelperRun {
+  const [program, argv] = gitCommand(args, nice)
   const h = helper?.connected ? helper : startHelper()
   const id = nextId++
   spawnerStats.runs++
@@ -180,7 +184,7 @@ export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData:
   waiting.set(id, {helper: h, onData, settle})
   refresh()
   try {
-    h.send({args, env, id, input})
+    h.send({args: argv, env, id, input, program})
   } catch (error) {
     waiting.delete(id)
     refresh()

@@ -1,14 +1,28 @@
 import {execFile, spawn} from 'node:child_process'
 
 import {EngineError} from './errors.js'
+import {gitCommand} from './git-command.js'
 import {gitSpawnerActive, runThroughHelper} from './git-spawner.js'
 
 export interface GitResult {
   stdout: string
 }
 
+/**
+ * The nice value of background git (the history index's log, commit-graph writes, automatic
+ * repacks): on a 2-core machine they took a core from the server's event loop right after start,
+ * and every search of that minute waited for one (issue 13's search p95). Requests that wait on
+ * git themselves (a history read) run at the server's own priority.
+ */
+export const BACKGROUND_NICE = 10
+
+export interface GitOptions {
+  /** Work no request waits for: run at BACKGROUND_NICE. */
+  background?: boolean
+}
+
 /** Runs one git command in a repository; for the rare calls (history, branches, maintenance). */
-export function git(repo: string, args: string[], options: {input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
+export function git(repo: string, args: string[], options: GitOptions & {input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
   const full = ['-C', repo, ...args]
   const maxBuffer = options.maxBuffer ?? 256 * 1024 * 1024
   if (gitSpawnerActive()) {
@@ -19,7 +33,7 @@ export function git(repo: string, args: string[], options: {input?: string; maxB
         size += d.length
         if (size > maxBuffer) run.kill('SIGKILL')
         else chunks.push(d)
-      }, options.input)
+      }, options.input, options.background ? BACKGROUND_NICE : undefined)
       void run.done.then((r) => {
         if (r.code === 0 && size <= maxBuffer) resolve({stdout: Buffer.concat(chunks).toString('utf8')})
         else {
@@ -31,7 +45,7 @@ export function git(repo: string, args: string[], options: {input?: string; maxB
     })
   }
   return new Promise((resolve, reject) => {
-    const child = execFile('git', full, {encoding: 'utf8', env: gitEnv(), maxBuffer}, (err, stdout, stderr) => {
+    const child = execFile(...gitCommand(full, options.background ? BACKGROUND_NICE : undefined), {encoding: 'utf8', env: gitEnv(), maxBuffer}, (err, stdout, stderr) => {
       if (err) {
         const msg = (stderr || err.message).trim().split('\n').slice(-3).join('; ')
         reject(new EngineError('internal', `git ${args[0]} failed: ${msg}`, {cause: err}))
@@ -45,7 +59,7 @@ export function git(repo: string, args: string[], options: {input?: string; maxB
  * Streams a git command's stdout as raw chunks; resolves when it exits successfully. An abort
  * (the engine closing) ends git and rejects; so does an error thrown by `onData`.
  */
-export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void, signal?: AbortSignal, what = `git ${args[0]}`): Promise<void> {
+export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void, signal?: AbortSignal, what = `git ${args[0]}`, options: GitOptions = {}): Promise<void> {
   const full = ['-C', repo, ...args]
   if (gitSpawnerActive()) {
     return new Promise((resolve, reject) => {
@@ -58,7 +72,7 @@ export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) 
           failed = error
           run.kill()
         }
-      })
+      }, undefined, options.background ? BACKGROUND_NICE : undefined)
       const abort = (): void => run.kill()
       signal?.addEventListener('abort', abort, {once: true})
       if (signal?.aborted) abort()
@@ -72,7 +86,7 @@ export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) 
     })
   }
   return new Promise((resolve, reject) => {
-    const child = spawn('git', full, {env: gitEnv(), signal, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(...gitCommand(full, options.background ? BACKGROUND_NICE : undefined), {env: gitEnv(), signal, stdio: ['ignore', 'pipe', 'pipe']})
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => {
       try {

@@ -142,6 +142,7 @@ export class HistoryWorker {
         },
         signal,
         'git log',
+        {background: true},
       )
       send()
     } catch (error) {
