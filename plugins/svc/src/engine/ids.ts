@@ -1,4 +1,4 @@
-import {createHash} from 'node:crypto'
+import {hash} from 'node:crypto'
 
 import {EngineError} from './errors.js'
 
@@ -128,7 +128,8 @@ const HASHED_NAME = /^~[0-9a-f]{40}\.json$/
  * is read from the document (which always starts with it).
  */
 export function docPath(p: ParsedId): string {
-  const h = createHash('sha1').update(p.id).digest('hex')
+  // crypto.hash, not a Hash object: a third of the cost for a short id (0.34 against 0.93 us), on every put.
+  const h = hash('sha1', p.id, 'hex')
   return `${p.table}/${h[0]}/${h[1]}/${h[2]}/${h[3]}/${fileName(p, h)}.json`
 }
 
@@ -138,7 +139,7 @@ export function docPath(p: ParsedId): string {
  * marks their entries `legacy`); documents created later go to docPath.
  */
 export function legacyDocPath(p: ParsedId): string {
-  const h = createHash('sha1').update(p.id).digest('hex')
+  const h = hash('sha1', p.id, 'hex')
   return `${p.table}/${h.slice(0, 2)}/${h.slice(2, 4)}/${fileName(p, h)}.json`
 }
 
