@@ -14,13 +14,11 @@
  * branch's catch-up, after its own writes (a cut back), and reads the file's new state (reload)
  * when the job has answered. WAL mode lets the thread's connection read meanwhile.
  */
-import {createRequire} from 'node:module'
-import {Worker} from 'node:worker_threads'
-
 import {parseTrailers} from './commit-message.js'
 import {gitStream} from './git.js'
 import {commitScanner, logArgs} from './history-scan.js'
 import {appendCommits, asOfKey, readHistoryState} from './history-store.js'
+import {JobWorker, sqliteModule} from './job-worker.js'
 
 // Source as a string (as fts/large-writer.ts) so it runs the same from dist and under the test
 // runner; the parsing and the inserts are the thread's own functions, so both write the same rows.
@@ -84,17 +82,13 @@ parentPort.on('message', (m) => {
 })
 `
 
-const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
-
 interface JobEnd {
   commits: number
   error?: string
 }
 
 export class HistoryWorker {
-  private worker: undefined | Worker
-  private nextJob = 1
-  private readonly waiting = new Map<number, (r: JobEnd) => void>()
+  private readonly jobs = new JobWorker<JobEnd>({failed: (error) => ({commits: 0, error}), name: 'history worker', source: () => WORKER, workerData: {module: sqliteModule}})
 
   /**
    * Walks `range` of `repo` (history-scan.ts logArgs) and appends its commits to the history file
@@ -103,10 +97,7 @@ export class HistoryWorker {
    * transaction): the caller reloads the file's state either way.
    */
   async scan(file: string, repo: string, range: string[], signal: AbortSignal, stillWanted: () => void, batchSize = 2000): Promise<number> {
-    const w = this.start()
-    const job = this.nextJob++
-    const ended = new Promise<JobEnd>((resolve) => this.waiting.set(job, resolve))
-    w.postMessage({batchSize, file, job, type: 'start'})
+    const {answer: ended, post} = this.jobs.start({batchSize, file, type: 'start'})
     // git flushes its output after every commit, so the helper's chunks are often a few hundred
     // bytes: they are gathered and sent once per turn of the loop (or per 256 KB), not one
     // message each (a postMessage per chunk cost the loop's thread ~0.3 s at 100k commits).
@@ -124,7 +115,7 @@ export class HistoryWorker {
       }
       gathered = []
       bytes = 0
-      w.postMessage({bytes: out, job, type: 'data'}, [out.buffer])
+      post({bytes: out, type: 'data'}, [out.buffer])
     }
     try {
       await gitStream(
@@ -146,45 +137,17 @@ export class HistoryWorker {
       )
       send()
     } catch (error) {
-      w.postMessage({job, type: 'abort'})
+      post({type: 'abort'})
       await ended
       throw error
     }
-    w.postMessage({job, type: 'end'})
+    post({type: 'end'})
     const r = await ended
     if (r.error !== undefined) throw new Error(`history index not written: ${r.error}`)
     return r.commits
   }
 
-  async close(): Promise<void> {
-    const w = this.worker
-    this.worker = undefined
-    this.settleAll('history worker closed')
-    if (w) await w.terminate()
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker
-    // execArgv: [] for the reason in fts/check.ts.
-    const w = new Worker(WORKER, {eval: true, execArgv: [], workerData: {module: sqliteModule}})
-    w.unref()
-    w.on('message', (m: JobEnd & {job: number}) => {
-      const done = this.waiting.get(m.job)
-      this.waiting.delete(m.job)
-      done?.(m)
-    })
-    const gone = (error?: Error): void => {
-      if (this.worker === w) this.worker = undefined
-      this.settleAll(error?.message ?? 'history worker exited')
-    }
-    w.on('error', gone)
-    w.on('exit', () => gone())
-    this.worker = w
-    return w
-  }
-
-  private settleAll(reason: string): void {
-    for (const done of this.waiting.values()) done({commits: 0, error: reason})
-    this.waiting.clear()
+  close(): Promise<void> {
+    return this.jobs.close()
   }
 }

@@ -4,8 +4,9 @@
  * thread would stall every request for that long. WAL mode lets it read a consistent snapshot
  * while the main connection keeps writing.
  */
-import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
+
+import {sqliteModule} from '../job-worker.js'
 
 // The worker's code is a string (not a file) so it runs the same from dist and from the
 // TypeScript sources under the test runner; better-sqlite3 is resolved here and handed over.
@@ -26,8 +27,6 @@ try {
 // Closed before the answer leaves: the engine may then take the file for itself (a bulk build).
 parentPort.postMessage(result)
 `
-
-const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
 
 /**
  * Resolves when every page of `file` reads back; rejects with an SQLITE_CORRUPT (or SQLite's own)

@@ -10,8 +10,7 @@
  * opened per job and closed after it, so none is left open when a build switches the journal off
  * (fts/store.ts beginBulk); a job costs a millisecond or two more for it, on the worker's thread.
  */
-import {createRequire} from 'node:module'
-import {Worker} from 'node:worker_threads'
+import {JobWorker, sqliteModule} from '../job-worker.js'
 
 import {PUT_SQL} from './store.js'
 
@@ -62,61 +61,26 @@ parentPort.on('message', ({body, file, id, job, sha, tbl}) => {
 `
 }
 
-const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
-
 export type LargeWriteResult = {added: boolean; parsed: true} | {code?: string; error: string; parsed: true} | {parsed: false}
 
 export class LargeDocumentWriter {
-  private worker: undefined | Worker
-  private nextJob = 1
-  private readonly waiting = new Map<number, (r: LargeWriteResult) => void>()
+  private readonly jobs: JobWorker<LargeWriteResult>
 
-  constructor(private readonly textOf: (doc: unknown) => string) {}
+  constructor(textOf: (doc: unknown) => string) {
+    this.jobs = new JobWorker<LargeWriteResult>({failed: (error) => ({error, parsed: true}), name: 'index worker', source: () => workerSource(textOf), workerData: {module: sqliteModule, sql: PUT_SQL}})
+  }
 
   /** Indexes `body` as document `id` (table token `tbl`) in `file`; never rejects. */
   put(file: string, id: string, sha: string, tbl: string, body: Buffer): Promise<LargeWriteResult> {
-    const w = this.start()
-    const job = this.nextJob++
     // Its own copy, transferred: a Buffer is often a view into a larger pooled or request-sized
     // ArrayBuffer, and structured cloning copies the whole backing store (15-35 ms seen in the
     // noisy-neighbour profile); a copy of just the document is a memcpy, and the transfer is free.
     const bytes = new Uint8Array(body.length)
     bytes.set(body)
-    return new Promise((resolve) => {
-      this.waiting.set(job, resolve)
-      w.postMessage({body: bytes, file, id, job, sha, tbl}, [bytes.buffer])
-    })
+    return this.jobs.start({body: bytes, file, id, sha, tbl}, [bytes.buffer]).answer
   }
 
-  async close(): Promise<void> {
-    const w = this.worker
-    this.worker = undefined
-    this.settleAll('full-text index closed')
-    if (w) await w.terminate()
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker
-    // execArgv: [] for the reason in check.ts.
-    const w = new Worker(workerSource(this.textOf), {eval: true, execArgv: [], workerData: {module: sqliteModule, sql: PUT_SQL}})
-    w.unref()
-    w.on('message', (m: LargeWriteResult & {job: number}) => {
-      const done = this.waiting.get(m.job)
-      this.waiting.delete(m.job)
-      done?.(m)
-    })
-    const gone = (error?: Error): void => {
-      if (this.worker === w) this.worker = undefined
-      this.settleAll(error?.message ?? 'index worker exited')
-    }
-    w.on('error', gone)
-    w.on('exit', () => gone())
-    this.worker = w
-    return w
-  }
-
-  private settleAll(reason: string): void {
-    for (const done of this.waiting.values()) done({error: reason, parsed: true})
-    this.waiting.clear()
+  close(): Promise<void> {
+    return this.jobs.close()
   }
 }
