@@ -13,6 +13,7 @@ import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {type Column, type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
 
+import {atTurnEnd} from '../turn-end.js'
 import {decodeParam, textValue, toBinary, toText} from './encoding.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, rowDescriptionMessage, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
 
@@ -123,10 +124,13 @@ export class PgConnection {
     this.socket.end()
   }
 
-  /** Writes what the connection has answered so far (flushSoon: at the end of this turn of the loop). */
+  /** Writes what the connection has answered so far. */
   flush(): void {
     if (this.out.length > 0 && !this.socket.destroyed && !this.socket.writableEnded) this.socket.write(this.out.take())
   }
+
+  /** flush, bound once: answers are written at the end of the turn of the loop (servers/turn-end.ts). */
+  private readonly flushNow = (): void => this.flush()
 
   private async pump(): Promise<void> {
     if (this.busy) return
@@ -163,7 +167,7 @@ export class PgConnection {
     } finally {
       this.busy = false
     }
-    flushSoon(this)
+    atTurnEnd(this, this.flushNow)
   }
 
   private async startup(body: Buffer): Promise<void> {
@@ -291,7 +295,7 @@ export class PgConnection {
         this.skipToSync = false
         this.portals.delete('')
         this.out.readyForQuery(this.txStatus())
-        flushSoon(this)
+        atTurnEnd(this, this.flushNow)
         break
       }
       case 'H': {
@@ -635,27 +639,6 @@ function decodeBound(raw: Buffer | null, oid: number, format: number, i: number)
     if (format === 1 && error instanceof RangeError) throw new SqlError('22P03', `incorrect binary data format in bind parameter ${i + 1}`)
     throw error
   }
-}
-
-/**
- * Answers are written after every connection with bytes in this turn of the event loop has been
- * served: a write wakes the client, which on a busy machine takes the CPU from the server before
- * it has answered the others (about one involuntary context switch per query at 8 clients).
- */
-const toFlush = new Set<PgConnection>()
-let flushQueued = false
-
-function flushSoon(c: PgConnection): void {
-  toFlush.add(c)
-  if (flushQueued) return
-  flushQueued = true
-  setImmediate(flushAll)
-}
-
-function flushAll(): void {
-  flushQueued = false
-  for (const c of toFlush) c.flush()
-  toFlush.clear()
 }
 
 const textDescriptions = new WeakMap<readonly Column[], Buffer>()

@@ -9,6 +9,7 @@ import {ConnectionGuard, Connections, type NetLimits} from '@toolkit/kit'
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
 import {listen} from '../listen.js'
+import {atTurnEnd} from '../turn-end.js'
 import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 
 import {COMMANDS, execute, executeGet} from './dispatch.js'
@@ -220,24 +221,11 @@ const PACE_BYTES = 64 * 1024
 /** Bulk values this large are written as they are, not copied into the batch (issue 24: one large MGET reply was copied whole). */
 const OWN_WRITE_BYTES = 64 * 1024
 
-/** Sockets corked by holdUntilTurnEnds, uncorked together in this turn's check phase. */
-const held: Socket[] = []
-
-/**
- * Holds a connection's replies until every socket read in this turn of the event loop has been
- * answered, then writes them all, as redis writes its replies in beforeSleep: writing each
- * connection's answer as soon as it was made woke the client for every connection, and each
- * wake-up took the CPU from the server on this 2-core machine. The check phase follows the poll
- * phase without waiting, and the socket's own order is kept (cork buffers later writes too).
- */
+/** Holds a connection's replies until the end of this turn of the loop (servers/turn-end.ts); cork keeps the socket's own order. */
 function holdUntilTurnEnds(socket: Socket): void {
   if (socket.writableCorked > 0) return
   socket.cork()
-  if (held.push(socket) === 1) setImmediate(releaseHeld)
-}
-
-function releaseHeld(): void {
-  for (const socket of held.splice(0)) socket.uncork()
+  atTurnEnd(socket, () => socket.uncork())
 }
 
 /** Writes a batch of encoded replies: runs of small pieces joined into one write, large buffers by reference; false when the socket is full. */
