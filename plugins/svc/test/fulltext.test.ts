@@ -42,6 +42,32 @@ describe('svc full-text index', () => {
     expect(db.details().branches.find((b) => b.name === 'dev')?.index.documents).to.equal(3)
   })
 
+  it('a put of the same document again keeps it found, and a later change still replaces its words', async () => {
+    db = await openEngine(tempDir())
+    const found = async (word: string, branch?: string) => (await db!.search(word, branch ? {branch} : {})).hits.map((h) => h.id)
+    await db.put({id: 'k:1', value: 'alpha'})
+    await db.put({id: 'k:1', value: 'alpha'})
+    await settle(db)
+    expect(await found('alpha')).to.deep.equal(['k:1'])
+    await db.put({id: 'k:1', value: 'beta'})
+    await db.put({id: 'k:1', value: 'beta'})
+    expect(await found('alpha')).to.deep.equal([])
+    expect(await found('beta')).to.deep.equal(['k:1'])
+    await db.put({id: 'k:1', value: 'alpha'})
+    expect(await found('beta')).to.deep.equal([])
+    expect(await found('alpha')).to.deep.equal(['k:1'])
+    // A branch shares the entries it was made from: the same text there is found there too.
+    await db.createBranch('dev')
+    await db.put({id: 'k:1', value: 'alpha'}, {branch: 'dev'})
+    await db.put({id: 'k:2', value: 'gamma'}, {branch: 'dev'})
+    await settle(db)
+    expect(await found('alpha', 'dev')).to.deep.equal(['k:1'])
+    await db.put({id: 'k:1', value: 'gamma'}, {branch: 'dev'})
+    expect(await found('alpha', 'dev')).to.deep.equal([])
+    expect(await found('alpha')).to.deep.equal(['k:1'])
+    expect(db.details().branches.find((b) => b.name === 'main')?.index.documents).to.equal(1)
+  })
+
   it('rebuilds a deleted index directory at start and keeps counts equal to documents', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {fullText: false})

@@ -753,7 +753,9 @@ export class GitEngine implements Engine {
         this.setEntry(b, p.id, {body, seq: entry.seq, sha, ...(keep === undefined ? {} : {expiresAt: keep}), ...(old?.path ? {path: old.path} : {}), ...(old?.legacy ? {legacy: true} : {})})
         if (b.indexes) this.secondary.write(b, p.table, p.id, body)
         files.push({content: body, dirEntries, path})
-        this.index?.onWrite(b.name, p.id, body, sha)
+        // The same bytes again (a SET of the value a key already holds) change nothing the
+        // full-text index holds: the write that made `old` queued this very text.
+        if (old?.sha !== sha) this.index?.onWrite(b.name, p.id, body, sha)
       } else if (op.op === 'expire') {
         if (!old) continue
         if (old.expiresAt !== undefined) files.push({dirEntries, path: expiryPath(path, old.expiresAt)})

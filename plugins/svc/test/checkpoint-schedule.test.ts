@@ -1,0 +1,45 @@
+import {expect} from 'chai'
+
+import {CheckpointSchedule} from '../src/engine/checkpoint-schedule.js'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('svc engine checkpoint schedule', () => {
+  it('runs one checkpoint after a burst of writes, once the writes have been quiet for the delay', async () => {
+    const ranAt: number[] = []
+    const s = new CheckpointSchedule(() => ranAt.push(performance.now()), {delayMs: 300, maxDelayMs: 60_000})
+    let lastWrite = 0
+    for (let i = 0; i < 5; i++) {
+      s.schedule()
+      lastWrite = performance.now()
+      await sleep(20)
+    }
+    for (let i = 0; i < 200 && ranAt.length === 0; i++) await sleep(10)
+    await sleep(50)
+    expect(ranAt).to.have.length(1)
+    // Counted from the last write, not the first (the timer armed by the first one waits for the rest).
+    expect(ranAt[0] - lastWrite).to.be.at.least(298)
+    s.cancel()
+  })
+
+  it('a steady stream of writes still gets a checkpoint once the first one has waited the longest delay', async () => {
+    let runs = 0
+    const s = new CheckpointSchedule(() => runs++, {delayMs: 50, maxDelayMs: 100})
+    // A write every 5 ms never leaves the quiet period the short delay asks for.
+    for (let i = 0; i < 100 && runs === 0; i++) {
+      s.schedule()
+      await sleep(5)
+    }
+    expect(runs).to.equal(1)
+    s.cancel()
+  })
+
+  it('cancel drops the pending checkpoint', async () => {
+    let runs = 0
+    const s = new CheckpointSchedule(() => runs++, {delayMs: 20, maxDelayMs: 1000})
+    s.schedule()
+    s.cancel()
+    await sleep(100)
+    expect(runs).to.equal(0)
+  })
+})
