@@ -8,6 +8,8 @@
 // History and as-of reads are also measured walking Git (the engine opened with historyIndex off,
 // as before the history index) on the same data in the same run, and both answers compared.
 // Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
+// (--writes-only: only the write phase, with the rate and CPU per write by process per 100k block;
+// --build CHECKOUT: with another checkout's build)
 //
 // On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
@@ -73,7 +75,7 @@ function treeCpu(pid, into = {}) {
   let cmd = comm
   if (comm === 'git' || comm.startsWith('git-')) {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-    cmd = argv.find((a) => ['fast-import', 'cat-file', 'log', 'repack', 'pack-objects', 'rev-list', 'ls-tree', 'for-each-ref'].includes(a)) ?? comm
+    cmd = argv.find((a) => ['fast-import', 'cat-file', 'log', 'repack', 'pack-objects', 'rev-list', 'ls-tree', 'for-each-ref', 'commit-graph'].includes(a)) ?? comm
   } else if (pid !== process.pid && comm.startsWith('node')) cmd = 'helper'
   else if (pid === process.pid) cmd = 'engine'
   if (pid === process.pid) {
@@ -184,9 +186,10 @@ async function kept() {
 function parent() {
   const sizes = String(opt('docs', '100000,1000000')).split(',').map(Number)
   const results = []
+  const writesOnly = process.argv.includes('--writes-only')
   for (const n of sizes) {
     console.error(`svc-scale: ${n} documents (load ${load()}, ${new Date().toISOString()})`)
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5))], {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : [])], {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -196,7 +199,8 @@ function parent() {
       break
     }
     results.push(JSON.parse(r.stdout.trim().split('\n').at(-1)))
-    print(results.at(-1))
+    if (writesOnly) line(`${n} documents: sustained writes/s`, results.at(-1).writesPerSec.toFixed(0))
+    else print(results.at(-1))
   }
   if (results.length > 1) {
     const a = results[0]
@@ -224,7 +228,8 @@ function print(r) {
 }
 
 async function one(n) {
-  const {openEngine} = await import(new URL('../plugins/svc/dist/index.js', import.meta.url))
+  // --build CHECKOUT: another checkout's build (the --writes-only growth A/B against main).
+  const {openEngine} = await import(opt('build', undefined) ? new URL('plugins/svc/dist/index.js', `file://${opt('build')}/`) : new URL('../plugins/svc/dist/index.js', import.meta.url))
   const dir = join(tempDir('svc-scale-'), 'data')
   const queries = Number(opt('queries', 300))
   const reads = Number(opt('reads', 2000))
@@ -251,17 +256,32 @@ async function one(n) {
   let next = 0
   const t0 = performance.now()
   const midTime = {at: 0}
+  // Per block of 100k writes: the cumulative rate, the block's own rate and its CPU per write by
+  // process (what grows along the run, and where).
+  const block = {at: t0, cpu: treeCpu(process.pid)}
   await Promise.all(Array.from({length: 32}, async () => {
     for (;;) {
       const i = next++
       if (i >= n) return
       if (i === n >> 1) midTime.at = Date.now()
       await db.put(makeDoc(i, 0))
-      if (i % 100_000 === 99_999) console.error(`  ${i + 1} written (${((i + 1) / ((performance.now() - t0) / 1000)).toFixed(0)}/s, load ${load()})`)
+      if (i % 100_000 === 99_999) {
+        const now = performance.now()
+        const cpu = treeCpu(process.pid)
+        const per = Object.entries(cpuPer(block.cpu, cpu, 100_000)).map(([k, v]) => `${k.slice(6)} ${v.toFixed(0)}`).join(', ')
+        console.error(`  ${i + 1} written (${((i + 1) / ((now - t0) / 1000)).toFixed(0)}/s; this block ${(100_000 / ((now - block.at) / 1000)).toFixed(0)}/s, CPU us per write: ${per}; load ${load()})`)
+        Object.assign(block, {at: now, cpu})
+      }
     }
   }))
   await db.flush()
   r.writesPerSec = n / ((performance.now() - t0) / 1000)
+  if (process.argv.includes('--writes-only')) {
+    await db.close()
+    r.load = load()
+    console.log(JSON.stringify(r))
+    process.exit(0)
+  }
   // A second version of a few documents, after the as-of point, so as-of reads find older versions.
   await Promise.all(Array.from({length: VERSIONED}, (_, i) => db.put(makeDoc(i * Math.floor(n / VERSIONED), 1))))
   await ready(db)
