@@ -159,6 +159,58 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('answers a last word no longer word starts with exactly as its prefix search, also after one is written', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    // Every match, ranked by full BM25 over the search's own expression (the prefix phrase kept),
+    // on a connection of its own as a user's general path would.
+    const full = (q: string, table?: string): {hits: StoreHit[]; total: number} => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        const match = matchExpression(q, table)!
+        const hits = raw
+          .prepare<[string], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s LIMIT 50) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(match)
+        return {hits, total: raw.prepare<[string], number>('SELECT count(*) FROM text WHERE text MATCH ?').pluck().get(match)!}
+      } finally {
+        raw.close()
+      }
+    }
+    const queries = ['lomi', 'kaka', 'suta lomi', 'lomi suta', 'kaka lomi', 'lomi kaka', 'suta kakalo', 'kak', 'lom']
+    const same = (): void => {
+      for (const q of queries) {
+        for (const table of [undefined, 'a']) expect(ix.search(q, {limit: 50, offset: 0, table}), `${q} ${table}`).to.deep.equal(full(q, table))
+      }
+    }
+    try {
+      // "lomi" is no prefix of another word (until later), "kaka" is ("kakalo"); counts and lengths
+      // vary, and every word is in fewer than half the documents (all are scored: see scoredPhrases).
+      ix.transaction(() => {
+        for (let i = 0; i < 40; i++) {
+          const words = [i % 2 && i < 28 ? 'lomi' : '', ['kakalo', 'kaka', ''][i % 3], i % 5 ? '' : 'lomi lomi', i % 4 ? '' : 'suta', 'filler '.repeat(i % 6)]
+          ix.put(`${i % 3 ? 'a' : 'b'}:${i}`, `v${i}`, words.join(' '))
+        }
+      })
+      same()
+      // Another connection writes the first word "lomi" starts: the prefix finds it from then on.
+      other.put('a:lomisu', 'v', 'lomisu suta kaka')
+      same()
+      expect(ix.search('lomi', {limit: 50, offset: 0}).hits.map((h) => h.id)).to.include('a:lomisu')
+      other.remove('a:lomisu')
+      same()
+      ix.put('a:lomiri', 'v', 'lomiri lomiri')
+      same()
+      expect(ix.search('suta lomi', {limit: 50, offset: 0}).total).to.equal(full('suta lomi').total)
+    } finally {
+      other.close()
+      ix.close()
+    }
+  })
+
   it('keeps an answer until the index is written, by this connection or another', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
