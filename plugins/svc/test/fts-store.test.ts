@@ -211,6 +211,70 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    // bm25 over the matches up to the last one ranked, on a connection of its own (the general
+    // path); among rows of equal score the lower rowid first, then the page by score and id.
+    const full = (q: string, table: string | undefined, ranked: number, page: {limit: number; offset: number}): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        const match = matchExpression(q, table)!
+        const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
+        return raw
+          .prepare<[string, number, number, number], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(match, to, page.limit, page.offset)
+      } finally {
+        raw.close()
+      }
+    }
+    let seed = 7
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    // Words in 5-40% of the documents, some repeated in a document, lengths 3-30 tokens; "mo"
+    // and "mora" are prefixes of longer words, "tiva" is not.
+    const vocabulary = ['mo', 'mora', 'morano', 'tiva', 'sel', 'selka', 'pu', 'filler', 'other']
+    const text = (): string => Array.from({length: 3 + next(28)}, () => vocabulary[next(next(2) ? vocabulary.length : 4)]).join(' ')
+    const check = (): void => {
+      for (const q of ['mo', 'mora', 'tiva', 'mora tiva', 'tiva mo', 'sel mora', 'selka']) {
+        for (const table of [undefined, 'a']) {
+          for (const page of [{limit: 5, offset: 0}, {limit: 3, offset: 4}]) {
+            // A window of 50: 10 ranked unless the page needs 4 times its rows (fts/store.ts).
+            const ranked = Math.max(10, 4 * (page.offset + page.limit))
+            const got = ix.search(q, {...page, table}, 50)
+            if (!got.estimated) continue
+            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(full(q, table, ranked, page))
+            estimated++
+          }
+        }
+      }
+    }
+    let estimated = 0
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 3000; i++) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `v${i}`, text())
+      })
+      check()
+      // Updates (deleted then written again under the same row) and removals among the rows ranked.
+      ix.transaction(() => {
+        for (let i = 0; i < 200; i += 3) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `w${i}`, text())
+        for (let i = 1; i < 200; i += 7) ix.remove(`${i % 4 ? 'a' : 'b'}:${i}`)
+      })
+      check()
+      // A word longer than "tiva" appears: its prefix now reaches it.
+      ix.put('a:tivaro', 'v', 'tivaro tiva tivaro')
+      check()
+      expect(estimated).to.be.greaterThan(40)
+    } finally {
+      ix.close()
+    }
+  })
+
   it('keeps an answer until the index is written, by this connection or another', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)

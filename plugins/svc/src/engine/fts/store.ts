@@ -16,6 +16,7 @@ import Database from 'better-sqlite3'
 import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
+import {Bm25Scorer, parseTotals} from './score.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
 export const FTS_FORMAT = '4'
@@ -55,6 +56,14 @@ const RANKED_DIVISOR = 5
 
 /** Phrase document counts kept (see phraseRows); past it the cache starts again. */
 const COUNTED_PHRASES = 4096
+
+/**
+ * An estimated search is scored here (fts/score.ts) rather than by FTS5's bm25 when its ranked
+ * rows end within this share of the index: reading each phrase's list up to there costs less
+ * than bm25's count of the whole list (per entry, the instance walk costs a few times FTS5's
+ * count; its document counts are then counted once per state of the index).
+ */
+const OWN_SCORING_SHARE = 8
 
 /** Answers kept per store until its next write (see search). */
 const CACHED_ANSWERS = 128
@@ -115,6 +124,9 @@ export class IndexStore {
   private written = 0
   /** Documents holding each phrase, and `written` when counted (see phraseRows). */
   private readonly counted = new Map<string, {at: number; n: number}>()
+  /** Documents holding each body phrase, counted since the last write (exact: see ownScored). */
+  private readonly docsWith = new Map<string, number>()
+  private readonly scorer: Bm25Scorer
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
   private readonly extended = new Map<string, boolean>()
   private readonly st: {
@@ -128,6 +140,7 @@ export class IndexStore {
     insDoc: Database.Statement<[string, string]>
     insText: Database.Statement<[number | bigint, string, string]>
     page: Database.Statement<[number | bigint, number], {id: string; rowid: number; sha: string}>
+    idOf: Database.Statement<[number], string | undefined>
     row: Database.Statement<[string], {rowid: number; sha: string}>
     search: Database.Statement<[string, number, number], StoreHit>
     searchFrom: Database.Statement<[string, number, number, number], StoreHit>
@@ -170,6 +183,7 @@ export class IndexStore {
         insDoc: db.prepare(PUT_SQL.insDoc),
         insText: db.prepare(PUT_SQL.insText),
         page: db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
+        idOf: db.prepare<[number], string | undefined>('SELECT id FROM docs WHERE rowid = ?').pluck(),
         row: db.prepare(PUT_SQL.row),
         // bm25 is lower-is-better; the weights give the table column no say in the score.
         search: db.prepare(`
@@ -196,6 +210,7 @@ export class IndexStore {
       return {count: db.prepare('SELECT count(*) FROM docs').pluck().get() as number, st}
     })
     this.db = opened.db
+    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms')
     this.st = opened.prepared.st
     this.docCount = opened.prepared.count
   }
@@ -341,6 +356,7 @@ export class IndexStore {
     if (at !== this.answersAt) {
       this.answers.clear()
       this.extended.clear()
+      this.docsWith.clear()
       // Another connection's commits are not counted in `written`: the phrase counts start again.
       if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) this.counted.clear()
       this.answersAt = at
@@ -367,7 +383,8 @@ export class IndexStore {
     const page = 4 * (options.offset + options.limit)
     const span = Math.max(window, page)
     const ranked = Math.max(Math.floor(window / RANKED_DIVISOR), page)
-    const scored = this.scoredPhrases(q)
+    const scoring = this.scoredPhrases(q)
+    const scored = scoring.expression
     // One pass without scoring: the number of matches up to the window, and how far into the
     // index the window reaches. Fewer than the window: that count is the exact total. A search
     // scored by fewer phrases keeps the rows themselves: they are the rows it scores (a second
@@ -391,6 +408,10 @@ export class IndexStore {
     if (hi === null || lo === null || edge >= hi) return {hits: rank(edge), total: n}
     const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))
     const rankTo = ranked < span ? (rows ? rows[ranked - 1] : (this.st.probe.get(find, ranked)?.edge ?? edge)) : edge
+    if ((rankTo - lo + 1) * OWN_SCORING_SHARE <= hi - lo + 1) {
+      const own = rows ? rows.slice(0, ranked) : this.st.probeRows.all(find, ranked)
+      return {estimated: true, hits: this.ownScored(own, scoring.phrases, options), total}
+    }
     return {estimated: true, hits: rank(rankTo), total}
   }
 
@@ -402,11 +423,14 @@ export class IndexStore {
    * and walks one list twice instead of merging every list of the prefix (through the prefix
    * index for 3-4 letters): at 1M documents the count of `"kakaka"*` cost 20 ms of CPU against
    * 10 for `"kakaka"`. `find` is the expression that only finds the rows (the probe): the word
-   * once. A term left in the term list by deleted documents only keeps the prefix (as before).
+   * once, or else its prefix alone (the word's documents are among the prefix's: one list merged
+   * instead of two). A term left in the term list by deleted documents only keeps the prefix.
    */
   private asRun(q: MatchQuery): {find: string; q: MatchQuery} {
     const last = q.groups.at(-1)!
-    if (last.length < 2 || this.extends(last[0].slice(1, -1))) return {find: q.full, q}
+    if (last.length < 2) return {find: q.full, q}
+    // Finding only: every document of "w" is one of "w"*, so the prefix alone finds the same rows.
+    if (this.extends(last[0].slice(1, -1))) return {find: groupsExpression([...q.groups.slice(0, -1), [last[1]]], q.table), q}
     const groups = [...q.groups.slice(0, -1), [last[0], last[0]]]
     return {find: groupsExpression([...q.groups.slice(0, -1), [last[0]]], q.table), q: {full: groupsExpression(groups, q.table), groups, table: q.table}}
   }
@@ -439,13 +463,40 @@ export class IndexStore {
    * differ by less than ~2.2e-6 per word left out can change places (then by id); the scores
    * reported move by as much. A search whose every word is common keeps its full expression.
    */
-  private scoredPhrases(q: MatchQuery): string {
-    if (q.groups.length === 1 && q.table === undefined) return q.full
+  private scoredPhrases(q: MatchQuery): {expression: string; phrases: string[]} {
+    if (q.groups.length === 1 && q.table === undefined) return {expression: q.full, phrases: q.groups.flat()}
     const rows = this.ftsRows()
     const kept = q.groups.filter((g) => !g.every((phrase) => this.common(phrase, rows)))
-    if (kept.length === 0) return q.table === undefined ? q.full : groupsExpression(q.groups)
-    if (kept.length === q.groups.length && q.table === undefined) return q.full
-    return groupsExpression(kept)
+    if (kept.length === 0) return {expression: q.table === undefined ? q.full : groupsExpression(q.groups), phrases: q.groups.flat()}
+    if (kept.length === q.groups.length && q.table === undefined) return {expression: q.full, phrases: q.groups.flat()}
+    return {expression: groupsExpression(kept), phrases: kept.flat()}
+  }
+
+  /**
+   * A page of `rows` (ascending, every one a match of the search) ranked as bm25 over `phrases`
+   * ranks them in searchWithin, scored by fts/score.ts: the same scores to the bit, ordered by
+   * score then id. Only rows of exactly equal score across the page's edge may be chosen
+   * differently (SQLite's sort keeps no set order among equal keys; here the lower rowid wins).
+   */
+  private ownScored(rows: number[], phrases: string[], options: {limit: number; offset: number}): StoreHit[] {
+    const totals = parseTotals(this.st.averages.get())
+    const idf = phrases.map((phrase) => this.scorer.idf(this.documentsWith(phrase), totals.rows))
+    const scores = this.scorer.score(rows, phrases, idf, totals)
+    const order = rows.map((_, i) => i).sort((x, y) => scores[y] - scores[x] || rows[x] - rows[y])
+    return order
+      .slice(options.offset, options.offset + options.limit)
+      .map((i) => ({id: this.st.idOf.get(rows[i])!, score: scores[i]}))
+      .sort((x, y) => y.score - x.score || Buffer.compare(Buffer.from(x.id), Buffer.from(y.id)))
+  }
+
+  /** The documents holding a body phrase now: counted once until the next write. */
+  private documentsWith(phrase: string): number {
+    let n = this.docsWith.get(phrase)
+    if (n === undefined) {
+      n = this.st.count.get(`body : ${phrase}`) ?? 0
+      this.docsWith.set(phrase, n)
+    }
+    return n
   }
 
   /**
@@ -478,7 +529,7 @@ export class IndexStore {
     let c = this.counted.get(phrase)
     if (c === undefined || Math.abs(2 * c.n - rows) <= 3 * (this.written - c.at)) {
       if (this.counted.size >= COUNTED_PHRASES) this.counted.clear()
-      c = {at: this.written, n: this.st.count.get(`body : ${phrase}`) ?? 0}
+      c = {at: this.written, n: this.documentsWith(phrase)}
       this.counted.set(phrase, c)
     }
     return 2 * c.n >= rows
