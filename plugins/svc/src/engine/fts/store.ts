@@ -350,6 +350,13 @@ export class IndexStore {
   search(query: string, options: {limit: number; offset: number; table?: string}, window = SEARCH_WINDOW): StoreSearch {
     const parsed = parseMatch(query, options.table)
     if (parsed === undefined || this.docCount === 0) return {hits: [], total: 0}
+    // One read transaction: every statement of the search, and the counts kept for this state of
+    // the index, see the same commit even when the large-document worker commits meanwhile (the
+    // scores of fts/score.ts come from several statements, bm25's from one).
+    return this.db.transaction(() => this.searchAt(parsed, options, window))()
+  }
+
+  private searchAt(parsed: MatchQuery, options: {limit: number; offset: number; table?: string}, window: number): StoreSearch {
     const match = parsed.full
     const version = this.st.dataVersion.get()
     const at = `${this.written} ${version}`
