@@ -55,22 +55,52 @@ export function parseTotals(block: Buffer | undefined): Totals {
   return {avgdl: tokens / rows, rows}
 }
 
+/** The sum of the varints written in hex (`hex(sz)` of text_docsize: one per column). */
+function hexVarintsSum(hex: string): number {
+  let sum = 0
+  let n = 0
+  let bytes = 0
+  for (let i = 0; i < hex.length; i += 2) {
+    const byte = Number.parseInt(hex.slice(i, i + 2), 16)
+    bytes++
+    if (bytes === 9) {
+      sum += n * 256 + byte
+      n = 0
+      bytes = 0
+      continue
+    }
+    n = n * 128 + (byte & 0x7f)
+    if ((byte & 0x80) === 0) {
+      sum += n
+      n = 0
+      bytes = 0
+    }
+  }
+  return sum
+}
+
+/** Instances read at first per term of a prefix (then four times more until past the last row). */
+const FIRST_READ = 256
+
 export class Bm25Scorer {
   private readonly st: {
     idf: Database.Statement<[number], null | number>
-    sizes: Database.Statement<[string], [number, Buffer]>
-    term: Database.Statement<[string], [number, string]>
-    termsFrom: Database.Statement<[string], [string, number, string]>
+    sizes: Database.Statement<[string], null | string>
+    instances: Database.Statement<[string, number], null | string>
+    termFrom: Database.Statement<[string], string | undefined>
   }
 
   /** `vocab`: an fts5vocab table of type instance over the index (store.ts creates it). */
   constructor(db: Database.Database, vocab: string) {
+    // Lists are read as one string per statement (group_concat): a row per instance or per
+    // document through the driver cost 3-4 times as much.
     this.st = {
       idf: db.prepare<[number], null | number>('SELECT ln(?)').pluck(),
+      instances: db.prepare<[string, number], null | string>(`SELECT group_concat(doc, ',') FROM (SELECT doc FROM ${vocab} WHERE term = ? AND col = 'body' LIMIT ?)`).pluck(),
       // The listed rows only (JSON): a range would read every row between them.
-      sizes: db.prepare<[string], [number, Buffer]>('SELECT id, sz FROM text_docsize WHERE id IN (SELECT value FROM json_each(?))').raw(),
-      term: db.prepare<[string], [number, string]>(`SELECT doc, col FROM ${vocab} WHERE term = ?`).raw(),
-      termsFrom: db.prepare<[string], [string, number, string]>(`SELECT term, doc, col FROM ${vocab} WHERE term >= ?`).raw(),
+      sizes: db.prepare<[string], null | string>(`SELECT group_concat(id || ',' || hex(sz), ',') FROM text_docsize WHERE id IN (SELECT value FROM json_each(?))`).pluck(),
+      // One seek in the term list: the instance table reads a term's documents only as it is walked.
+      termFrom: db.prepare<[string], string | undefined>(`SELECT term FROM ${vocab} WHERE term >= ? LIMIT 1`).pluck(),
     }
   }
 
@@ -83,58 +113,35 @@ export class Bm25Scorer {
   /**
    * The scores of `rows` (ascending rowids) for `phrases` (`"w"` or `"w"*`, body phrases as
    * match.ts writes them), weighed by `idf` (one per phrase), as bm25 would give them negated
-   * (higher is better). Walks each phrase's list up to the last row only.
+   * (higher is better). `expected`: per phrase, about how many of its instances lie up to the
+   * last row (a first read; more is read when short). Walks each list up to the last row only.
    */
-  score(rows: number[], phrases: string[], idf: number[], totals: Totals): Float64Array {
+  score(rows: number[], phrases: string[], idf: number[], totals: Totals, expected: number[]): Float64Array {
     const at = new Map<number, number>()
     for (const [i, r] of rows.entries()) at.set(r, i)
     const last = rows.at(-1) ?? 0
-    const freq = phrases.map(() => new Float64Array(rows.length))
-    for (const [p, phrase] of phrases.entries()) {
+    // A phrase written twice (store.ts writes a prefix no longer term extends as its word) is walked once.
+    const walked = new Map<string, Float64Array>()
+    for (const phrase of phrases) if (!walked.has(phrase)) walked.set(phrase, new Float64Array(rows.length))
+    const freq = phrases.map((phrase) => walked.get(phrase)!)
+    for (const [phrase, f] of walked) {
       const prefix = phrase.endsWith('*')
       const word = phrase.slice(1, prefix ? -2 : -1)
-      const f = freq[p]
-      const count = (doc: number, col: string): void => {
-        if (col !== 'body') return
-        const i = at.get(doc)
-        if (i !== undefined) f[i]++
-      }
+      const first = prefix ? FIRST_READ : Math.max(FIRST_READ, expected[phrases.indexOf(phrase)])
       if (!prefix) {
-        for (const [doc, col] of this.st.term.iterate(word)) {
-          if (doc > last) break
-          count(doc, col)
-        }
+        this.walk(word, last, first, at, f)
         continue
       }
-      // Every term starting with the word, each from its first document to the last row: past
-      // it, the walk starts again at the next term (one seek), not through the rest of the list.
-      let from = word
-      for (;;) {
-        let next: string | undefined
-        for (const [term, doc, col] of this.st.termsFrom.iterate(from)) {
-          if (!term.startsWith(word)) break
-          if (doc > last) {
-            next = `${term}\u0001`
-            break
-          }
-          count(doc, col)
-        }
-        if (next === undefined) break
-        from = next
+      // Every term starting with the word, each up to the last row.
+      for (let term = this.st.termFrom.get(word); term?.startsWith(word); term = this.st.termFrom.get(`${term}\u0001`)) {
+        this.walk(term, last, first, at, f)
       }
     }
     const length = new Float64Array(rows.length)
-    for (const [id, sz] of this.st.sizes.iterate(JSON.stringify(rows))) {
-      const i = at.get(id)
-      if (i === undefined) continue
-      let d = 0
-      let o = 0
-      while (o < sz.length) {
-        const [n, next] = varint(sz, o)
-        d += n
-        o = next
-      }
-      length[i] = d
+    const sizes = (this.st.sizes.get(JSON.stringify(rows)) ?? '').split(',')
+    for (let k = 0; k + 1 < sizes.length; k += 2) {
+      const i = at.get(Number(sizes[k]))
+      if (i !== undefined) length[i] = hexVarintsSum(sizes[k + 1])
     }
     const scores = new Float64Array(rows.length)
     for (let i = 0; i < rows.length; i++) {
@@ -147,5 +154,27 @@ export class Bm25Scorer {
       scores[i] = score
     }
     return scores
+  }
+
+  /**
+   * Adds to `f` the body instances of `term` in the rows of `at`, reading its list from the
+   * start until past `last`: `limit` instances first, four times as many again while short.
+   */
+  private walk(term: string, last: number, limit: number, at: Map<number, number>, f: Float64Array): void {
+    for (;;) {
+      const list = this.st.instances.get(term, limit)
+      const docs = list ? list.split(',') : []
+      if (docs.length === limit && Number(docs[docs.length - 1]) <= last) {
+        limit *= 4
+        continue
+      }
+      for (const d of docs) {
+        const doc = Number(d)
+        if (doc > last) break
+        const i = at.get(doc)
+        if (i !== undefined) f[i]++
+      }
+      return
+    }
   }
 }

@@ -417,7 +417,7 @@ export class IndexStore {
     const rankTo = ranked < span ? (rows ? rows[ranked - 1] : (this.st.probe.get(find, ranked)?.edge ?? edge)) : edge
     if ((rankTo - lo + 1) * OWN_SCORING_SHARE <= hi - lo + 1) {
       const own = rows ? rows.slice(0, ranked) : this.st.probeRows.all(find, ranked)
-      return {estimated: true, hits: this.ownScored(own, scoring.phrases, options), total}
+      return {estimated: true, hits: this.ownScored(own, scoring.phrases, options, (rankTo - lo + 1) / (hi - lo + 1)), total}
     }
     return {estimated: true, hits: rank(rankTo), total}
   }
@@ -480,15 +480,20 @@ export class IndexStore {
   }
 
   /**
-   * A page of `rows` (ascending, every one a match of the search) ranked as bm25 over `phrases`
+   * A page of `rows` (ascending, every one a match of the search, ending at `share` of the index)
+   * ranked as bm25 over `phrases`
    * ranks them in searchWithin, scored by fts/score.ts: the same scores to the bit, ordered by
    * score then id. Only rows of exactly equal score across the page's edge may be chosen
    * differently (SQLite's sort keeps no set order among equal keys; here the lower rowid wins).
    */
-  private ownScored(rows: number[], phrases: string[], options: {limit: number; offset: number}): StoreHit[] {
+  private ownScored(rows: number[], phrases: string[], options: {limit: number; offset: number}, share: number): StoreHit[] {
     const totals = parseTotals(this.st.averages.get())
-    const idf = phrases.map((phrase) => this.scorer.idf(this.documentsWith(phrase), totals.rows))
-    const scores = this.scorer.score(rows, phrases, idf, totals)
+    const n = phrases.map((phrase) => this.documentsWith(phrase))
+    const idf = n.map((docs) => this.scorer.idf(docs, totals.rows))
+    // About the instances of each phrase up to the last row: its documents spread evenly, a few
+    // repeated (a first read only: the walk reads on when short).
+    const expected = n.map((docs) => Math.ceil(1.5 * docs * share) + 64)
+    const scores = this.scorer.score(rows, phrases, idf, totals, expected)
     const order = rows.map((_, i) => i).sort((x, y) => scores[y] - scores[x] || rows[x] - rows[y])
     return order
       .slice(options.offset, options.offset + options.limit)
