@@ -45,7 +45,8 @@ function varint(buf: Buffer, at: number): [number, number] {
 /** FTS5's averages record: the row total, then the tokens of each column. */
 export function parseTotals(block: Buffer | undefined): Totals {
   if (!block) return {avgdl: 0, rows: 0}
-  let [rows, at] = varint(block, 0)
+  const [rows, start] = varint(block, 0)
+  let at = start
   let tokens = 0
   while (at < block.length) {
     const [n, next] = varint(block, at)

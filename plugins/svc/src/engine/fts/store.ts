@@ -505,6 +505,7 @@ export class IndexStore {
   private documentsWith(phrase: string): number {
     let n = this.docsWith.get(phrase)
     if (n === undefined) {
+      if (this.docsWith.size >= COUNTED_PHRASES) this.docsWith.clear()
       n = this.st.count.get(`body : ${phrase}`) ?? 0
       this.docsWith.set(phrase, n)
     }
@@ -516,18 +517,9 @@ export class IndexStore {
    * record. Not the documents indexed: a contentless table's deletes leave it as it was.
    */
   private ftsRows(): number {
-    const block = this.st.averages.get()
-    let n = 0
-    if (block) {
-      for (let i = 0; i < 9 && i < block.length; i++) {
-        const byte = block[i]
-        if (i === 8) return n * 256 + byte
-        n = n * 128 + (byte & 0x7f)
-        if ((byte & 0x80) === 0) break
-      }
-    }
-    return n
+    return parseTotals(this.st.averages.get()).rows
   }
+
 
   /**
    * Whether at least half the rows (`rows`, bm25's N) hold `phrase` in the body: FTS5's bm25 then
