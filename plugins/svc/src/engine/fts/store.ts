@@ -481,10 +481,10 @@ export class IndexStore {
 
   /**
    * A page of `rows` (ascending, every one a match of the search, ending at `share` of the index)
-   * ranked as bm25 over `phrases`
-   * ranks them in searchWithin, scored by fts/score.ts: the same scores to the bit, ordered by
-   * score then id. Only rows of exactly equal score across the page's edge may be chosen
-   * differently (SQLite's sort keeps no set order among equal keys; here the lower rowid wins).
+   * as searchFrom / searchWithin would rank them by bm25 over `phrases`, scored by fts/score.ts:
+   * the same scores to the bit, ordered by score then id. Only rows of exactly equal score across
+   * the page's edge may be chosen differently (SQLite's sort keeps no set order among equal keys;
+   * here the lower rowid wins).
    */
   private ownScored(rows: number[], phrases: string[], options: {limit: number; offset: number}, share: number): StoreHit[] {
     const totals = parseTotals(this.st.averages.get())
