@@ -8,8 +8,10 @@
 // in the order of scores within 1e-5: ties), and with --per-query the 15 slowest queries of A
 // (by CPU) with B's beside. --docs N (default 100000) sets the documents; when both checkouts
 // write the same index format, B searches a copy of the file A built (half the build time at 1M).
-// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--per-query]   (both built)
-import {copyFileSync} from 'node:fs'
+// --fixture DIR keeps A's built index in DIR (index-N.sqlite) and reuses it on the next run (a
+// 1M-document build takes minutes); both searches then run on copies of it.
+// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--fixture DIR] [--per-query]   (both built)
+import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {loadavg} from 'node:os'
 const [A, B] = process.argv.slice(2)
@@ -27,14 +29,24 @@ const la = await load(A), lb = await load(B)
 const docs = Array.from({length: DOCS}, (_, j) => makeDoc(j, j))
 const build = (l, f) => { const s = new l.IndexStore(f); s.beginBulk(); for (let i = 0; i < docs.length; i += 4000) s.transaction(() => { for (let j = i; j < Math.min(docs.length, i + 4000); j++) s.put(docs[j].id, `sha${j}`, l.documentText(docs[j]), null) }); s.endBulk(); return s }
 const dir = tempDir()
+const fixtureArg = process.argv.indexOf('--fixture')
+const kept = fixtureArg === -1 ? undefined : join(process.argv[fixtureArg + 1], `index-${DOCS}.sqlite`)
 const built = performance.now()
-let sa = build(la, join(dir, 'a.sqlite')), sb
-if (la.format === lb.format) {
+let sa, sb
+if (kept !== undefined && existsSync(kept)) copyFileSync(kept, join(dir, 'a.sqlite'))
+else {
+  sa = build(la, join(dir, 'a.sqlite'))
   sa.close()
+  if (kept !== undefined) { mkdirSync(process.argv[fixtureArg + 1], {recursive: true}); copyFileSync(join(dir, 'a.sqlite'), kept) }
+}
+if (la.format === lb.format) {
   copyFileSync(join(dir, 'a.sqlite'), join(dir, 'b.sqlite'))
   sa = new la.IndexStore(join(dir, 'a.sqlite'))
   sb = new lb.IndexStore(join(dir, 'b.sqlite'))
-} else sb = build(lb, join(dir, 'b.sqlite'))
+} else {
+  sa = new la.IndexStore(join(dir, 'a.sqlite'))
+  sb = build(lb, join(dir, 'b.sqlite'))
+}
 console.log(`${DOCS} documents indexed in ${((performance.now() - built) / 1000).toFixed(0)} s${la.format === lb.format ? ' (once; B searches a copy)' : ''}`)
 const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
 const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
