@@ -54,7 +54,7 @@ export const SEARCH_WINDOW = 10_000
  */
 const RANKED_DIVISOR = 5
 
-/** Phrase document counts kept (see phraseRows); past it the cache starts again. */
+/** Phrase document counts kept (see documentsWith and common); past it the cache starts again. */
 const COUNTED_PHRASES = 4096
 
 /**
@@ -122,7 +122,7 @@ export class IndexStore {
   private readonly answers = new Map<string, StoreSearch>()
   private answersAt = ''
   private written = 0
-  /** Documents holding each phrase, and `written` when counted (see phraseRows). */
+  /** Documents holding each phrase, and `written` when counted (see documentsWith and common). */
   private readonly counted = new Map<string, {at: number; n: number}>()
   /** Documents holding each body phrase, counted since the last write (exact: see ownScored). */
   private readonly docsWith = new Map<string, number>()
