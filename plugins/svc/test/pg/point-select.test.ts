@@ -84,6 +84,28 @@ describe('svc SQL point selects by id', function () {
     expect((await same('SELECT x.abalance FROM acc WHERE id = 1')).code).to.equal('42P01')
   })
 
+  it('answers prepared statements (Bind/Execute on a named statement) as the general path does, errors included', async () => {
+    await c.query(`INSERT INTO names (id, n) VALUES ('\u00e9t\u00e9', 9)`)
+    // Statement names in ASCII and not, executed many times, as pgbench -M prepared does.
+    const both = async (sql: string, name: string, values: unknown[]) => {
+      const general = sql.replace(/WHERE (.*)$/, 'WHERE $1 AND true')
+      const fast = await answer(c, sql, values, name)
+      expect(fast, `${sql} ${JSON.stringify(values)}`).to.deep.equal(await answer(c, general, values, `${name}_general`))
+      return fast
+    }
+    for (const name of ['P0_0', 'nom_\u00e9', 'n'.repeat(40)]) {
+      for (const v of [1, '1', 2, -3, 99, null, 'abc', '', ' 1', '1.5', 2 ** 40, Buffer.from('1'), Buffer.from([0xff])]) {
+        await both('SELECT abalance FROM acc WHERE id = $1', name, [v])
+        await both('SELECT * FROM acc WHERE id = $1', `${name}s`, [v])
+      }
+      for (const v of ['a', '\u00e9t\u00e9', 'x y', 'zz', Buffer.from('05')]) await both('SELECT n, id FROM names WHERE id = $1', `${name}n`, [v])
+    }
+    // The wrong number of parameters for the statement: 08P01 either way, and the connection goes on.
+    expect((await both('SELECT abalance FROM acc WHERE id = $1', 'P0_0', [])).code).to.equal('08P01')
+    expect((await both('SELECT abalance FROM acc WHERE id = $1', 'P0_0', [1, 2])).code).to.equal('08P01')
+    expect((await both('SELECT abalance FROM acc WHERE id = $1', 'P0_0', [1])).rows).to.deep.equal([[10]])
+  })
+
   it('sees a transaction\'s own writes, and the table as DDL leaves it', async () => {
     const d = await pgClient(h)
     try {
