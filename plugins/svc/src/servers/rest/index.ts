@@ -5,7 +5,7 @@ import {ConnectionGuard, Connections, drainRefusedBody, httpServerLimits, type N
 
 import {isEngineError} from '../../engine/errors.js'
 import type {RunningServer, ServerContext, WriteOptions} from '../../engine/types.js'
-import {httpTurn, httpTurnDone} from '../backpressure.js'
+import {httpAnswering, httpTurn, httpTurnDone} from '../backpressure.js'
 import type {Health} from '../health.js'
 import type {ServerMetrics} from '../metrics.js'
 import {listen} from '../listen.js'
@@ -173,7 +173,8 @@ export async function startRestServer(ctx: ServerContext, options: RestServerOpt
     else if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}')
     else socket.destroy()
   })
-  guard.watchHttp(server)
+  // A request in flight is one whose answer is not yet written out (backpressure.ts keeps each connection's latest).
+  guard.watchHttp(server, {busy: httpAnswering})
   const connections = new Connections(server, {closed: () => ctx.metrics.connectionClosed('rest'), opened: () => ctx.metrics.connectionOpened('rest')})
   const port = await listen(server, options.host, options.port, 'REST')
   log.info('REST server listening', {host: options.host, port})
