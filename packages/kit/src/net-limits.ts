@@ -135,12 +135,15 @@ export class ConnectionGuard {
   }
 
   /**
-   * Node's own socket timeout (`server.timeout`, re-armed by Node at each request, and
-   * `keepAliveTimeout` after each answer) raises the server's 'timeout' event; with a listener Node
-   * leaves the socket to it, so only sockets serving nothing are closed.
+   * Node's own socket timeout (armed here at connection, and by Node with `keepAliveTimeout` after
+   * each answer) raises the server's 'timeout' event; with a listener Node leaves the socket to it,
+   * so only sockets serving nothing are closed. `server.timeout` stays 0: Node would otherwise arm
+   * a new timer (a Timeout and a bound function) at the start of every kept-alive request, about
+   * 1.5 us of a 20 us GET; with 0 it disarms the keep-alive timer instead, and a request in flight
+   * has nothing that could cut it.
    */
   private closeIdleHttp(server: Server, idleMs: number, busy?: (socket: Socket) => boolean): void {
-    server.timeout = idleMs
+    server.prependListener('connection', (socket: Socket) => socket.setTimeout(idleMs))
     server.keepAliveTimeout = Math.min(server.keepAliveTimeout || idleMs, idleMs)
     let serving = busy
     if (serving === undefined) {
