@@ -66,6 +66,12 @@ export function httpTurnDone(socket: Socket, answer: Answer): void {
   if (answer.writableFinished && lastAnswer.get(socket) === answer) lastAnswer.delete(socket)
 }
 
+/** True while a request on this connection is being answered or waits its turn (for the idle timeout). */
+export function httpAnswering(socket: Socket): boolean {
+  const a = lastAnswer.get(socket)
+  return a !== undefined && !a.writableFinished && !a.closed
+}
+
 async function waitTurn(socket: Socket, before: Answer | undefined): Promise<void> {
   // The answer before is written out when it closes (or its connection does).
   if (before) await new Promise<void>((resolve) => before.once('close', resolve))

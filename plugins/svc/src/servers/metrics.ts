@@ -1,8 +1,10 @@
-import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from 'prom-client'
+import {collectDefaultMetrics, Gauge, Registry} from 'prom-client'
 
 import type {Engine} from '../engine/types.js'
 import type {FullTextIndex} from '../engine/fulltext.js'
 import type {ServerContext} from '../engine/types.js'
+
+import {HttpMetrics} from './http-metrics.js'
 
 export type Protocol = 'pg' | 'redis' | 'rest'
 
@@ -67,32 +69,20 @@ export function createMetrics(engine: Engine): ServerMetrics {
 
   const active = new Gauge({help: 'Open client connections per protocol', labelNames: ['protocol'], name: 'svc_active_connections', registers})
   for (const p of ['pg', 'redis', 'rest']) active.set({protocol: p}, 0)
-  const requests = new Counter({help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status'], name: 'svc_http_requests_total', registers})
-  const latency = new Histogram({
+  const http = new HttpMetrics({
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    help: 'HTTP request latency by method and route',
-    labelNames: ['method', 'route'],
-    name: 'svc_http_request_duration_seconds',
+    counterHelp: 'HTTP requests by method, route and status',
+    counterName: 'svc_http_requests_total',
+    histogramHelp: 'HTTP request latency by method and route',
+    histogramName: 'svc_http_request_duration_seconds',
     registers,
   })
-  // Label lookups hash and sort the label object on every call; a request only pays a Map lookup.
-  const reqChildren = new Map<string, {inc(): void}>()
-  const latChildren = new Map<string, {observe(v: number): void}>()
   return {
     connections: {
       connectionClosed: (p) => active.dec({protocol: p}),
       connectionOpened: (p) => active.inc({protocol: p}),
     },
-    httpRequest(method, route, status, seconds) {
-      const key = `${method} ${route}`
-      const rk = `${key} ${status}`
-      let r = reqChildren.get(rk)
-      if (!r) reqChildren.set(rk, (r = requests.labels(method, route, String(status))))
-      r.inc()
-      let l = latChildren.get(key)
-      if (!l) latChildren.set(key, (l = latency.labels(method, route)))
-      l.observe(seconds)
-    },
+    httpRequest: (method, route, status, seconds) => http.record(method, route, status, seconds),
     registry,
   }
 }

@@ -24,13 +24,16 @@ export function documentRoutes({engine}: RestContext): Route[] {
     return {json: await engine.put(doc, r.writeOptions())}
   }
 
-  const get = async (r: RestRequest): Promise<RestReply> => {
-    const {id} = r.params
-    // A document in memory is answered without a read from Git.
-    const cached = engine.getRawIfCached(id, {branch: r.branch})
-    const raw = cached === false ? await engine.getRaw(id, {branch: r.branch}) : cached
-    if (raw === undefined) throw new HttpError(404, 'not_found', `document ${id} not found on branch ${r.branch ?? 'main'}`)
+  const found = (r: RestRequest, raw: Buffer | undefined): RestReply => {
+    if (raw === undefined) throw new HttpError(404, 'not_found', `document ${r.params.id} not found on branch ${r.branch ?? 'main'}`)
     return {body: raw}
+  }
+
+  // A document in memory is answered at once, without a read from Git or a promise.
+  const get = (r: RestRequest): Promise<RestReply> | RestReply => {
+    const options = {branch: r.branch}
+    const cached = engine.getRawIfCached(r.params.id, options)
+    return cached === false ? engine.getRaw(r.params.id, options).then((raw) => found(r, raw)) : found(r, cached)
   }
 
   const remove = async (r: RestRequest): Promise<RestReply> => {

@@ -109,7 +109,7 @@ export class Router {
       if (!literalsMatch(c.segments, segments)) continue
       if (c.methods.has(method)) {
         const params: Record<string, string> = {}
-        for (const [i, name] of c.names.entries()) if (name !== undefined) params[name] = segments[i]
+        for (let i = 0; i < c.names.length; i++) if (c.names[i] !== undefined) params[c.names[i] as string] = segments[i]
         return {params, route: c.route}
       }
       allow ??= new Set()
