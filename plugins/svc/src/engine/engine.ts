@@ -1185,13 +1185,9 @@ export class GitEngine implements Engine {
   private maintain(): Promise<void> {
     this.checkpointsSinceRepack = 0
     // fast-import keeps a .keep file on each of its packs until it exits, and repack skips kept packs.
-    // --window=0: no delta search. Each roll-up rewrites every object of the packs it merges (every
-    // object is rewritten ~log2 times as the repository grows) and searched again for a delta each
-    // time it has none; that search was 40% of the repack's CPU (30.2 against 18.4 s for the roll-up
-    // at 300k documents), for packs 11% smaller until the next `compact` (docs/benchmarks.md, issue 26, write-1m).
     this.repacking ??= this.writer
       .restart()
-      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--window=0', '--no-write-bitmap-index'], {background: true}))
+      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'], {background: true}))
       .then(() => this.writeGraph())
       .then(() => this.log.debug('repacked'))
       .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))
