@@ -105,6 +105,11 @@ export class Bm25Scorer {
     }
   }
 
+  /** The first indexed term at or after `key` (either column), by one seek in the term list. */
+  firstTermFrom(key: string): string | undefined {
+    return this.st.termFrom.get(key)
+  }
+
   /** bm25's weight of a phrase in `n` of `rows` rows. */
   idf(n: number, rows: number): number {
     const idf = this.st.idf.get((rows - n + 0.5) / (n + 0.5))
@@ -134,7 +139,7 @@ export class Bm25Scorer {
         continue
       }
       // Every term starting with the word, each up to the last row.
-      for (let term = this.st.termFrom.get(word); term?.startsWith(word); term = this.st.termFrom.get(`${term}\u0001`)) {
+      for (let term = this.firstTermFrom(word); term?.startsWith(word); term = this.firstTermFrom(`${term}\u0001`)) {
         this.walk(term, last, first, at, f)
       }
     }

@@ -145,7 +145,6 @@ export class IndexStore {
     search: Database.Statement<[string, number, number], StoreHit>
     searchFrom: Database.Statement<[string, number, number, number], StoreHit>
     probeRows: Database.Statement<[string, number], number>
-    firstTermFrom: Database.Statement<[string], string | undefined>
     searchWithin: Database.Statement<[string, number, string, number, number], StoreHit>
     updDoc: Database.Statement<[string, number | bigint]>
   }
@@ -193,9 +192,6 @@ export class IndexStore {
           SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s LIMIT ? OFFSET ?) x
           JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`),
         probeRows: db.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?').pluck(),
-        // The first indexed term at or after a key: one seek in the term b-tree (the instance
-        // table reads a term's documents only as it is walked, and LIMIT 1 stops at the first).
-        firstTermFrom: db.prepare<[string], string | undefined>('SELECT term FROM temp.text_terms WHERE term >= ? LIMIT 1').pluck(),
         // searchFrom scored by the phrases of the first expression, over the rows listed (JSON,
         // the whole search's matches): see scoredPhrases. The + keeps the list out of FTS5 (one
         // lookup per listed row would count the phrases again for each).
@@ -449,7 +445,7 @@ export class IndexStore {
       if (this.extended.size >= COUNTED_PHRASES) this.extended.clear()
       // Terms are ordered by their UTF-8 bytes: every longer term starting with `word` sorts at or
       // after `word` followed by the lowest byte but NUL, and the first term there tells.
-      known = this.st.firstTermFrom.get(`${word}\u0001`)?.startsWith(word) ?? false
+      known = this.scorer.firstTermFrom(`${word}\u0001`)?.startsWith(word) ?? false
       this.extended.set(word, known)
     }
     return known
