@@ -2,7 +2,8 @@ import Database from 'better-sqlite3'
 import {expect} from 'chai'
 import {join} from 'node:path'
 
-import {matchExpression} from '../src/engine/fts/match.js'
+import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
+import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
@@ -272,6 +273,99 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       check()
       expect(estimated).to.be.greaterThan(40)
     } finally {
+      ix.close()
+    }
+  })
+
+  it('ranks a search under the window from its words\' whole lists exactly as FTS5 bm25 does, also after writes here and by another connection', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    // bm25 on a connection of its own (the general path): `scored` over the rows of the whole
+    // search; among rows of equal score the lower rowid first, then the page by score and id.
+    const full = (q: string, scored: string, table: string | undefined, page: {limit: number; offset: number}): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string, string, number, number], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (
+               SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND +rowid IN (SELECT rowid FROM text WHERE text MATCH ?)
+               ORDER BY s, rowid LIMIT ? OFFSET ?) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(scored, matchExpression(q, table)!, page.limit, page.offset)
+      } finally {
+        raw.close()
+      }
+    }
+    let seed = 11
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    // "common" is in every document (it scores nothing: see scoredPhrases); "tiva", "mora" and
+    // "sel" each in about a third, "mora" the prefix of longer words (its prefix in more than
+    // half), "tiva" of none; 2-31 tokens, words repeated in a document, so many rows tie and
+    // many do not.
+    const words = ['tiva', 'mora', 'morano', 'moravi', 'sel']
+    const token = (): string => (next(8) === 0 ? words[next(words.length)] : `f${next(30)}`)
+    const text = (): string => ['common', ...Array.from({length: 1 + next(30)}, token)].join(' ')
+    // [query, the phrases it is scored by]: a word alone, and with a word that scores nothing.
+    const searches: Array<[string, string]> = [
+      ['tiva', groupsExpression([['"tiva"', '"tiva"*']])],
+      ['mora', groupsExpression([['"mora"', '"mora"*']])],
+      ['sel', groupsExpression([['"sel"', '"sel"*']])],
+      ['tiva common', groupsExpression([['"tiva"']])],
+      ['sel common', groupsExpression([['"sel"']])],
+      ['common mora', groupsExpression([['"mora"', '"mora"*']])],
+    ]
+    let compared = 0
+    // How many searches fts/score.ts ranked (the rest went to bm25): both paths are compared.
+    let own = 0
+    const scoreWhole = Bm25Scorer.prototype.scoreWhole
+    Bm25Scorer.prototype.scoreWhole = function (...args) {
+      const scored = scoreWhole.apply(this, args)
+      if (scored) own++
+      return scored
+    }
+    const check = (): void => {
+      for (const [q, scored] of searches) {
+        for (const table of [undefined, 'a']) {
+          for (const page of [{limit: 10, offset: 0}, {limit: 7, offset: 30}, {limit: 100, offset: 0}]) {
+            const got = ix.search(q, {...page, table})
+            expect(got.estimated).to.equal(undefined)
+            const tableScored = table === undefined ? scored : `tbl : "t61" AND ${scored}`
+            // With a table the table's token is one more phrase: its weight 0 adds exactly 0.
+            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(full(q, tableScored, table, page))
+            compared++
+          }
+        }
+      }
+    }
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 3000; i++) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `v${i}`, text())
+      })
+      check()
+      // Rewritten rows (other lengths, other counts) and removed ones among those ranked.
+      ix.transaction(() => {
+        for (let i = 0; i < 600; i += 3) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `w${i}`, text())
+        for (let i = 1; i < 600; i += 7) ix.remove(`${i % 4 ? 'a' : 'b'}:${i}`)
+      })
+      check()
+      // Another connection (the large-document worker's) rewrites rows this one has read.
+      other.transaction(() => {
+        for (let i = 2; i < 600; i += 5) other.put(`${i % 4 ? 'a' : 'b'}:${i}`, `x${i}`, `${text()} tiva mora sel ${text()}`)
+      })
+      check()
+      // A word longer than "tiva" appears: its prefix now reaches it.
+      ix.put('a:tivaro', 'v', 'common tivaro tiva tivaro')
+      check()
+      expect(compared).to.equal(4 * searches.length * 2 * 3)
+      expect(own).to.be.greaterThan(compared / 2)
+    } finally {
+      Bm25Scorer.prototype.scoreWhole = scoreWhole
+      other.close()
       ix.close()
     }
   })

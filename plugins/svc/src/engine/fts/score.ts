@@ -21,6 +21,8 @@
  */
 import type Database from 'better-sqlite3'
 
+import type {RowLengths} from './lengths.js'
+
 const K1 = 1.2
 const B = 0.75
 
@@ -56,50 +58,59 @@ export function parseTotals(block: Buffer | undefined): Totals {
   return {avgdl: tokens / rows, rows}
 }
 
-/** The sum of the varints written in hex (`hex(sz)` of text_docsize: one per column). */
-function hexVarintsSum(hex: string): number {
-  let sum = 0
+/** Words that a table's token (`t` and lowercase hex) could equal or start with. */
+const TABLE_TOKENISH = /^t[\da-f]*$/
+
+/** The integers of a comma-separated list (group_concat's), without a string per number. */
+function parseIntegers(list: string): Int32Array {
+  let count = list.length === 0 ? 0 : 1
+  for (let i = 0; i < list.length; i++) if (list.charCodeAt(i) === 44) count++
+  const out = new Int32Array(count)
   let n = 0
-  let bytes = 0
-  for (let i = 0; i < hex.length; i += 2) {
-    const byte = Number.parseInt(hex.slice(i, i + 2), 16)
-    bytes++
-    if (bytes === 9) {
-      sum += n * 256 + byte
+  let k = 0
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i)
+    if (c === 44) {
+      out[k++] = n
       n = 0
-      bytes = 0
-      continue
-    }
-    n = n * 128 + (byte & 0x7f)
-    if ((byte & 0x80) === 0) {
-      sum += n
-      n = 0
-      bytes = 0
-    }
+    } else n = n * 10 + (c - 48)
   }
-  return sum
+  if (count > 0) out[k] = n
+  return out
 }
 
 /** Instances read at first per term of a prefix (then four times more until past the last row). */
 const FIRST_READ = 256
 
 export class Bm25Scorer {
+  /** Scratch arrays by rowid for scoreWhole: each row's place, and the last phrase that counted a document. */
+  private slot = new Int32Array(0)
+  private mark = new Int32Array(0)
+  private stamp = 0
   private readonly st: {
     idf: Database.Statement<[number], null | number>
-    sizes: Database.Statement<[string], null | string>
     instances: Database.Statement<[string, number], null | string>
+    whole: Database.Statement<[string], null | string>
+    wholeAny: Database.Statement<[string], null | string>
+    wholePrefix: Database.Statement<[string, string], null | string>
+    wholePrefixAny: Database.Statement<[string, string], null | string>
     termFrom: Database.Statement<[string], string | undefined>
   }
 
   /** `vocab`: an fts5vocab table of type instance over the index (store.ts creates it). */
-  constructor(db: Database.Database, vocab: string) {
+  constructor(db: Database.Database, vocab: string, private readonly lengths: RowLengths) {
     // Lists are read as one string per statement (group_concat): a row per instance or per
     // document through the driver cost 3-4 times as much.
     this.st = {
       idf: db.prepare<[number], null | number>('SELECT ln(?)').pluck(),
       instances: db.prepare<[string, number], null | string>(`SELECT group_concat(doc, ',') FROM (SELECT doc FROM ${vocab} WHERE term = ? AND col = 'body' LIMIT ?)`).pluck(),
-      // The listed rows only (JSON): a range would read every row between them.
-      sizes: db.prepare<[string], null | string>(`SELECT group_concat(id || ',' || hex(sz), ',') FROM text_docsize WHERE id IN (SELECT value FROM json_each(?))`).pluck(),
+      whole: db.prepare<[string], null | string>(`SELECT group_concat(doc, ',') FROM ${vocab} WHERE term = ? AND col = 'body'`).pluck(),
+      // Every term starting with the word: U+10FFFF is no token character of unicode61 (a
+      // noncharacter), so every such term sorts before the word followed by it, and every other
+      // term at or after the word sorts after it.
+      wholePrefix: db.prepare<[string, string], null | string>(`SELECT group_concat(doc, ',') FROM ${vocab} WHERE term >= ? AND term <= ? || char(1114111) AND col = 'body'`).pluck(),
+      wholeAny: db.prepare<[string], null | string>(`SELECT group_concat(doc, ',') FROM ${vocab} WHERE term = ?`).pluck(),
+      wholePrefixAny: db.prepare<[string, string], null | string>(`SELECT group_concat(doc, ',') FROM ${vocab} WHERE term >= ? AND term <= ? || char(1114111)`).pluck(),
       // One seek in the term list: the instance table reads a term's documents only as it is walked.
       termFrom: db.prepare<[string], string | undefined>(`SELECT term FROM ${vocab} WHERE term >= ? LIMIT 1`).pluck(),
     }
@@ -143,17 +154,118 @@ export class Bm25Scorer {
         this.walk(term, last, first, at, f)
       }
     }
-    const length = new Float64Array(rows.length)
-    const sizes = (this.st.sizes.get(JSON.stringify(rows)) ?? '').split(',')
-    for (let k = 0; k + 1 < sizes.length; k += 2) {
-      const i = at.get(Number(sizes[k]))
-      if (i !== undefined) length[i] = hexVarintsSum(sizes[k + 1])
+    return this.formula(freq, this.lengths.of(rows), idf, totals)
+  }
+
+  /**
+   * The scores of every row of a search (ascending), as bm25 gives them negated, from each
+   * phrase's whole list: one walk per distinct phrase gives its instances per row and its
+   * document count, so nothing is counted twice. `within`: the search's rows when they are not
+   * simply the documents of any phrase (the store found them with words that score nothing);
+   * else the rows are those documents. Undefined when the rows found are not `expected` of them,
+   * or a row of `within` holds none of the phrases (another answer than the probe's: the caller
+   * ranks by bm25).
+   */
+  scoreWhole(phrases: string[], totals: Totals, expected: number, within?: number[]): undefined | {rows: Int32Array; scores: Float64Array} {
+    const lists = new Map<string, Int32Array>()
+    for (const phrase of phrases) if (!lists.has(phrase)) lists.set(phrase, this.instancesOf(phrase))
+    let top = within?.at(-1) ?? 0
+    for (const docs of lists.values()) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
+    this.reserve(top)
+    // Each row's place in `rows`, plus one, by rowid (0: not a row); cleared after the search.
+    const {mark, slot} = this
+    let rows: Int32Array
+    if (within) rows = Int32Array.from(within)
+    else {
+      const seen: number[] = []
+      for (const docs of lists.values()) {
+        for (let j = 0; j < docs.length; j++) {
+          const d = docs[j]
+          if (slot[d] === 0) {
+            slot[d] = -1
+            seen.push(d)
+          }
+        }
+      }
+      rows = Int32Array.from(seen).sort()
     }
-    const scores = new Float64Array(rows.length)
-    for (let i = 0; i < rows.length; i++) {
+    try {
+      if (rows.length !== expected) return undefined
+      for (let i = 0; i < rows.length; i++) slot[rows[i]] = i + 1
+      const freq: Float64Array[] = []
+      const idf: number[] = []
+      let held = within ? new Uint8Array(rows.length) : undefined
+      for (const phrase of phrases) {
+        const docs = lists.get(phrase)!
+        // A phrase written twice (store.ts writes a prefix no longer term extends as its word) is counted once.
+        if (freq.length > 0 && lists.get(phrases[freq.length - 1]) === docs) {
+          freq.push(freq.at(-1)!)
+          idf.push(idf.at(-1)!)
+          continue
+        }
+        const f = new Float64Array(rows.length)
+        // Documents counted by a stamp per phrase: a prefix's terms may repeat a document.
+        const stamp = this.nextStamp()
+        let n = 0
+        for (let j = 0; j < docs.length; j++) {
+          const d = docs[j]
+          if (mark[d] !== stamp) {
+            mark[d] = stamp
+            n++
+          }
+          if (slot[d] > 0) f[slot[d] - 1]++
+        }
+        if (held) for (let i = 0; i < rows.length; i++) if (f[i] > 0) held[i] = 1
+        freq.push(f)
+        idf.push(this.idf(n, totals.rows))
+      }
+      if (held?.includes(0)) return undefined
+      held = undefined
+      return {rows, scores: this.formula(freq, this.lengths.of(rows), idf, totals)}
+    } finally {
+      for (let i = 0; i < rows.length; i++) slot[rows[i]] = 0
+    }
+  }
+
+  /** The scratch arrays of scoreWhole, kept between searches: at least `top` + 1 rowids. */
+  private reserve(top: number): void {
+    if (this.slot.length > top) return
+    const size = Math.max(top + 1, 2 * this.slot.length)
+    this.slot = new Int32Array(size)
+    const mark = new Int32Array(size)
+    mark.set(this.mark)
+    this.mark = mark
+  }
+
+  private nextStamp(): number {
+    if (this.stamp === 0x7f_ff_ff_ff) {
+      this.mark.fill(0)
+      this.stamp = 0
+    }
+    return ++this.stamp
+  }
+
+  /**
+   * The rowid of each body instance of a phrase (`"w"` or `"w"*`) over its whole list: ascending
+   * per term, a prefix's terms one after another.
+   */
+  private instancesOf(phrase: string): Int32Array {
+    const prefix = phrase.endsWith('*')
+    const word = phrase.slice(1, prefix ? -2 : -1)
+    // Only a table's token (`t` and hex, match.ts) is ever in the table column: the filter on the
+    // column is left out when no such token can be among the terms read (a third of the walk).
+    const any = !TABLE_TOKENISH.test(word)
+    const list = prefix ? (any ? this.st.wholePrefixAny : this.st.wholePrefix).get(word, word) : (any ? this.st.wholeAny : this.st.whole).get(word)
+    return parseIntegers(list ?? '')
+  }
+
+  /** fts5_aux.c's bm25 per row, in its double operations and order (see the file's comment), negated. */
+  private formula(freq: Float64Array[], length: Float64Array, idf: number[], totals: Totals): Float64Array {
+    const scores = new Float64Array(length.length)
+    for (let i = 0; i < length.length; i++) {
       let score = 0
       const D = length[i]
-      for (let p = 0; p < phrases.length; p++) {
+      for (let p = 0; p < freq.length; p++) {
         const fi = freq[p][i]
         score += idf[p] * ((fi * (K1 + 1)) / (fi + K1 * (1 - B + (B * D) / totals.avgdl)))
       }

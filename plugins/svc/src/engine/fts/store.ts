@@ -15,6 +15,7 @@ import Database from 'better-sqlite3'
 
 import {openDerivedSqlite} from '../derived-sqlite.js'
 
+import {RowLengths} from './lengths.js'
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
 import {Bm25Scorer, parseTotals} from './score.js'
 
@@ -64,6 +65,21 @@ const COUNTED_PHRASES = 4096
  * count; its document counts are then counted once per state of the index).
  */
 const OWN_SCORING_SHARE = 8
+
+/**
+ * A search of one word under the window matching at least this many rows is ranked by
+ * fts/score.ts from the word's whole lists rather than by bm25 (docs/svc.md, "Searches of one
+ * word scored from its lists"): bm25 costs about 0.5 us a row there (a seek for the row's length
+ * among them), the lists' walk a third of that. Below it either is a fraction of a millisecond.
+ */
+const OWN_SCORING_MIN = 500
+
+/**
+ * The documents (as last counted) the scoring phrases of a search with words that score nothing
+ * may hold in all for it to be scored from their whole lists: a walk costs about 0.2 us an
+ * instance, the bm25 it replaces about 0.5 us a matched row plus its count of the lists.
+ */
+const OWN_SCORING_LISTS = 3 * SEARCH_WINDOW
 
 /** Answers kept per store until its next write (see search). */
 const CACHED_ANSWERS = 128
@@ -127,6 +143,8 @@ export class IndexStore {
   /** Documents holding each body phrase, counted since the last write (exact: see ownScored). */
   private readonly docsWith = new Map<string, number>()
   private readonly scorer: Bm25Scorer
+  /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
+  private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
   private readonly extended = new Map<string, boolean>()
   private readonly st: {
@@ -206,7 +224,8 @@ export class IndexStore {
       return {count: db.prepare('SELECT count(*) FROM docs').pluck().get() as number, st}
     })
     this.db = opened.db
-    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms')
+    this.lengths = new RowLengths(this.db)
+    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms', this.lengths)
     this.st = opened.prepared.st
     this.docCount = opened.prepared.count
   }
@@ -299,6 +318,7 @@ export class IndexStore {
     this.written++
     let rowid: number | bigint
     if (row) {
+      this.lengths.forget(row.rowid)
       this.st.delText.run(row.rowid)
       this.st.updDoc.run(sha, row.rowid)
       rowid = row.rowid
@@ -314,6 +334,7 @@ export class IndexStore {
     const row = this.st.row.get(id)
     if (!row) return false
     this.written++
+    this.lengths.forget(row.rowid)
     this.st.delText.run(row.rowid)
     this.st.delDoc.run(row.rowid)
     this.docCount--
@@ -361,7 +382,10 @@ export class IndexStore {
       this.extended.clear()
       this.docsWith.clear()
       // Another connection's commits are not counted in `written`: the phrase counts start again.
-      if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) this.counted.clear()
+      if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
+        this.counted.clear()
+        this.lengths.clear()
+      }
       this.answersAt = at
     }
     const key = `${options.limit} ${options.offset} ${window} ${match}`
@@ -406,7 +430,11 @@ export class IndexStore {
       rows === undefined
         ? this.st.searchFrom.all(match, to, options.limit, options.offset)
         : this.st.searchWithin.all(scored, to, JSON.stringify(to === edge ? rows : rows.slice(0, ranked)), options.limit, options.offset)
-    if (n < span) return {hits: rows === undefined ? this.st.search.all(match, options.limit, options.offset) : rank(edge), total: n}
+    if (n < span) {
+      const own = n >= OWN_SCORING_MIN ? this.wholeScored(q, scoring.phrases, rows, n) : undefined
+      if (own) return {hits: this.pageOf(own.rows, own.scores, options), total: n}
+      return {hits: rows === undefined ? this.st.search.all(match, options.limit, options.offset) : rank(edge), total: n}
+    }
     const {hi, lo} = this.st.bounds.get() ?? {hi: null, lo: null}
     if (hi === null || lo === null || edge >= hi) return {hits: rank(edge), total: n}
     const total = Math.max(span, Math.round((span * (hi - lo + 1)) / (Math.max(1, edge - lo + 1))))
@@ -476,6 +504,20 @@ export class IndexStore {
   }
 
   /**
+   * A search under the window scored by fts/score.ts from its phrases' whole lists, when they are
+   * short: a single word's (its documents are the search's rows), or the scoring phrases' of a
+   * search whose other words score nothing (`rows`: its rows), when the documents counted for
+   * them (see common) add up to at most OWN_SCORING_LISTS. Undefined: ranked by bm25.
+   */
+  private wholeScored(q: MatchQuery, phrases: string[], rows: number[] | undefined, n: number): ReturnType<Bm25Scorer['scoreWhole']> {
+    const totals = parseTotals(this.st.averages.get())
+    if (rows === undefined) return q.groups.length === 1 && q.table === undefined ? this.scorer.scoreWhole(q.groups[0], totals, n) : undefined
+    let listed = 0
+    for (const phrase of new Set(phrases)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
+    return listed <= OWN_SCORING_LISTS ? this.scorer.scoreWhole(phrases, totals, n, rows) : undefined
+  }
+
+  /**
    * A page of `rows` (ascending, every one a match of the search, ending at `share` of the index)
    * as searchFrom / searchWithin would rank them by bm25 over `phrases`, scored by fts/score.ts:
    * the same scores to the bit, ordered by score then id. Only rows of exactly equal score across
@@ -489,10 +531,17 @@ export class IndexStore {
     // About the instances of each phrase up to the last row: its documents spread evenly, a few
     // repeated (a first read only: the walk reads on when short).
     const expected = n.map((docs) => Math.ceil(1.5 * docs * share) + 64)
-    const scores = this.scorer.score(rows, phrases, idf, totals, expected)
-    const order = rows.map((_, i) => i).sort((x, y) => scores[y] - scores[x] || rows[x] - rows[y])
-    return order
-      .slice(options.offset, options.offset + options.limit)
+    return this.pageOf(rows, this.scorer.score(rows, phrases, idf, totals, expected), options)
+  }
+
+  /**
+   * The page of `rows` (ascending) by `scores` as the SQL ranking gives it: the rows by score,
+   * equal scores by rowid (SQLite's ORDER BY ... LIMIT keeps the first rows it was given among
+   * equal keys, and FTS5 gives them in rowid order), then the page by score and id.
+   */
+  private pageOf(rows: ArrayLike<number>, scores: Float64Array, options: {limit: number; offset: number}): StoreHit[] {
+    return topRows(scores, options.offset + options.limit)
+      .slice(options.offset)
       .map((i) => ({id: this.st.idOf.get(rows[i])!, score: scores[i]}))
       .sort((x, y) => y.score - x.score || Buffer.compare(Buffer.from(x.id), Buffer.from(y.id)))
   }
@@ -534,4 +583,23 @@ export class IndexStore {
     }
     return 2 * c.n >= rows
   }
+}
+
+/**
+ * The indexes of the first `k` of `scores` by score, higher first, equal scores in index order
+ * (the rows are ascending, so the lower rowid first): a pass keeping the best `k` in order,
+ * instead of sorting every row (a search may rank 10,000 rows for a page of 10).
+ */
+export function topRows(scores: Float64Array, k: number): number[] {
+  if (k > 64) return Array.from(scores.keys()).sort((x, y) => scores[y] - scores[x] || x - y).slice(0, k)
+  const best: number[] = []
+  for (let i = 0; i < scores.length; i++) {
+    const s = scores[i]
+    if (best.length === k && !(s > scores[best[k - 1]])) continue
+    let at = best.length
+    while (at > 0 && s > scores[best[at - 1]]) at--
+    best.splice(at, 0, i)
+    if (best.length > k) best.pop()
+  }
+  return best
 }
