@@ -331,6 +331,9 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     const check = (): void => {
       for (const [q, scored] of searches) {
         for (const table of [undefined, 'a']) {
+          // The lengths read by rowid ranges (warmLengths, as the engine does once caught up) and
+          // those read by the searches themselves give the same answers.
+          if (table === 'a') while (ix.warmLengths(256));
           for (const page of [{limit: 10, offset: 0}, {limit: 7, offset: 30}, {limit: 100, offset: 0}]) {
             const got = ix.search(q, {...page, table})
             expect(got.estimated).to.equal(undefined)

@@ -341,6 +341,19 @@ export class IndexStore {
     return true
   }
 
+  /**
+   * Reads the next `rows` row lengths into memory for fts/score.ts (see fts/lengths.ts); false
+   * when every row has been read. The engine calls it in slices once the index is caught up, so
+   * the first searches of each word do not read their rows' lengths one by one.
+   */
+  warmLengths(rows = 4096): boolean {
+    return this.db.transaction(() => {
+      // Another connection's commit since the last search: what was kept is dropped first.
+      this.sync()
+      return this.lengths.warm(rows)
+    })()
+  }
+
   /** The row of `id` and the blob sha of its indexed version. */
   rowOf(id: string): {rowid: number; sha: string} | undefined {
     return this.st.row.get(id)
@@ -375,19 +388,7 @@ export class IndexStore {
 
   private searchAt(parsed: MatchQuery, options: {limit: number; offset: number; table?: string}, window: number): StoreSearch {
     const match = parsed.full
-    const version = this.st.dataVersion.get()
-    const at = `${this.written} ${version}`
-    if (at !== this.answersAt) {
-      this.answers.clear()
-      this.extended.clear()
-      this.docsWith.clear()
-      // Another connection's commits are not counted in `written`: the phrase counts start again.
-      if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
-        this.counted.clear()
-        this.lengths.clear()
-      }
-      this.answersAt = at
-    }
+    this.sync()
     const key = `${options.limit} ${options.offset} ${window} ${match}`
     const kept = this.answers.get(key)
     if (kept) {
@@ -402,6 +403,23 @@ export class IndexStore {
       this.answers.set(key, {...answer, hits: answer.hits.map((h) => ({...h}))})
     }
     return answer
+  }
+
+  /** Drops what the index's writes since the last search made stale (within a read transaction). */
+  private sync(): void {
+    const version = this.st.dataVersion.get()
+    const at = `${this.written} ${version}`
+    if (at === this.answersAt) return
+    this.answers.clear()
+    this.extended.clear()
+    this.docsWith.clear()
+    // Another connection's commits are not counted in `written`: the phrase counts and the row
+    // lengths start again.
+    if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
+      this.counted.clear()
+      this.lengths.clear()
+    }
+    this.answersAt = at
   }
 
   private searchIndex(given: MatchQuery, options: {limit: number; offset: number}, window: number): StoreSearch {
