@@ -318,6 +318,9 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       ['tiva common', groupsExpression([['"tiva"']])],
       ['sel common', groupsExpression([['"sel"']])],
       ['common mora', groupsExpression([['"mora"', '"mora"*']])],
+      // Several words that all score: over the search's rows, whatever their number.
+      ['tiva sel', matchExpression('tiva sel')!],
+      ['mora tiva', matchExpression('mora tiva')!],
     ]
     let compared = 0
     // How many searches fts/score.ts ranked (the rest went to bm25): both paths are compared.

@@ -437,7 +437,13 @@ export class IndexStore {
     let edge: null | number
     let n: number
     let rows: number[] | undefined
-    if (scored === match) ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
+    // Several words all scoring, with short lists: the rows too, for score.ts (see wholeScored).
+    let listedRows: number[] | undefined
+    if (scored === match && q.groups.length > 1 && this.listed(scoring.phrases) <= OWN_SCORING_LISTS) {
+      listedRows = this.st.probeRows.all(find, span)
+      n = listedRows.length
+      edge = n === 0 ? null : listedRows[n - 1]
+    } else if (scored === match) ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
     else {
       rows = this.st.probeRows.all(find, span)
       n = rows.length
@@ -449,7 +455,9 @@ export class IndexStore {
         ? this.st.searchFrom.all(match, to, options.limit, options.offset)
         : this.st.searchWithin.all(scored, to, JSON.stringify(to === edge ? rows : rows.slice(0, ranked)), options.limit, options.offset)
     if (n < span) {
-      const own = n >= OWN_SCORING_MIN ? this.wholeScored(q, scoring.phrases, rows, n) : undefined
+      const own = listedRows
+        ? this.scorer.scoreWhole(scoring.phrases, parseTotals(this.st.averages.get()), n, listedRows)
+        : n >= OWN_SCORING_MIN ? this.wholeScored(q, scoring.phrases, rows, n) : undefined
       if (own) return {hits: this.pageOf(own.rows, own.scores, options), total: n}
       return {hits: rows === undefined ? this.st.search.all(match, options.limit, options.offset) : rank(edge), total: n}
     }
@@ -525,14 +533,21 @@ export class IndexStore {
    * A search under the window scored by fts/score.ts from its phrases' whole lists, when they are
    * short: a single word's (its documents are the search's rows), or the scoring phrases' of a
    * search whose other words score nothing (`rows`: its rows), when the documents counted for
-   * them (see common) add up to at most OWN_SCORING_LISTS. Undefined: ranked by bm25.
+   * them (see common) add up to at most OWN_SCORING_LISTS. Undefined: ranked by bm25. (A search
+   * of several words that all score, with such lists, is scored so over its rows whatever its
+   * number of matches: bm25 counts the whole lists however few rows match.)
    */
   private wholeScored(q: MatchQuery, phrases: string[], rows: number[] | undefined, n: number): ReturnType<Bm25Scorer['scoreWhole']> {
     const totals = parseTotals(this.st.averages.get())
     if (rows === undefined) return q.groups.length === 1 && q.table === undefined ? this.scorer.scoreWhole(q.groups[0], totals, n) : undefined
+    return this.listed(phrases) <= OWN_SCORING_LISTS ? this.scorer.scoreWhole(phrases, totals, n, rows) : undefined
+  }
+
+  /** The documents of `phrases` as last counted (see common), in all; infinite when one was not counted. */
+  private listed(phrases: string[]): number {
     let listed = 0
     for (const phrase of new Set(phrases)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
-    return listed <= OWN_SCORING_LISTS ? this.scorer.scoreWhole(phrases, totals, n, rows) : undefined
+    return listed
   }
 
   /**
