@@ -70,7 +70,8 @@ const OWN_SCORING_SHARE = 8
  * A search of one word under the window matching at least this many rows is ranked by
  * fts/score.ts from the word's whole lists rather than by bm25 (docs/svc.md, "Searches of one
  * word scored from its lists"): bm25 costs about 0.5 us a row there (a seek for the row's length
- * among them), the lists' walk a third of that. Below it either is a fraction of a millisecond.
+ * among them), the walk of the lists less than half of that. Below it either is a fraction of a
+ * millisecond.
  */
 const OWN_SCORING_MIN = 500
 
