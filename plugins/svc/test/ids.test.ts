@@ -2,7 +2,7 @@ import {expect} from 'chai'
 
 import {spawnSync} from 'node:child_process'
 
-import {classifyPath, docPath, isCanonicalId, parseId, refFormatProblem, validateBranch} from '../src/engine/ids.js'
+import {classifyPath, docPath, isCanonicalId, isCanonicalIdBytes, parseId, refFormatProblem, validateBranch} from '../src/engine/ids.js'
 
 describe('svc ids', () => {
   it('isCanonicalId agrees with parseId: true only for valid ids that name their table', () => {
@@ -24,6 +24,20 @@ describe('svc ids', () => {
     }
     expect(isCanonicalId('users:1')).to.equal(true)
     expect(isCanonicalId('plain')).to.equal(false)
+  })
+
+  it('isCanonicalIdBytes agrees with isCanonicalId for ASCII ids and is false for any other byte', () => {
+    const samples = [
+      'users:1', 'a:b', '_t:k', 'T.9-x:key with spaces', 'users:a:b', '0:x', 'plain', ':key', 'users:', '.t:k', '-t:k', 't/x:k', 'bad table:k',
+      `${'t'.repeat(64)}:k`, `${'t'.repeat(65)}:k`, 'users:tab\there', 'users:del\u007f', 'users:nl\n', `users:${'k'.repeat(170)}`, `users:${'k'.repeat(171)}`,
+    ]
+    for (const raw of samples) {
+      // The bytes sit inside a larger buffer, with a colon after them, as a key does in a socket chunk.
+      const b = Buffer.from(`*:${raw}:x`)
+      expect(isCanonicalIdBytes(b, 2, b.length - 2), raw).to.equal(isCanonicalId(raw))
+    }
+    const b = Buffer.from('users:ключ')
+    expect(isCanonicalIdBytes(b, 0, b.length)).to.equal(false)
   })
 
   it('refuses exactly the branch names git check-ref-format --branch refuses (and svc keeps to names without /)', () => {

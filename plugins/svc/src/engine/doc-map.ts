@@ -23,6 +23,23 @@ function hashId(id: string): number {
   return h ^ (h >>> 13)
 }
 
+/**
+ * `hashId` of the string these bytes spell, for ids whose bytes are all ASCII (then each byte is
+ * one UTF-16 code unit and the two hashes agree); -1 for any other byte. Lets a protocol server
+ * rule out an absent key before it makes a string of it (`DocMap.absentBytes`).
+ */
+function hashAsciiBytes(b: Uint8Array, start: number, end: number): number {
+  let h = 0x81_1c_9d_c5
+  for (let i = start; i < end; i++) {
+    const c = b[i]
+    if (c >= 0x80) return -1
+    h = Math.imul(h ^ c, 0x01_00_01_93)
+  }
+  h ^= h >>> 15
+  h = Math.imul(h, 0x85_eb_ca_6b)
+  return h ^ (h >>> 13)
+}
+
 export class DocMap extends Map<string, DocEntry> {
   // Initialised here, not in a constructor taking entries: Map's constructor would call the
   // overridden `set` before these fields exist.
@@ -55,6 +72,15 @@ export class DocMap extends Map<string, DocEntry> {
   /** The entry of `id`, looking in the Map only when the filter cannot rule it out. */
   lookup(id: string): DocEntry | undefined {
     return this.counts[hashId(id) & this.mask] === 0 ? undefined : super.get(id)
+  }
+
+  /**
+   * True when the filter proves that no stored id is the string these bytes spell (ASCII bytes
+   * only); false means "maybe": make the string and `lookup` it. Never true for a stored id.
+   */
+  absentBytes(b: Uint8Array, start: number, end: number): boolean {
+    const h = hashAsciiBytes(b, start, end)
+    return h !== -1 && this.counts[h & this.mask] === 0
   }
 
   override set(id: string, e: DocEntry): this {

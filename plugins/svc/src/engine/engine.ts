@@ -13,7 +13,7 @@ import {git} from './git.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
 import {useGitSpawner} from './git-spawner.js'
 import {HistoryIndex, type HistoryRecord} from './history-index.js'
-import {DEFAULT_BRANCH, docPath, expiryPath, legacyDocPath, isCanonicalId, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
+import {DEFAULT_BRANCH, docPath, expiryPath, legacyDocPath, isCanonicalId, isCanonicalIdBytes, isReservedTable, parseId, type ParsedId, tableOf, validateBranch} from './ids.js'
 import {ExpiryQueue} from './expiry.js'
 import {type DataDirLayout, dataDirLayout} from './layout.js'
 import {acquireInstanceLock, type InstanceLock, removeStaleGitLocks} from './lock.js'
@@ -468,6 +468,19 @@ export class GitEngine implements Engine {
     const entry = this.entry(id, options)
     if (!entry) return undefined
     return entry.body ?? this.cache.get(entry.sha) ?? false
+  }
+
+  /**
+   * True when the id these bytes spell is surely not on the branch (a canonical ASCII id that its
+   * document map's filter rules out, doc-map.ts), so `getRawIfCached` of that string would answer
+   * undefined; false means "maybe": ask by the string. Never throws: a closed engine or a missing
+   * branch answer false and the caller's general path reports them. Lets a protocol server answer
+   * a read of an absent key without making a string of it (issue 26).
+   */
+  absentIdBytes(b: Uint8Array, start: number, end: number, options: BranchOption = {}): boolean {
+    if (this.closed) return false
+    const state = this.branchesState.get(options.branch ?? DEFAULT_BRANCH)
+    return state !== undefined && isCanonicalIdBytes(b, start, end) && state.docs.absentBytes(b, start, end)
   }
 
   private entry(id: string, options: BranchOption): DocEntry | undefined {

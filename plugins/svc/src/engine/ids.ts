@@ -57,6 +57,27 @@ export function isCanonicalId(raw: string): boolean {
   return true
 }
 
+/**
+ * `isCanonicalId` of the string these bytes spell, for ASCII bytes; false for any other byte
+ * (false means "ask parseId"). A protocol server asks before it makes a string of a key.
+ */
+export function isCanonicalIdBytes(b: Uint8Array, start: number, end: number): boolean {
+  // A loop, not Buffer#indexOf: a call into C++ per key cost more than the walk over a short table name.
+  let colon = start
+  while (colon < end && colon - start <= 64 && b[colon] !== 0x3a) colon++
+  if (colon === start || colon >= end - 1 || colon - start > 64 || (end - colon - 1) * 3 > MAX_KEY_BYTES) return false
+  for (let i = start; i < colon; i++) {
+    const c = b[i]
+    const word = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
+    if (!word && (i === start || (c !== 46 && c !== 45))) return false
+  }
+  for (let i = colon + 1; i < end; i++) {
+    const c = b[i]
+    if (c < 32 || c >= 127) return false
+  }
+  return true
+}
+
 export function canonicalId(raw: unknown): string {
   return parseId(raw).id
 }

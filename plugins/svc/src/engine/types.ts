@@ -245,6 +245,8 @@ export interface Engine {
   getMany(ids: string[], options?: GetManyOptions): Promise<Array<Doc | undefined>>
   /** The stored JSON bytes of the current version, for adapters that pass documents through unparsed. */
   getRaw(id: string, options?: BranchOption): Promise<Buffer | undefined>
+  /** True when the id these bytes spell is surely absent from the branch (no string made); false means "maybe". */
+  absentIdBytes(b: Uint8Array, start: number, end: number, options?: BranchOption): boolean
   /** `getRaw`'s answer when it needs no read from Git; `false` when it does. */
   getRawIfCached(id: string, options?: BranchOption): Buffer | false | undefined
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>

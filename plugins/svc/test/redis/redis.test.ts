@@ -265,6 +265,31 @@ describe('svc Redis protocol', function () {
     }
   })
 
+  it("GET's fast path (a multibulk frame, absent keys answered from the key's bytes) answers byte for byte as the general path (inline)", async () => {
+    await r.set('fp:present', 'v1')
+    await r.set('fp:gone', 'v2')
+    await r.del('fp:gone')
+    await r.set('nocolon', 'v3')
+    await r.set('fp:ключ', 'v4')
+    await r.hset('fp:hash', 'f', 'x')
+    await r.rpush('fp:list', 'a')
+    await r.call('branch', 'create', 'fastpath')
+    const keys = ['fp:present', 'fp:gone', 'fp:absent', 'nocolon', 'nocolon2', 'fp:ключ', 'fp:ключ2', 'über:1', 'fp:hash', 'fp:list', 'fp:', ':x', 'a b:c', 'fp:x y']
+    keys.push(...Array.from({length: 300}, (_, i) => `fp:${i}`))
+    const frame = (k: string) => `*2\r\n$3\r\nGET\r\n$${Buffer.byteLength(k)}\r\n${k}\r\n`
+    const inline = (k: string) => `GET "${k}"\r\n`
+    for (const [use, at] of [['', 'main'], ['BRANCH USE fastpath\r\n', 'fastpath']]) {
+      const asked = h.calls.absentIdBytes ?? 0
+      const fast = await raw(h.redis!.port, use + keys.map(frame).join(''))
+      const general = await raw(h.redis!.port, use + keys.map(inline).join(''))
+      expect(fast.text, at).to.equal(general.text)
+      expect(fast.text, at).to.include('$2\r\nv1\r\n$-1\r\n$-1\r\n$2\r\nv3\r\n$-1\r\n$2\r\nv4\r\n$-1\r\n')
+      expect(fast.text, at).to.include('WRONGTYPE')
+      // The frames did take the byte path (the harness counts engine calls).
+      expect((h.calls.absentIdBytes ?? 0) - asked, at).to.be.greaterThan(250)
+    }
+  })
+
   it('pipelines many commands and keeps replies in order, errors included', async () => {
     const p = r.pipeline()
     for (let i = 0; i < 200; i++) p.set(`pipe:${i}`, `v${i}`)

@@ -15,7 +15,7 @@ import {STRING_COMMANDS} from './strings.js'
 import {SVC_COMMANDS} from './svc-commands.js'
 import {TxStore} from './tx-store.js'
 
-export {executeGet} from './strings.js'
+export {executeGet, executeGetBytes} from './strings.js'
 
 /** Every command svc serves, by lower-case name. */
 export const COMMANDS: ReadonlyMap<string, CommandSpec> = new Map(

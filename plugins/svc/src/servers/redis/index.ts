@@ -12,7 +12,7 @@ import {listen} from '../listen.js'
 import {atTurnEnd} from '../turn-end.js'
 import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 
-import {COMMANDS, execute, executeGet} from './dispatch.js'
+import {COMMANDS, execute, executeGetBytes} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
 import {boundReply, DEFAULT_MAX_REPLY_BYTES} from './reply-limit.js'
 import {CursorTable, KeyLocks, type Session, type Shared} from './shared.js'
@@ -121,8 +121,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
           }
           let pending: Promise<Reply> | Reply
           // The common `GET key` frame skips the argument array and the command table.
-          const key = sess.multi ? undefined : parser.nextGetKey()
-          if (key === undefined) {
+          if (!sess.multi && parser.nextGet()) pending = executeGetBytes(sess, parser.bytes, parser.keyStart, parser.keyEnd, shared)
+          else {
             let cmd: Buffer[] | undefined
             try {
               cmd = parser.next()
@@ -134,7 +134,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
             if (!cmd) break
             if (cmd.length === 0) continue
             pending = execute(sess, cmd, shared)
-          } else pending = executeGet(sess, key, shared)
+          }
           handled++
           sinceLook++
           let settled: Reply

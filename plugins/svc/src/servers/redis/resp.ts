@@ -82,19 +82,38 @@ export class RespParser extends ByteBuffer {
    * common read then needs no argument array and no command-table lookup.
    */
   nextGetKey(): string | undefined {
+    return this.nextGet() ? this.buf.toString('utf8', this.keyStart, this.keyEnd) : undefined
+  }
+
+  /** Start and end in `bytes` of the key of the frame `nextGet` last took. */
+  keyStart = 0
+  keyEnd = 0
+
+  /** The receive buffer, for reading the key `nextGet` took (valid until the next `feed`). */
+  get bytes(): Buffer {
+    return this.buf
+  }
+
+  /**
+   * `nextGetKey` without the string: true when it took a `GET key` frame, whose key is then
+   * `bytes` from `keyStart` to `keyEnd`. A read of an absent key can be answered from the bytes.
+   */
+  nextGet(): boolean {
     const {buf, pos: p} = this
     // `*2\r\n$3\r\nGET\r\n$` in any letter case
-    if (buf.length - p < 18 || buf[p] !== 0x2a || buf[p + 1] !== 0x32 || buf[p + 2] !== CR || buf[p + 3] !== LF || buf[p + 4] !== 0x24 || buf[p + 5] !== 0x33) return undefined
-    if (buf[p + 6] !== CR || buf[p + 7] !== LF || (buf[p + 8] | 0x20) !== 0x67 || (buf[p + 9] | 0x20) !== 0x65 || (buf[p + 10] | 0x20) !== 0x74) return undefined
-    if (buf[p + 11] !== CR || buf[p + 12] !== LF || buf[p + 13] !== 0x24) return undefined
+    if (buf.length - p < 18 || buf[p] !== 0x2a || buf[p + 1] !== 0x32 || buf[p + 2] !== CR || buf[p + 3] !== LF || buf[p + 4] !== 0x24 || buf[p + 5] !== 0x33) return false
+    if (buf[p + 6] !== CR || buf[p + 7] !== LF || (buf[p + 8] | 0x20) !== 0x67 || (buf[p + 9] | 0x20) !== 0x65 || (buf[p + 10] | 0x20) !== 0x74) return false
+    if (buf[p + 11] !== CR || buf[p + 12] !== LF || buf[p + 13] !== 0x24) return false
     let i = p + 14
     let len = 0
     for (; i < buf.length && i < p + 24 && buf[i] >= 0x30 && buf[i] <= 0x39; i++) len = len * 10 + buf[i] - 0x30
     const start = i + 2
     const end = start + len
-    if (i === p + 14 || len > this.limits.maxBulk || end + 2 > buf.length || buf[i] !== CR || buf[i + 1] !== LF || buf[end] !== CR || buf[end + 1] !== LF) return undefined
+    if (i === p + 14 || len > this.limits.maxBulk || end + 2 > buf.length || buf[i] !== CR || buf[i + 1] !== LF || buf[end] !== CR || buf[end + 1] !== LF) return false
     this.pos = end + 2
-    return buf.toString('utf8', start, end)
+    this.keyStart = start
+    this.keyEnd = end
+    return true
   }
 
   private inline(): Buffer[] | undefined {

@@ -2,7 +2,7 @@
  * The machinery every Redis command module shares: sessions, per-key locks, SCAN cursors,
  * argument parsing, error replies and reading keys (an expired key reads as absent).
  */
-import {type Doc, type Engine} from '../../engine/types.js'
+import {type BranchOption, type Doc, type Engine} from '../../engine/types.js'
 
 import {getManyParsed, getParsed, getParsedIfCached} from '../../engine/parsed-read.js'
 
@@ -181,9 +181,13 @@ export function wopts(sess: Session) {
  * `load` without waiting when the document is in memory; `false` when the caller must use `load`
  * (a read from Git, or an expired legacy key to delete).
  */
+/** The session's read options (one object per session and branch, not one per command). */
+export function readOptions(sess: Session): BranchOption {
+  return sess.reads?.branch === sess.branch ? sess.reads : (sess.reads = {branch: sess.branch})
+}
+
 export function loadIfCached(sh: Shared, sess: Session, key: string): Doc | false | undefined {
-  const reads = sess.reads?.branch === sess.branch ? sess.reads : (sess.reads = {branch: sess.branch})
-  const doc = getParsedIfCached(sh.store, key, reads)
+  const doc = getParsedIfCached(sh.store, key, readOptions(sess))
   // Only a document with the legacy expiry field can have expired here (the engine hides the rest).
   return doc && doc[EXPIRES_FIELD] !== undefined && expired(doc, sh.engine.now()) ? false : doc
 }
