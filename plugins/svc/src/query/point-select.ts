@@ -156,14 +156,14 @@ export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait
   const v = evaluate(shape.key, {}, ctx)
   if (shape.field !== undefined) return byIndex(s, shape, shape.field, b, v, ctx, branch)
   // NULL matches no id (planner.ts keysOf skips it).
-  if (v === null || v === undefined) return answer(s, shape, b, [], ctx)
+  if (v === null || v === undefined) return answer(s, shape, b, undefined, ctx)
   const id = `${shape.table}:${keyText(v)}`
   if (s.tx?.branches.get(branch)?.written.has(id)) return undefined
   const hit = getParsedIfCached(s.engine, id, {branch})
-  if (hit !== false) return answer(s, shape, b, hit ? [hit] : [], ctx)
+  if (hit !== false) return answer(s, shape, b, hit, ctx)
   if (!wait) return undefined
   const found = shape
-  return getParsed(s.engine, id, {branch}).then((doc) => answer(s, found, b, doc ? [doc] : [], ctx))
+  return getParsed(s.engine, id, {branch}).then((doc) => answer(s, found, b, doc, ctx))
 }
 
 /** Values a secondary index holds (planner.ts indexedKeys): others make the general path scan the table. */
@@ -204,12 +204,16 @@ function rowOf(doc: Doc, table: string, b: Binding): RowObj {
   return o
 }
 
-function answer(s: PgSession, shape: Shape, b: Binding, docs: Doc[], ctx: EvalCtx): QueryResult {
+/** The rows of the documents read (one for an id, the index's matches in id order), WHERE tested on each. */
+function answer(s: PgSession, shape: Shape, b: Binding, found: Doc | Doc[] | undefined, ctx: EvalCtx): QueryResult {
   const rows: unknown[][] = []
-  for (const doc of docs) {
+  const add = (doc: Doc): void => {
     const row: Row = {[shape.alias]: rowOf(doc, shape.table, b)}
     if (evaluate(shape.where, row, ctx) === true) rows.push(b.refs.map((r) => evaluate(r, row, ctx)))
   }
+  // A point select by id reads one document: no array is made for it.
+  if (Array.isArray(found)) for (const doc of found) add(doc)
+  else if (found) add(found)
   checkCancel(s)
   return {columns: b.columns, rows, tag: rows.length === 1 ? 'SELECT 1' : rows.length === 0 ? 'SELECT 0' : `SELECT ${rows.length}`}
 }
