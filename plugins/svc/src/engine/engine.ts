@@ -373,6 +373,14 @@ export class GitEngine implements Engine {
     return b.expiring.size === 0 ? ids : ids.filter((id) => this.visible(b.docs.get(id)))
   }
 
+  findIdsIfReady(table: string, field: string, value: Json, options: BranchOption = {}): string[] | undefined {
+    const b = this.branch(options.branch)
+    const idx = this.secondary.on(b, table, field)
+    if (!idx?.built) return undefined
+    const ids = idx.find(value)
+    return b.expiring.size === 0 ? ids : ids.filter((id) => this.visible(b.docs.get(id)))
+  }
+
   async indexes(options: BranchOption & {table?: string} = {}): Promise<IndexInfo[]> {
     const b = this.branch(options.branch)
     return [...(b.indexes?.values() ?? [])]

@@ -84,6 +84,8 @@ export function sqlEquals(stored: Json | undefined, q: Json): boolean {
 export class FieldIndex {
   /** Resolves when the index holds every current document (it is built in the background). */
   ready: Promise<void> = Promise.resolve()
+  /** Set once the build has read every document: `ready` cannot be asked without waiting. */
+  built = false
   private byKey = new Map<string, Set<string>>()
   private values = new Map<string, Json>()
 

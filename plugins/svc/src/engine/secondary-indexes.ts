@@ -34,7 +34,9 @@ export class SecondaryIndexes {
     const idx: LiveIndex = new FieldIndex(def)
     b.indexes ??= new Map()
     b.indexes.set(def.name, idx)
-    idx.ready = this.build(b, idx).catch((error: Error) => {
+    idx.ready = this.build(b, idx).then(() => {
+      idx.built = true
+    }, (error: Error) => {
       idx.failed = error.message
       if (this.closed()) return
       this.log.error('secondary index build failed; queries on it scan the table', {branch: b.name, error: error.message, name: def.name})

@@ -264,6 +264,8 @@ export interface Engine {
   dropIndex(name: string, options?: BranchOption & {ifExists?: boolean}): Promise<boolean>
   /** Ids of `table` whose `field` equals `value` (PostgreSQL's `=`), or undefined without an index on it. */
   findIds(table: string, field: string, value: Json, options?: BranchOption): Promise<string[] | undefined>
+  /** `findIds` without waiting: undefined also while the index is still being built (the caller then takes the long way). */
+  findIdsIfReady(table: string, field: string, value: Json, options?: BranchOption): string[] | undefined
   indexes(options?: BranchOption & {table?: string}): Promise<IndexInfo[]>
   /** Sets (epoch ms) or clears (null) a document's expiry; resolves false when it does not exist. */
   expire(id: string, at: null | number, options?: WriteOptions): Promise<boolean>

@@ -1,6 +1,7 @@
 /**
  * The point select, `SELECT a, b FROM t WHERE id = $1` (pgbench -S, an ORM's find by primary key),
- * answered without the general SELECT machinery: no subquery search, no access-path planning, no
+ * or `WHERE col = $1` on a column with a secondary index (CREATE INDEX), answered without the
+ * general SELECT machinery: no subquery search, no access-path planning, no
  * FROM/WHERE/select-list passes over row arrays. What it does is what `select` does for this shape
  * (the same key, the same engine read, the same row object, WHERE and columns evaluated by the
  * same evaluator), so the answers, types and errors cannot differ; anything else about the
@@ -13,7 +14,7 @@
  */
 import type {Expr, SelectFromStatement, Statement} from 'pgsql-ast-parser'
 
-import type {Doc} from '../engine/types.js'
+import type {Doc, Json} from '../engine/types.js'
 
 import {getParsed, getParsedIfCached} from '../engine/parsed-read.js'
 
@@ -21,13 +22,15 @@ import {isSystemTable} from './catalog.js'
 import {evaluate, type EvalCtx, type Row, type RowObj, type SourceInfo} from './eval.js'
 import {branchOf, cachedTableDef, checkCancel, type Column, evalCtx, idOidOf, type PgSession, type QueryResult, safeCoerce, SCHEMA_TABLE, sourceInfo, tableDefVersion, type TableDef, typingOf} from './executor.js'
 import {keyText} from './planner.js'
-import {OID, oidOfTypeName, typed} from './types.js'
+import {OID, oidOfTypeName, stored, typed} from './types.js'
 
 interface Shape {
   alias: string
   /** The select list: `*` or plain column references. */
   columns: Array<{name: string; ref: RefExpr} | {star: true}>
-  /** The other side of `id = ...`: a parameter or a literal. */
+  /** The column compared: undefined for `id`, else a column read through its secondary index (CREATE INDEX). */
+  field?: string
+  /** The other side of `id = ...` (or `field = ...`): a parameter or a literal. */
   key: Expr
   table: string
   /** The table definition the columns were last bound to, where it was read, and what binding gave. */
@@ -73,9 +76,12 @@ function shapeOf(st: Statement): null | Shape {
   if (isSystemTable(table)) return null
   const w = sel.where
   if (w?.type !== 'binary' || w.op !== '=' || !only(w, EQ_KEYS)) return null
-  const isId = (e: Expr): boolean => e.type === 'ref' && only(e, REF_KEYS) && e.name === 'id' && (!e.table || (e.table.name === alias && !e.table.schema))
-  const key = isId(w.left) ? w.right : isId(w.right) ? w.left : undefined
-  if (!key || !CONST_TYPES.has(key.type)) return null
+  const isColumn = (e: Expr): e is RefExpr => e.type === 'ref' && only(e, REF_KEYS) && e.name !== '*' && (!e.table || (e.table.name === alias && !e.table.schema))
+  const column = isColumn(w.left) ? w.left : isColumn(w.right) ? w.right : undefined
+  const key = column === w.left ? w.right : w.left
+  if (!column || !CONST_TYPES.has(key.type)) return null
+  // Any other column is answered only through a secondary index on it (checked when the statement runs).
+  const field = column.name === 'id' ? undefined : column.name
   const columns: Shape['columns'] = []
   for (const c of sel.columns ?? []) {
     const e = c.expr
@@ -86,7 +92,7 @@ function shapeOf(st: Statement): null | Shape {
     } else columns.push({name: c.alias?.name ?? e.name, ref: e})
   }
   if (columns.length === 0) return null
-  return {alias, columns, key, table, where: w}
+  return {alias, columns, field, key, table, where: w}
 }
 
 /** The select list bound to a table definition; undefined when a column is not the table's (the general path reports it). */
@@ -110,9 +116,13 @@ function bind(shape: Shape, def: TableDef): Binding | undefined {
     columns.push({name: c.name, oid: tc.oid})
     refs.push(c.ref)
   }
+  if (shape.field !== undefined && !tableColumns.some((c) => c.name === shape.field)) return undefined
   const declared = tableColumns.map((c) => c.name)
   const typing = new Set(typingOf(tableColumns)?.map((c) => c.name))
-  const fields = [...new Set(refs.map((r) => r.name))].filter((n) => n !== 'id').map((name) => ({name, oid: typing.has(name) ? tableColumns.find((c) => c.name === name)?.oid : undefined}))
+  const read = refs.map((r) => r.name)
+  // WHERE reads the indexed column too.
+  if (shape.field !== undefined) read.push(shape.field)
+  const fields = [...new Set(read)].filter((n) => n !== 'id').map((name) => ({name, oid: typing.has(name) ? tableColumns.find((c) => c.name === name)?.oid : undefined}))
   return {columns: Object.freeze(columns) as Column[], fields, idOid, info: sourceInfo({alias: shape.alias, columns: tableColumns, declared, rows: []}, false), refs}
 }
 
@@ -144,6 +154,7 @@ export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait
   if (!b) return undefined
   const ctx = evalCtx(s, params, [b.info])
   const v = evaluate(shape.key, {}, ctx)
+  if (shape.field !== undefined) return byIndex(s, shape, shape.field, b, v, ctx, branch)
   // NULL matches no id (planner.ts keysOf skips it).
   if (v === null || v === undefined) return answer(s, shape, b, undefined, ctx)
   const id = `${shape.table}:${keyText(v)}`
@@ -153,6 +164,33 @@ export function pointSelect(s: PgSession, st: Statement, params: unknown[], wait
   if (!wait) return undefined
   const found = shape
   return getParsed(s.engine, id, {branch}).then((doc) => answer(s, found, b, doc, ctx))
+}
+
+/** Values a secondary index holds (planner.ts indexedKeys): others make the general path scan the table. */
+function plain(v: unknown): v is Json {
+  return typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'object' && v !== null && (Array.isArray(v) || v.constructor === Object))
+}
+
+/**
+ * `WHERE field = $1` through the field's secondary index, as loadTable's index path (executor.ts)
+ * reads it: the index's ids in id order, each row tested by the statement's WHERE. Undefined (the
+ * general path) while the index builds, when there is none, for a value the index cannot hold,
+ * when the open transaction wrote on the branch (its rows are not in the index), or when a row
+ * must be read from Git.
+ */
+function byIndex(s: PgSession, shape: Shape, field: string, b: Binding, v: unknown, ctx: EvalCtx, branch: string): QueryResult | undefined {
+  const value = stored(v)
+  if (!plain(value)) return undefined
+  if (s.tx?.branches.get(branch)?.written.size) return undefined
+  const ids = s.engine.findIdsIfReady(shape.table, field, value, {branch})
+  if (!ids) return undefined
+  const docs: Doc[] = []
+  for (const id of ids) {
+    const hit = getParsedIfCached(s.engine, id, {branch})
+    if (hit === false) return undefined
+    if (hit) docs.push(hit)
+  }
+  return answer(s, shape, b, docs, ctx)
 }
 
 /**
@@ -166,12 +204,16 @@ function rowOf(doc: Doc, table: string, b: Binding): RowObj {
   return o
 }
 
-function answer(s: PgSession, shape: Shape, b: Binding, doc: Doc | undefined, ctx: EvalCtx): QueryResult {
+/** The rows of the documents read (one for an id, the index's matches in id order), WHERE tested on each. */
+function answer(s: PgSession, shape: Shape, b: Binding, found: Doc | Doc[] | undefined, ctx: EvalCtx): QueryResult {
   const rows: unknown[][] = []
-  if (doc) {
+  const add = (doc: Doc): void => {
     const row: Row = {[shape.alias]: rowOf(doc, shape.table, b)}
     if (evaluate(shape.where, row, ctx) === true) rows.push(b.refs.map((r) => evaluate(r, row, ctx)))
   }
+  // A point select by id reads one document: no array is made for it.
+  if (Array.isArray(found)) for (const doc of found) add(doc)
+  else if (found) add(found)
   checkCancel(s)
-  return {columns: b.columns, rows, tag: rows.length === 1 ? 'SELECT 1' : 'SELECT 0'}
+  return {columns: b.columns, rows, tag: rows.length === 1 ? 'SELECT 1' : rows.length === 0 ? 'SELECT 0' : `SELECT ${rows.length}`}
 }
