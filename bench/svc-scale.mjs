@@ -9,7 +9,7 @@
 // as before the history index) on the same data in the same run, and both answers compared.
 // Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
 // (--writes-only: only the write phase, with the rate and CPU per write by process per 100k block;
-// --build CHECKOUT: with another checkout's build)
+// --build CHECKOUT: with another checkout's build; --repack-every N: the engine's repackEveryCheckpoints)
 //
 // On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
@@ -189,7 +189,7 @@ function parent() {
   const writesOnly = process.argv.includes('--writes-only')
   for (const n of sizes) {
     console.error(`svc-scale: ${n} documents (load ${load()}, ${new Date().toISOString()})`)
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : [])], {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : []), ...(opt('repack-every', undefined) ? ['--repack-every', opt('repack-every')] : [])], {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -252,7 +252,8 @@ async function one(n) {
   }
 
   // 1. Writes: one commit each, sustained until everything is in Git.
-  let db = await openEngine(dir, {})
+  // --repack-every N: the engine's repackEveryCheckpoints (the maintenance cadence A/B, same build).
+  let db = await openEngine(dir, opt('repack-every', undefined) ? {repackEveryCheckpoints: Number(opt('repack-every'))} : {})
   let next = 0
   const t0 = performance.now()
   const midTime = {at: 0}
@@ -269,7 +270,12 @@ async function one(n) {
         const now = performance.now()
         const cpu = treeCpu(process.pid)
         const per = Object.entries(cpuPer(block.cpu, cpu, 100_000)).map(([k, v]) => `${k.slice(6)} ${v.toFixed(0)}`).join(', ')
-        console.error(`  ${i + 1} written (${((i + 1) / ((now - t0) / 1000)).toFixed(0)}/s; this block ${(100_000 / ((now - block.at) / 1000)).toFixed(0)}/s, CPU us per write: ${per}; load ${load()})`)
+        // Packs in the repository (kept: fast-import's own, still open): fast-import looks every new
+        // object up in each one, so this count is part of its CPU per write.
+        const packDir = join(dir, 'repo', 'objects', 'pack')
+        const files = existsSync(packDir) ? readdirSync(packDir) : []
+        const packs = `${files.filter((f) => f.endsWith('.pack')).length} (${files.filter((f) => f.endsWith('.keep')).length} kept)`
+        console.error(`  ${i + 1} written (${((i + 1) / ((now - t0) / 1000)).toFixed(0)}/s; this block ${(100_000 / ((now - block.at) / 1000)).toFixed(0)}/s, CPU us per write: ${per}; packs ${packs}; load ${load()})`)
         Object.assign(block, {at: now, cpu})
       }
     }

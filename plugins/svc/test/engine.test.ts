@@ -253,6 +253,28 @@ describe('svc engine', () => {
     gitOut(join(dir, 'repo'), ['fsck', '--full'])
   })
 
+  it('writes sent while a background repack runs and after it are each one commit, none lost', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false, repackEveryCheckpoints: 1})
+    let writes = 0
+    for (let round = 0; round < 6; round++) {
+      // No flush between the puts and the next round's: checkpoints (and so repacks and the
+      // writer's restarts around them) happen while writes are on their way.
+      await Promise.all(Array.from({length: 30}, (_, i) => db!.put({id: `m:${round}:${i}`, round})))
+      writes += 30
+      // Past the checkpoint delay: each round gets its own checkpoint, and so its own repack.
+      await new Promise((resolve) => setTimeout(resolve, 80))
+    }
+    await db.flush()
+    await db.close()
+    const repo = join(dir, 'repo')
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal(String(writes))
+    expect(gitOut(repo, ['ls-tree', '-r', '--name-only', 'main']).trim().split('\n')).to.have.length(writes)
+    gitOut(repo, ['fsck', '--full'])
+    db = await openEngine(dir, {fullText: false})
+    expect(await db.get('m:5:29')).to.deep.equal({id: 'm:5:29', round: 5})
+  })
+
   it('when git fast-import dies, the engine restarts it and sends it every acknowledged write not yet in git', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false})
