@@ -10,21 +10,7 @@ import pg from 'pg'
 
 import {type Harness, pgClient, startHarness} from '../redis/harness.js'
 
-interface Answer {
-  code?: string
-  fields?: Array<{dataTypeID: number; name: string}>
-  rowCount?: null | number
-  rows?: unknown[]
-}
-
-async function answer(c: pg.Client, sql: string, values?: unknown[], name?: string): Promise<Answer> {
-  try {
-    const r = await c.query({name, rowMode: 'array', text: sql, values})
-    return {fields: r.fields.map((f) => ({dataTypeID: f.dataTypeID, name: f.name})), rowCount: r.rowCount, rows: r.rows}
-  } catch (error) {
-    return {code: (error as {code?: string}).code}
-  }
-}
+import {answer} from './answer.js'
 
 describe('svc SQL equality selects through a secondary index', function () {
   this.timeout(60_000)
