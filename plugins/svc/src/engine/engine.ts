@@ -369,15 +369,18 @@ export class GitEngine implements Engine {
     if (!idx) return undefined
     await idx.ready
     if (idx.failed) return undefined
-    const ids = idx.find(value)
-    return b.expiring.size === 0 ? ids : ids.filter((id) => this.visible(b.docs.get(id)))
+    return this.unexpired(b, idx.find(value))
   }
 
+  /** `findIds` without waiting: undefined also while the index is still being built (a caller's fast path). */
   findIdsIfReady(table: string, field: string, value: Json, options: BranchOption = {}): string[] | undefined {
     const b = this.branch(options.branch)
     const idx = this.secondary.on(b, table, field)
     if (!idx?.built) return undefined
-    const ids = idx.find(value)
+    return this.unexpired(b, idx.find(value))
+  }
+
+  private unexpired(b: BranchState, ids: string[]): string[] {
     return b.expiring.size === 0 ? ids : ids.filter((id) => this.visible(b.docs.get(id)))
   }
 
