@@ -9,7 +9,8 @@
 // as before the history index) on the same data in the same run, and both answers compared.
 // Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
 // (--writes-only: only the write phase, with the rate and CPU per write by process per 100k block;
-// --build CHECKOUT: with another checkout's build; --repack-every N: the engine's repackEveryCheckpoints)
+// --build CHECKOUT: with another checkout's build; --repack-every N: the engine's repackEveryCheckpoints;
+// --size: compact after the writes and print the repository's size)
 //
 // On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
@@ -189,7 +190,7 @@ function parent() {
   const writesOnly = process.argv.includes('--writes-only')
   for (const n of sizes) {
     console.error(`svc-scale: ${n} documents (load ${load()}, ${new Date().toISOString()})`)
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : []), ...(opt('repack-every', undefined) ? ['--repack-every', opt('repack-every')] : [])], {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(process.argv.includes('--size') ? ['--size'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : []), ...(opt('repack-every', undefined) ? ['--repack-every', opt('repack-every')] : [])], {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -200,6 +201,7 @@ function parent() {
     }
     results.push(JSON.parse(r.stdout.trim().split('\n').at(-1)))
     if (writesOnly) line(`${n} documents: sustained writes/s`, results.at(-1).writesPerSec.toFixed(0))
+    if (writesOnly && results.at(-1).repoMB !== undefined) line(`${n} documents: repository MB after compaction`, results.at(-1).repoMB.toFixed(1))
     else print(results.at(-1))
   }
   if (results.length > 1) {
@@ -283,6 +285,11 @@ async function one(n) {
   await db.flush()
   r.writesPerSec = n / ((performance.now() - t0) / 1000)
   if (process.argv.includes('--writes-only')) {
+    // --size: the repository after `compact`, to compare what the roll-up and checkpoint policies leave.
+    if (process.argv.includes('--size')) {
+      await db.compact()
+      r.repoMB = Number(spawnSync('du', ['-sk', join(dir, 'repo')], {encoding: 'utf8'}).stdout.split('\t')[0]) / 1024
+    }
     await db.close()
     r.load = load()
     console.log(JSON.stringify(r))
