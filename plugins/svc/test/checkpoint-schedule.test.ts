@@ -34,6 +34,33 @@ describe('svc engine checkpoint schedule', () => {
     s.cancel()
   })
 
+  it('while checkpoints finish with writes behind them, the next waits for a bound that doubles up to its cap; one with none behind ends that', async () => {
+    const bounds: number[] = []
+    let behind = true
+    const s: CheckpointSchedule = new CheckpointSchedule(
+      () => {
+        bounds.push(s.maxDelayMs)
+        s.checkpointed(behind)
+      },
+      {delayMs: 20, maxDelayMs: 60, sustainedMaxDelayMs: 200},
+    )
+    // Writes 30 ms apart leave the 20 ms quiet period each time; only the first checkpoint comes from it.
+    for (let i = 0; i < 400 && bounds.length < 4; i++) {
+      s.schedule()
+      await sleep(30)
+    }
+    expect(bounds).to.deep.equal([60, 120, 200, 200])
+    // The stream ends: the next checkpoint finds nothing behind it, and a lone write is checkpointed after the quiet period again.
+    behind = false
+    s.schedule()
+    for (let i = 0; i < 100 && bounds.length < 5; i++) await sleep(10)
+    expect(s.maxDelayMs).to.equal(60)
+    s.schedule()
+    await sleep(150)
+    expect(bounds).to.have.length(6)
+    s.cancel()
+  })
+
   it('cancel drops the pending checkpoint', async () => {
     let runs = 0
     const s = new CheckpointSchedule(() => runs++, {delayMs: 20, maxDelayMs: 1000})

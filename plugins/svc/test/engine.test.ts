@@ -275,6 +275,42 @@ describe('svc engine', () => {
     expect(await db.get('m:5:29')).to.deep.equal({id: 'm:5:29', round: 5})
   })
 
+  it('under a sustained stream checkpoints grow apart, yet a flush puts every acknowledged write in git at once and none is lost', async () => {
+    const dir = tempDir()
+    // A short first bound and a small cap: the stream below makes the bound grow within a second.
+    db = await openEngine(dir, {checkpointMaxDelayMs: 30, checkpointSustainedMaxDelayMs: 400, fullText: false, repackEveryCheckpoints: 3})
+    const repo = join(dir, 'repo')
+    let acknowledged = 0
+    let stop = false
+    const writers = Array.from({length: 4}, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        await db!.put({id: `s:${w}:${i}`, w, i})
+        acknowledged++
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
+    })
+    const counts: number[] = []
+    for (let round = 0; round < 4; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Everything acknowledged before the flush is a commit in git when it returns, however far the bound has grown.
+      const before = acknowledged
+      await db.flush()
+      const inGit = Number(gitOut(repo, ['rev-list', '--count', 'main']).trim())
+      expect(inGit).to.be.at.least(before)
+      counts.push(inGit)
+    }
+    stop = true
+    await Promise.all(writers)
+    await db.close()
+    expect(counts[3]).to.be.greaterThan(counts[0])
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal(String(acknowledged))
+    expect(gitOut(repo, ['ls-tree', '-r', '--name-only', 'main']).trim().split('\n')).to.have.length(acknowledged)
+    gitOut(repo, ['fsck', '--full'])
+    db = await openEngine(dir, {fullText: false})
+    expect(await db.get('s:3:0')).to.deep.equal({i: 0, id: 's:3:0', w: 3})
+    expect(db.stats().documents).to.equal(acknowledged)
+  })
+
   it('when git fast-import dies, the engine restarts it and sends it every acknowledged write not yet in git', async () => {
     const dir = tempDir()
     db = await openEngine(dir, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false})

@@ -30,7 +30,7 @@ export class CheckpointLoop {
 
   constructor(
     private readonly host: CheckpointHost,
-    options: {delayMs: number; maxDelayMs: number; now?: () => number},
+    options: {delayMs: number; maxDelayMs: number; now?: () => number; sustainedMaxDelayMs?: number},
   ) {
     this.timing = new CheckpointSchedule(() => void this.run(), options)
   }

@@ -1,9 +1,21 @@
 /**
  * When the engine asks `git fast-import` for a checkpoint (which makes acknowledged writes visible
  * to `git` and lets the write-ahead log be trimmed): after a short quiet period following the last
- * write, so a burst shares one checkpoint, but never later than `maxDelayMs` after the first write
+ * write, so a burst shares one checkpoint, but never later than the bound after the first write
  * not yet covered, so a steady stream still reaches Git. Only timing lives here; what a checkpoint
  * does is the engine's.
+ *
+ * The bound is `maxDelayMs` for the first checkpoint of a stream. A checkpoint that finishes with
+ * writes behind it (they arrived while it ran) means a sustained stream: the next one waits for
+ * the bound, not for a quiet period (under load the log's group commits leave gaps of more than
+ * the quiet period inside a steady stream), and the bound doubles, up to `sustainedMaxDelayMs`.
+ * A checkpoint that finishes with nothing behind it ends the stream: quiet periods count again and
+ * the bound is `maxDelayMs` again. Why (issue 26, docs/benchmarks.md
+ * "svc sustained writes at 1M: fewer, larger checkpoints"): every checkpoint ends a pack, and
+ * fast-import looks each new object up in every pack of the repository, so under a sustained
+ * stream a checkpoint a second made the packs that every later commit pays for. Acknowledgement
+ * comes from the write-ahead log, and a caller that needs Git current asks for a checkpoint at
+ * once (`CheckpointLoop.force`), so only the lag of Git behind the log grows.
  */
 export class CheckpointSchedule {
   private timer: NodeJS.Timeout | undefined
@@ -13,11 +25,22 @@ export class CheckpointSchedule {
   private dueAt = 0
   /** When the oldest write not yet covered by a checkpoint was scheduled (0: none). */
   private firstPendingAt = 0
+  /** The present bound on a write's wait (grows under a sustained stream, see above). */
+  private bound: number
+  /** The last checkpoint finished with writes behind it. */
+  private sustained = false
 
   constructor(
     private readonly run: () => void,
-    private readonly options: {delayMs: number; maxDelayMs: number; now?: () => number},
-  ) {}
+    private readonly options: {delayMs: number; maxDelayMs: number; now?: () => number; sustainedMaxDelayMs?: number},
+  ) {
+    this.bound = options.maxDelayMs
+  }
+
+  /** The present longest wait of a write before its checkpoint, in ms. */
+  get maxDelayMs(): number {
+    return this.bound
+  }
 
   /**
    * A write (or a checkpoint that left writes behind) wants a checkpoint soon. A later due time
@@ -27,7 +50,8 @@ export class CheckpointSchedule {
   schedule(): void {
     const now = this.now()
     if (this.firstPendingAt === 0) this.firstPendingAt = now
-    const delay = Math.min(this.options.delayMs, Math.max(0, this.firstPendingAt + this.options.maxDelayMs - now))
+    const left = Math.max(0, this.firstPendingAt + this.bound - now)
+    const delay = this.sustained ? left : Math.min(this.options.delayMs, left)
     this.dueAt = performance.now() + delay
     if (this.timer !== undefined && this.firesAt <= this.dueAt) return
     this.arm(delay)
@@ -56,6 +80,9 @@ export class CheckpointSchedule {
   /** A checkpoint finished; `behind` when writes arrived meanwhile (their wait starts now). */
   checkpointed(behind: boolean): void {
     this.firstPendingAt = behind ? this.now() : 0
+    const most = Math.max(this.options.maxDelayMs, this.options.sustainedMaxDelayMs ?? this.options.maxDelayMs)
+    this.bound = behind ? Math.min(most, Math.max(1, this.bound * 2)) : this.options.maxDelayMs
+    this.sustained = behind
   }
 
   private now(): number {

@@ -66,8 +66,14 @@ export interface EngineOptions {
    * (docs/benchmarks.md, "Write path, issue 26").
    */
   checkpointDelayMs?: number
-  /** Longest time an acknowledged write waits before a Git checkpoint (default 1000 ms). */
+  /**
+   * Longest time an acknowledged write waits before a Git checkpoint (default 1000 ms), for the
+   * first checkpoint of a stream; under a sustained stream the wait doubles at each checkpoint up
+   * to `checkpointSustainedMaxDelayMs` (see checkpoint-schedule.ts).
+   */
   checkpointMaxDelayMs?: number
+  /** Longest wait under a sustained stream of writes (default 8x checkpointMaxDelayMs). */
+  checkpointSustainedMaxDelayMs?: number
   /** Committer of every commit (default `svc <svc@localhost>`). */
   committerEmail?: string
   committerName?: string
@@ -105,8 +111,22 @@ interface Unsent {
   spec?: CommitSpec
 }
 
-/** Commits after which a checkpoint is requested at once, when none is on its way. */
-const CHECKPOINT_EVERY = 2000
+/**
+ * Checkpoints between background roll-ups (`repackEveryCheckpoints`). Not fewer: a geometric
+ * roll-up costs CPU in proportion to the repository (its delta search), far more than the packs
+ * it removes cost fast-import (~1-2 us per commit each); rolling up every 128,000 commits instead
+ * was measured and cost more (docs/benchmarks.md, "svc sustained writes at 1M: fewer, larger
+ * checkpoints").
+ */
+const REPACK_EVERY_CHECKPOINTS = 64
+
+/**
+ * Commits after which a checkpoint is requested at once, when none is on its way: half the
+ * back-pressure bound, so the writes arriving while it runs do not reach the bound, and at most
+ * this many (each checkpoint is a pack that fast-import's later lookups walk: docs/benchmarks.md,
+ * "svc sustained writes at 1M: fewer, larger checkpoints").
+ */
+const CHECKPOINT_EVERY_MAX = 8000
 
 function blobSha(body: Buffer): string {
   return createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex')
@@ -177,6 +197,8 @@ export class GitEngine implements Engine {
   private lock!: InstanceLock
   private log: Logger
   private maxPending: number
+  /** Commits after which a checkpoint is asked for at once (CHECKPOINT_EVERY_MAX). */
+  private checkpointEvery: number
   private pendingQueue: Array<{branch: string; ids: string[]; seq: number}> = []
   private pressureWaiters: Array<() => void> = []
   private reader!: BlobReader
@@ -198,6 +220,7 @@ export class GitEngine implements Engine {
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
     this.maxPending = options.maxPendingEntries ?? 10_000
+    this.checkpointEvery = Math.max(1, Math.min(CHECKPOINT_EVERY_MAX, Math.floor(this.maxPending / 2)))
     this.clock = options.now ?? Date.now
     this.checkpoints = new CheckpointLoop(
       {
@@ -208,7 +231,11 @@ export class GitEngine implements Engine {
         failure: () => this.failure,
         writerDown: () => this.writerDown !== undefined,
       },
-      {delayMs: options.checkpointDelayMs ?? 50, maxDelayMs: options.checkpointMaxDelayMs ?? 1000},
+      {
+        delayMs: options.checkpointDelayMs ?? 50,
+        maxDelayMs: options.checkpointMaxDelayMs ?? 1000,
+        sustainedMaxDelayMs: options.checkpointSustainedMaxDelayMs ?? 8 * (options.checkpointMaxDelayMs ?? 1000),
+      },
     )
     this.secondary = new SecondaryIndexes(this.layout.indexDefinitions, this.log, (b, id, e) => this.blob(e, b.name, id), () => this.closed)
   }
@@ -812,7 +839,7 @@ export class GitEngine implements Engine {
       },
     })
     this.sentSeq = entry.seq
-    if (this.checkpoints.inFlight === 0 && this.sentSeq - this.requestedSeq >= CHECKPOINT_EVERY) {
+    if (this.checkpoints.inFlight === 0 && this.sentSeq - this.requestedSeq >= this.checkpointEvery) {
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
     } else if (!replay) this.checkpoints.schedule()
   }
@@ -1087,7 +1114,7 @@ export class GitEngine implements Engine {
     this.checkpoints.completed(generation, this.sentSeq > this.checkpointedSeq)
     this.historyIndex?.touched()
     this.log.debug('checkpoint', {ms: Date.now() - started, seq: target})
-    if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? 64)) void this.maintain()
+    if (++this.checkpointsSinceRepack >= (this.options.repackEveryCheckpoints ?? REPACK_EVERY_CHECKPOINTS)) void this.maintain()
     // Writes that arrived while this one was on its way get the next checkpoint.
     if (this.checkpoints.inFlight === 0 && !this.failure && this.sentSeq > this.checkpointedSeq) this.checkpoints.schedule()
     await this.wal.release(this.checkpointedSeq)
@@ -1212,6 +1239,9 @@ export class GitEngine implements Engine {
     this.repacking ??= this.writer
       .restart()
       .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'], {background: true}))
+      // The fast-import started above listed the packs before the roll-up, and would look every
+      // new object up in the merged-away ones too until its next restart: a fresh one sees the few left.
+      .then(() => this.writer.restart())
       .then(() => this.writeGraph())
       .then(() => this.log.debug('repacked'))
       .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))
