@@ -202,7 +202,7 @@ function parent() {
     results.push(JSON.parse(r.stdout.trim().split('\n').at(-1)))
     if (writesOnly) line(`${n} documents: sustained writes/s`, results.at(-1).writesPerSec.toFixed(0))
     if (writesOnly && results.at(-1).repoMB !== undefined) line(`${n} documents: repository MB after compaction`, results.at(-1).repoMB.toFixed(1))
-    else print(results.at(-1))
+    if (!writesOnly) print(results.at(-1))
   }
   if (results.length > 1) {
     const a = results[0]
