@@ -1,15 +1,15 @@
 import {expect} from 'chai'
-import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {envName, loadLayeredConfig} from '../src/lib/layered-config.js'
 import {freshHome, jsonLines, runCli} from './helpers/cli.js'
+import {scratchDir} from './helpers/scratch.js'
 
 const defaults = {hosts: ['a'], port: 80, verbose: false, name: 'x'}
 
 function configDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'toolkit-config-'))
+  const dir = scratchDir('toolkit-config-')
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return dir
 }

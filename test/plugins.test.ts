@@ -7,6 +7,7 @@ import {dirname, join} from 'node:path'
 
 import {freshHome, jsonLines, repoRoot, runCli} from './helpers/cli.js'
 import {ourPlugins, strippedToolkit} from './helpers/stripped-toolkit.js'
+import {scratchDir} from './helpers/scratch.js'
 
 const topics = ['gw', 'svc', 'campaign']
 
@@ -48,7 +49,7 @@ describe('plugins', () => {
       const archive = join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`)
       execFileSync('tar', ['-czf', archive, '-C', sqlite, 'build/Release/better_sqlite3.node'])
       npmEnv.npm_config_better_sqlite3_local_prebuilds = prebuilds
-      const dest = mkdtempSync(join(tmpdir(), 'toolkit-packs-'))
+      const dest = scratchDir('toolkit-packs-')
       for (const plugin of ourPlugins) {
         // The plugins were built by `npm run build`; --ignore-scripts packs that build as it is.
         execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest, '-w', plugin], {cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit']})
@@ -103,7 +104,7 @@ describe('plugins', () => {
     })
 
     it('gets a malformed-config error with file and line through the hook', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'toolkit-cfg-'))
+      const dir = scratchDir('toolkit-cfg-')
       const {writeFileSync} = await import('node:fs')
       writeFileSync(join(dir, 'hello.json'), '{\n  "greeting": 3\n}\n')
       const r = await runCli(['hello', 'greet', 'Ada'], {env: {...home.env, TOOLKIT_CONFIG_DIR: dir}})
@@ -112,7 +113,7 @@ describe('plugins', () => {
     })
 
     it('saves a credential through the token-store hook without printing it', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'toolkit-cfg-'))
+      const dir = scratchDir('toolkit-cfg-')
       const env = {...home.env, TOOLKIT_CONFIG_DIR: dir}
       const r = await runCli(['hello', 'remember', 'https://api.example.com', '--token', 's3cr3t-value', '--format', 'json'], {env})
       expect(r.code, r.stderr).to.equal(0)

@@ -1,13 +1,13 @@
 import {expect} from 'chai'
 import {spawn} from 'node:child_process'
-import {mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {createTokenStore} from '../src/lib/token-store.js'
 import {repoRoot} from './helpers/cli.js'
+import {scratchDir} from './helpers/scratch.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'toolkit-tokens-'))
+const tmp = () => scratchDir('toolkit-tokens-')
 
 describe('token store hook', () => {
   it('writes the gw auth.json shape with mode 0600 and no temporary files left', async () => {

@@ -1,8 +1,7 @@
 import {spawn} from 'node:child_process'
-import {mkdtempSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {scratchDir} from './scratch.js'
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 export const runJs = join(repoRoot, 'bin', 'run.js')
@@ -15,7 +14,7 @@ export interface CliResult {
 
 /** A throwaway HOME with its own config and data directories, so nothing leaks from the machine. */
 export function freshHome(): {dir: string; env: Record<string, string>} {
-  const dir = mkdtempSync(join(tmpdir(), 'toolkit-home-'))
+  const dir = scratchDir('toolkit-home-')
   return {
     dir,
     env: {

@@ -1,8 +1,8 @@
-import {copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {repoRoot} from './cli.js'
+import {scratchDir} from './scratch.js'
 
 export const ourPlugins = ['@toolkit/plugin-gw', '@toolkit/plugin-svc', '@toolkit/plugin-campaign']
 
@@ -11,7 +11,7 @@ export const ourPlugins = ['@toolkit/plugin-gw', '@toolkit/plugin-svc', '@toolki
  * package.json that does not list them and a node_modules in which they are absent.
  */
 export function strippedToolkit(without: string[] = ourPlugins): string {
-  const dir = mkdtempSync(join(tmpdir(), 'toolkit-stripped-'))
+  const dir = scratchDir('toolkit-stripped-')
   const pjson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'))
   pjson.oclif.plugins = pjson.oclif.plugins.filter((p: string) => !without.includes(p))
   for (const p of without) delete pjson.dependencies[p]

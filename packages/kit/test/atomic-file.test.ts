@@ -1,12 +1,20 @@
 import {expect} from 'chai'
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {writeFileAtomic, writeFileAtomicSync} from '../src/atomic-file.js'
 
 describe('kit writeFileAtomic', () => {
-  const dir = (): string => mkdtempSync(join(tmpdir(), 'kit-atomic-'))
+  const made: string[] = []
+  const dir = (): string => {
+    const d = mkdtempSync(join(tmpdir(), 'kit-atomic-'))
+    made.push(d)
+    return d
+  }
+  after(() => {
+    for (const d of made) rmSync(d, {force: true, recursive: true})
+  })
 
   it('replaces a file with the new content and the mode asked for, leaving no temporary file', async () => {
     const d = dir()
