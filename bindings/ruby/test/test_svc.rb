@@ -10,8 +10,12 @@ require "toolkit_svc"
 ROOT = File.expand_path("../../..", __dir__)
 ENV["TOOLKIT_BIN"] ||= File.join(ROOT, "bin", "run.js")
 
+HOMES = []
+Minitest.after_run { HOMES.each { |h| FileUtils.rm_rf(h) } }
+
 def isolated_env
   home = Dir.mktmpdir("svc-rb-home-")
+  HOMES << home
   { "HOME" => home, "TOOLKIT_CONFIG_DIR" => home, "XDG_CONFIG_HOME" => home, "NO_COLOR" => "1" }
 end
 

@@ -7,6 +7,8 @@ import {createLogger} from '../../src/engine/logger.js'
 import type {Logger} from '../../src/engine/types.js'
 
 const made: string[] = []
+// Files that never call cleanupTempDirs (the e2e ones among them) still leave nothing behind.
+process.on('exit', () => cleanupTempDirs())
 
 export function tempDir(prefix = 'svc-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix))
