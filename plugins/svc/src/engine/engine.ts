@@ -10,6 +10,7 @@ import {damageMessage, EngineError, isDiskFull, skipDamaged, withDiskFullRemedy}
 import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
+import {noteForeground} from './background-gate.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
 import {useGitSpawner} from './git-spawner.js'
 import {HistoryIndex, type HistoryRecord} from './history-index.js'
@@ -953,6 +954,8 @@ export class GitEngine implements Engine {
 
   private branch(name: string | undefined): BranchState {
     this.checkOpen()
+    // Every request passes here: background work gives way while they keep coming (background-gate.ts).
+    noteForeground()
     const n = name ?? DEFAULT_BRANCH
     const b = this.branchesState.get(n)
     if (!b) throw new EngineError('branch_not_found', `branch ${JSON.stringify(n)} does not exist`)

@@ -19,6 +19,8 @@ interface Slot {
   fullBuild: boolean
   /** The value of `generation` when the last catch-up started: a read needs none while it is current. */
   seen: number
+  /** Reads waiting for this branch's catch-up: it is not held for other requests meanwhile. */
+  readers: number
   store?: HistoryStore
 }
 
@@ -157,7 +159,7 @@ export class HistoryIndex {
     if (this.closed) return Promise.resolve()
     let slot = this.slots.get(name)
     if (!slot) {
-      slot = {current: Promise.resolve(), fullBuild: false, seen: -1}
+      slot = {current: Promise.resolve(), fullBuild: false, readers: 0, seen: -1}
       this.slots.set(name, slot)
     }
     if (slot.queued) return slot.queued
@@ -187,8 +189,15 @@ export class HistoryIndex {
     const known = this.slots.get(branch)
     if (known?.fullBuild) return undefined
     // Nothing moved since the last catch-up started: wait for it (it may still be running), no new one.
-    if (!known || known.seen !== this.generation) await this.catchUp(branch)
-    else await (known.queued ?? known.current)
+    const waitFor = !known || known.seen !== this.generation ? this.catchUp(branch) : (known.queued ?? known.current)
+    // This read waits for the catch-up, so the catch-up no longer gives way to requests.
+    const waiting = this.slots.get(branch)
+    if (waiting) waiting.readers++
+    try {
+      await waitFor
+    } finally {
+      if (waiting) waiting.readers--
+    }
     const slot = this.slots.get(branch)
     return slot && !this.closed ? slot.store : undefined
   }
@@ -226,6 +235,7 @@ export class HistoryIndex {
         () => {
           if (this.slots.get(name) !== slot) throw new Error('branch removed')
         },
+        () => slot.readers > 0,
       )
     } finally {
       store.reload()
