@@ -4,6 +4,7 @@ import {getPriority} from 'node:os'
 import {join} from 'node:path'
 
 import {gateStats} from '../src/engine/background-gate.js'
+import {hasCommitGraph} from '../src/engine/commit-graph.js'
 import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
@@ -46,7 +47,8 @@ describe('svc background work gives way to requests (background-gate.ts)', () =>
     rmSync(join(dir, 'index'), {force: true, recursive: true})
     const {lines, logger} = memoryLogger()
     const heldBefore = gateStats.held
-    db = await openEngine(dir, {fullText: false, logger})
+    // startupMaxWaitMs: the build waits for a pause in requests at most this long after open.
+    db = await openEngine(dir, {fullText: false, logger, startupMaxWaitMs: 300})
     // A client that never stops: a read every turn of the loop until the index is built.
     let reads = 0
     const built = (): boolean => lines.some((l) => l.includes('history index built'))
@@ -65,6 +67,45 @@ describe('svc background work gives way to requests (background-gate.ts)', () =>
     const walked = []
     for (const id of ids.slice(0, 20)) walked.push(await db.history(id))
     expect(indexed).to.deep.equal(walked)
+  })
+
+  it('right after open, the history build and the commit-graph write wait for a pause in requests, and run within the bound under steady requests', async () => {
+    // 5,000 documents (the size that gets a commit-graph at open), no history index, no graph.
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false, historyIndex: false, repackEveryCheckpoints: 1_000_000})
+    for (let b = 0; b < 5; b++) await db.batch(Array.from({length: 1000}, (_, i) => ({doc: {id: `items:${b * 1000 + i}`, n: i}, op: 'put' as const})))
+    await db.close()
+    const repo = join(dir, 'repo')
+    const built = (lines: string[]): boolean => lines.some((l) => l.includes('history index built'))
+    const readUntil = async (e: Engine, done: () => boolean): Promise<number> => {
+      let reads = 0
+      while (!done()) {
+        expect((await e.get(`items:${reads % 5000}`))?.id).to.equal(`items:${reads % 5000}`)
+        reads++
+        await new Promise((r) => setImmediate(r))
+      }
+      return reads
+    }
+
+    // Steady requests and a far bound: neither starts while they keep coming; both run once they pause.
+    const first = memoryLogger()
+    db = await openEngine(dir, {fullText: false, logger: first.logger, startupMaxWaitMs: 60_000, startupQuietMs: 200})
+    const until = Date.now() + 1500
+    await readUntil(db, () => Date.now() > until)
+    expect(built(first.lines)).to.equal(false)
+    expect(hasCommitGraph(repo)).to.equal(false)
+    for (let i = 0; i < 200 && !(built(first.lines) && hasCommitGraph(repo)); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(built(first.lines)).to.equal(true)
+    expect(hasCommitGraph(repo)).to.equal(true)
+    await db.close()
+
+    // Requests that never pause: the bound starts both all the same.
+    rmSync(join(dir, 'index'), {force: true, recursive: true})
+    rmSync(join(repo, 'objects', 'info', 'commit-graphs'), {force: true, recursive: true})
+    rmSync(join(repo, 'objects', 'info', 'commit-graph'), {force: true})
+    const second = memoryLogger()
+    db = await openEngine(dir, {fullText: false, logger: second.logger, startupMaxWaitMs: 300, startupQuietMs: 60_000})
+    expect(await readUntil(db, () => built(second.lines) && hasCommitGraph(repo))).to.be.greaterThan(0)
   })
 
   it('a history read is not held behind other requests: the catch-up it waits for runs at once', async () => {

@@ -42,6 +42,41 @@ export function requestsInFlight(now = performance.now()): boolean {
   return now - lastRequestAt < QUIET_MS
 }
 
+/**
+ * Resolves once no request has reached the engine for `quietMs` while `ready()` held (the other
+ * start-up catch-up is over), or `maxWaitMs` after the call whatever arrives, or at once when
+ * `urgent()` (a request waits for the job itself), or at abort. For
+ * a job that cannot be held once it runs (one `git` process for seconds: the commit-graph write),
+ * so it starts in a pause instead of under the first requests after open.
+ */
+export async function whenQuiet(quietMs: number, maxWaitMs: number, signal: AbortSignal, ready: () => boolean = () => true, urgent: () => boolean = () => false): Promise<void> {
+  const started = performance.now()
+  let seen = ops
+  // The quiet is counted from the call: the clients of a server that just opened are arriving.
+  let quietSince = started
+  while (!signal.aborted && !urgent()) {
+    const now = performance.now()
+    if (ops !== seen || !ready()) {
+      seen = ops
+      quietSince = now
+    }
+    if (now - quietSince >= quietMs || now - started >= maxWaitMs) return
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, QUIET_POLL_MS)
+      t.unref()
+      function done(): void {
+        clearTimeout(t)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      signal.addEventListener('abort', done, {once: true})
+    })
+  }
+}
+
+/** How often whenQuiet looks. */
+const QUIET_POLL_MS = 50
+
 /** How many times background tasks were held (tests, /metrics-style counters). */
 export const gateStats = {held: 0}
 

@@ -235,6 +235,12 @@ export class FullTextIndex {
     await this.idle()
   }
 
+  /** True while a branch's catch-up runs (start-up maintenance waits for it: engine.ts startupGraph). */
+  catchingUp(): boolean {
+    for (const b of this.branches.values()) if (b.running) return true
+    return false
+  }
+
   /** Resolves once no catch-up is running. */
   async idle(timeoutMs = 600_000): Promise<void> {
     const until = Date.now() + timeoutMs
