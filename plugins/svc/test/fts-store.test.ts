@@ -376,6 +376,54 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('reads a word\'s list again after a write that changes only how often rows hold it, here or by another connection', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    // bm25 on a connection of its own: the general path.
+    const bm25 = (q: string): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s, rowid LIMIT 10) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(matchExpression(q)!)
+      } finally {
+        raw.close()
+      }
+    }
+    // "alpha" in 800 of 2,000 rows (ranked from its whole list, which the store keeps between
+    // searches), "beta" in 40 of those; the rewrites below keep every row's words, only the counts move.
+    // Every row 8 tokens long, so the row given more "alpha"s ranks first.
+    const text = (i: number, alphas = 1): string => {
+      const words = [...(i % 5 < 2 ? Array.from({length: alphas}, () => 'alpha') : []), ...(i % 50 === 0 ? ['beta'] : [])]
+      return [...words, ...Array.from({length: 8 - words.length}, (_, k) => `w${(i + k) % 97}`)].join(' ')
+    }
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 2000; i++) ix.put(`a:${i}`, `v${i}`, text(i))
+      })
+      for (const q of ['alpha', 'beta alpha']) expect(ix.search(q, page).hits, q).to.deep.equal(bm25(q))
+      ix.put('a:700', 'w700', text(700, 4))
+      for (const q of ['beta alpha', 'alpha']) {
+        const got = ix.search(q, page)
+        expect(got.hits[0].id, q).to.equal('a:700')
+        expect(got.hits, q).to.deep.equal(bm25(q))
+      }
+      other.put('a:1300', 'x1300', text(1300, 6))
+      for (const q of ['alpha', 'beta alpha']) {
+        const got = ix.search(q, page)
+        expect(got.hits[0].id, q).to.equal('a:1300')
+        expect(got.hits, q).to.deep.equal(bm25(q))
+      }
+    } finally {
+      other.close()
+      ix.close()
+    }
+  })
+
   it('keeps an answer until the index is written, by this connection or another', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)

@@ -414,6 +414,7 @@ export class IndexStore {
     this.answers.clear()
     this.extended.clear()
     this.docsWith.clear()
+    this.scorer.forget()
     // Another connection's commits are not counted in `written`: the phrase counts and the row
     // lengths start again.
     if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
