@@ -212,7 +212,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
-  it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes', () => {
+  it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes, also from lists kept', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
     // bm25 over the matches up to the last one ranked, on a connection of its own (the general
@@ -255,8 +255,27 @@ describe('svc full-text index file (SQLite FTS5)', () => {
           }
         }
       }
+      // Again, other pages, once a search under a wider window had fts/score.ts read (and keep)
+      // each word's whole lists: they give the rows, no walk of the index.
+      for (const q of ['mo', 'mora', 'tiva']) {
+        expect(ix.search(q, {limit: 1, offset: 0}, 100_000).estimated).to.equal(undefined)
+        for (const page of [{limit: 4, offset: 1}, {limit: 2, offset: 60}]) {
+          const ranked = Math.max(10, 4 * (page.offset + page.limit))
+          const got = ix.search(q, page, 50)
+          expect(got.estimated, q).to.equal(true)
+          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(full(q, undefined, ranked, page))
+          estimated++
+        }
+      }
     }
     let estimated = 0
+    // How many searches found their rows in kept lists (fts/score.ts matchesOf).
+    let fromKept = 0
+    const matchesOf = Bm25Scorer.prototype.matchesOf
+    Bm25Scorer.prototype.matchesOf = function (...args) {
+      fromKept++
+      return matchesOf.apply(this, args)
+    }
     try {
       ix.transaction(() => {
         for (let i = 0; i < 8000; i++) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `v${i}`, text())
@@ -272,7 +291,9 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       ix.put('a:tivaro', 'v', 'tivaro tiva tivaro')
       check()
       expect(estimated).to.be.greaterThan(40)
+      expect(fromKept).to.be.greaterThan(10)
     } finally {
+      Bm25Scorer.prototype.matchesOf = matchesOf
       ix.close()
     }
   })

@@ -97,7 +97,8 @@ export class Bm25Scorer {
    * Whole lists read by scoreWhole, by phrase, until the index is written (forget): the words a
    * search combines with rarer ones are the common ones, searched again and again, and reading
    * such a list costs about 0.2 us an instance (3 ms for a word in 13% of 100k documents) where
-   * a kept one costs a pass over an array. Oldest first.
+   * a kept one costs a pass over an array. Also the rows of a set of phrases (matchesOf, its key
+   * a newline and the phrases: no phrase starts with one). Oldest first.
    */
   private readonly kept = new Map<string, Int32Array>()
   private keptInstances = 0
@@ -252,6 +253,36 @@ export class Bm25Scorer {
     }
   }
 
+  /**
+   * The rows holding any of `phrases` (their whole lists, see instancesOf), ascending; kept with
+   * the lists (a search of one word repeats it with each page asked).
+   */
+  matchesOf(phrases: string[]): Int32Array {
+    const distinct = [...new Set(phrases)]
+    const key = `\n${distinct.join('\n')}`
+    const known = this.kept.get(key)
+    if (known) return known
+    const lists = distinct.map((phrase) => this.instancesOf(phrase))
+    let top = 0
+    for (const docs of lists) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
+    this.reserve(top)
+    const stamp = this.nextStamp()
+    const {mark} = this
+    const seen: number[] = []
+    for (const docs of lists) {
+      for (let j = 0; j < docs.length; j++) {
+        const d = docs[j]
+        if (mark[d] !== stamp) {
+          mark[d] = stamp
+          seen.push(d)
+        }
+      }
+    }
+    const matches = Int32Array.from(seen).sort()
+    this.keep(key, matches)
+    return matches
+  }
+
   /** The scratch arrays of scoreWhole, kept between searches: at least `top` + 1 rowids. */
   private reserve(top: number): void {
     if (this.slot.length > top) return
@@ -278,16 +309,20 @@ export class Bm25Scorer {
     const known = this.kept.get(phrase)
     if (known) return known
     const list = this.readInstances(phrase)
-    if (list.length <= KEPT_INSTANCES) {
-      for (const [old, docs] of this.kept) {
-        if (this.keptInstances + list.length <= KEPT_INSTANCES) break
-        this.kept.delete(old)
-        this.keptInstances -= docs.length
-      }
-      this.kept.set(phrase, list)
-      this.keptInstances += list.length
-    }
+    this.keep(phrase, list)
     return list
+  }
+
+  /** Keeps `list` under `key` (a phrase, or matchesOf's key: a newline and its phrases), the oldest dropped past KEPT_INSTANCES. */
+  private keep(key: string, list: Int32Array): void {
+    if (list.length > KEPT_INSTANCES) return
+    for (const [old, docs] of this.kept) {
+      if (this.keptInstances + list.length <= KEPT_INSTANCES) break
+      this.kept.delete(old)
+      this.keptInstances -= docs.length
+    }
+    this.kept.set(key, list)
+    this.keptInstances += list.length
   }
 
   private readInstances(phrase: string): Int32Array {
