@@ -268,17 +268,22 @@ export class Bm25Scorer {
     this.reserve(top)
     const stamp = this.nextStamp()
     const {mark} = this
-    const seen: number[] = []
+    let size = 0
+    for (const docs of lists) size += docs.length
+    const seen = new Int32Array(size)
+    let k = 0
     for (const docs of lists) {
       for (let j = 0; j < docs.length; j++) {
         const d = docs[j]
         if (mark[d] !== stamp) {
           mark[d] = stamp
-          seen.push(d)
+          seen[k++] = d
         }
       }
     }
-    const matches = Int32Array.from(seen).sort()
+    // One word's list is ascending already (its instances by row); a prefix's terms follow one another.
+    const matches = seen.slice(0, k)
+    if (lists.length > 1 || phrases.some((phrase) => phrase.endsWith('*'))) matches.sort()
     this.keep(key, matches)
     return matches
   }

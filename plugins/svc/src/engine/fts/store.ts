@@ -614,7 +614,8 @@ export class IndexStore {
     let n = this.docsWith.get(phrase)
     if (n === undefined) {
       if (this.docsWith.size >= COUNTED_PHRASES) this.docsWith.clear()
-      n = this.st.count.get(`body : ${phrase}`) ?? 0
+      // A list score.ts keeps gives the count without a walk of the index.
+      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.st.count.get(`body : ${phrase}`) ?? 0)
       this.docsWith.set(phrase, n)
     }
     return n
