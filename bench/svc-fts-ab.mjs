@@ -6,7 +6,7 @@
 // as in the REST bench. Prints p50/p95/p99 of the wall time and of the CPU time per search (the
 // figure to trust on a shared machine), the sums, how many answers are identical (or differ only
 // in the order of scores within 1e-5: ties), and with --per-query the 15 slowest queries of A
-// (by CPU) with B's beside. --docs N (default 100000) sets the documents; when both checkouts
+// (by CPU) with B's beside, then B's 15 slowest. --docs N (default 100000) sets the documents; when both checkouts
 // write the same index format, B searches a copy of the file A built (half the build time at 1M).
 // --fixture DIR keeps A's built index in DIR (index-N.sqlite) and reuses it on the next run (a
 // 1M-document build takes minutes); both searches then run on copies of it.
@@ -75,4 +75,6 @@ console.log(`sum ms A ${f(lat.a.reduce((x, y) => x + y))}  B ${f(lat.b.reduce((x
 console.log(`exact queries with identical answers ${same} of ${300 - est}; estimated identical ${sameEst} of ${est}; the rest differ only in ties within 1e-5: ${ties} of ${300 - same - sameEst}`)
 if (process.argv.includes('--per-query')) console.log('CPU ms of A, of B, total (* estimated), query')
 if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.a - x.a).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)
+if (process.argv.includes('--per-query')) console.log('the 15 slowest of B (by CPU): CPU ms of A, of B, total, query')
+if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.b - x.b).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)
 sa.close(); sb.close()

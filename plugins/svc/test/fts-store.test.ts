@@ -212,7 +212,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
-  it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes', () => {
+  it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes, also from lists kept', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
     // bm25 over the matches up to the last one ranked, on a connection of its own (the general
@@ -255,8 +255,30 @@ describe('svc full-text index file (SQLite FTS5)', () => {
           }
         }
       }
+      // Again, other pages, once a search under a wider window had fts/score.ts read (and keep)
+      // each word's whole lists: they give a word's rows (no walk of the index) and each
+      // phrase's document count (bm25's weight of it in a search of several words).
+      // (A write first: nothing counted in this state of the index before the lists are kept.)
+      ix.put(`b:kept${estimated}`, 'v', 'filler other')
+      for (const q of ['mo', 'mora', 'tiva', 'sel']) expect(ix.search(q, {limit: 1, offset: 0}, 100_000).estimated).to.equal(undefined)
+      for (const q of ['mo', 'mora', 'tiva', 'mora tiva', 'tiva mo', 'sel mora']) {
+        for (const page of [{limit: 4, offset: 1}, {limit: 2, offset: 60}]) {
+          const ranked = Math.max(10, 4 * (page.offset + page.limit))
+          const got = ix.search(q, page, 50)
+          if (!got.estimated) continue
+          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(full(q, undefined, ranked, page))
+          estimated++
+        }
+      }
     }
     let estimated = 0
+    // How many searches found their rows in kept lists (fts/score.ts matchesOf).
+    let fromKept = 0
+    const matchesOf = Bm25Scorer.prototype.matchesOf
+    Bm25Scorer.prototype.matchesOf = function (...args) {
+      fromKept++
+      return matchesOf.apply(this, args)
+    }
     try {
       ix.transaction(() => {
         for (let i = 0; i < 8000; i++) ix.put(`${i % 4 ? 'a' : 'b'}:${i}`, `v${i}`, text())
@@ -272,7 +294,9 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       ix.put('a:tivaro', 'v', 'tivaro tiva tivaro')
       check()
       expect(estimated).to.be.greaterThan(40)
+      expect(fromKept).to.be.greaterThan(10)
     } finally {
+      Bm25Scorer.prototype.matchesOf = matchesOf
       ix.close()
     }
   })
@@ -371,6 +395,84 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       expect(own).to.be.greaterThan(compared / 2)
     } finally {
       Bm25Scorer.prototype.scoreWhole = scoreWhole
+      other.close()
+      ix.close()
+    }
+  })
+
+  it('reads a word\'s list again after a write that changes only how often rows hold it, here or by another connection', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    // bm25 on a connection of its own: the general path.
+    const bm25 = (q: string): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s, rowid LIMIT 10) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(matchExpression(q)!)
+      } finally {
+        raw.close()
+      }
+    }
+    // bm25 over a search's first `ranked` matches (an estimated search's rows): the page by score, then id.
+    const firstRanked = (q: string, ranked: number, at: {limit: number; offset: number}): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        const match = matchExpression(q)!
+        const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
+        return raw
+          .prepare<[string, number, number, number], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(match, to, at.limit, at.offset)
+      } finally {
+        raw.close()
+      }
+    }
+    // Searches over a small window once "alpha"'s list is kept: "alpha" alone takes its rows from
+    // the kept lists, "w3 alpha" (its first 4 matches ranked, early in the index: fts/score.ts)
+    // weighs "alpha" by the documents of its kept list.
+    const estimated = (): void => {
+      const alone = ix.search('alpha', {limit: 5, offset: 2}, 100)
+      expect(alone.estimated).to.equal(true)
+      expect(alone.hits).to.deep.equal(firstRanked('alpha', 28, {limit: 5, offset: 2}))
+      const two = ix.search('w3 alpha', {limit: 1, offset: 0}, 20)
+      expect(two.estimated).to.equal(true)
+      expect(two.hits).to.deep.equal(firstRanked('w3 alpha', 4, {limit: 1, offset: 0}))
+    }
+    // "alpha" in 800 of 2,000 rows (ranked from its whole list, which the store keeps between
+    // searches), "beta" in 40 of those; the rewrites below keep every row's words, only the counts move.
+    // Every row 8 tokens long, so the row given more "alpha"s ranks first.
+    const text = (i: number, alphas = 1): string => {
+      const words = [...(i % 5 < 2 ? Array.from({length: alphas}, () => 'alpha') : []), ...(i % 50 === 0 ? ['beta'] : [])]
+      return [...words, ...Array.from({length: 8 - words.length}, (_, k) => `w${(i + k) % 97}`)].join(' ')
+    }
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 2000; i++) ix.put(`a:${i}`, `v${i}`, text(i))
+      })
+      for (const q of ['alpha', 'beta alpha']) expect(ix.search(q, page).hits, q).to.deep.equal(bm25(q))
+      estimated()
+      ix.put('a:700', 'w700', text(700, 4))
+      for (const q of ['beta alpha', 'alpha']) {
+        const got = ix.search(q, page)
+        expect(got.hits[0].id, q).to.equal('a:700')
+        expect(got.hits, q).to.deep.equal(bm25(q))
+      }
+      estimated()
+      other.put('a:1300', 'x1300', text(1300, 6))
+      for (const q of ['alpha', 'beta alpha']) {
+        const got = ix.search(q, page)
+        expect(got.hits[0].id, q).to.equal('a:1300')
+        expect(got.hits, q).to.deep.equal(bm25(q))
+      }
+      estimated()
+    } finally {
       other.close()
       ix.close()
     }

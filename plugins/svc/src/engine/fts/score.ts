@@ -82,11 +82,26 @@ function parseIntegers(list: string): Int32Array {
 /** Instances read at first per term of a prefix (then four times more until past the last row). */
 const FIRST_READ = 256
 
+/**
+ * Rowids of whole lists kept between searches in one state of the index (see instancesOf): 4
+ * bytes each, 16 MB at most.
+ */
+const KEPT_INSTANCES = 4 << 20
+
 export class Bm25Scorer {
   /** Scratch arrays by rowid for scoreWhole: each row's place, and the last phrase that counted a document. */
   private slot = new Int32Array(0)
   private mark = new Int32Array(0)
   private stamp = 0
+  /**
+   * Whole lists read by scoreWhole, by phrase, until the index is written (forget): the words a
+   * search combines with rarer ones are the common ones, searched again and again, and reading
+   * such a list costs about 0.2 us an instance (3 ms for a word in 13% of 100k documents) where
+   * a kept one costs a pass over an array. Also the rows of a set of phrases (matchesOf, its key
+   * a newline and the phrases: no phrase starts with one). Oldest first.
+   */
+  private readonly kept = new Map<string, Int32Array>()
+  private keptInstances = 0
   private readonly st: {
     idf: Database.Statement<[number], null | number>
     instances: Database.Statement<[string, number], null | string>
@@ -114,6 +129,17 @@ export class Bm25Scorer {
       // One seek in the term list: the instance table reads a term's documents only as it is walked.
       termFrom: db.prepare<[string], string | undefined>(`SELECT term FROM ${vocab} WHERE term >= ? LIMIT 1`).pluck(),
     }
+  }
+
+  /** The index was written: the lists kept describe another state of it. */
+  forget(): void {
+    this.kept.clear()
+    this.keptInstances = 0
+  }
+
+  /** Whether the whole list of `phrase` is kept (scoring with it then costs no read). */
+  keeps(phrase: string): boolean {
+    return this.kept.has(phrase)
   }
 
   /** The first indexed term at or after `key` (either column), by one seek in the term list. */
@@ -227,6 +253,41 @@ export class Bm25Scorer {
     }
   }
 
+  /**
+   * The rows holding any of `phrases` (their whole lists, see instancesOf), ascending; kept with
+   * the lists (a search of one word repeats it with each page asked).
+   */
+  matchesOf(phrases: string[]): Int32Array {
+    const distinct = [...new Set(phrases)]
+    const key = `\n${distinct.join('\n')}`
+    const known = this.kept.get(key)
+    if (known) return known
+    const lists = distinct.map((phrase) => this.instancesOf(phrase))
+    let top = 0
+    for (const docs of lists) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
+    this.reserve(top)
+    const stamp = this.nextStamp()
+    const {mark} = this
+    let size = 0
+    for (const docs of lists) size += docs.length
+    const seen = new Int32Array(size)
+    let k = 0
+    for (const docs of lists) {
+      for (let j = 0; j < docs.length; j++) {
+        const d = docs[j]
+        if (mark[d] !== stamp) {
+          mark[d] = stamp
+          seen[k++] = d
+        }
+      }
+    }
+    // One word's list is ascending already (its instances by row); a prefix's terms follow one another.
+    const matches = seen.slice(0, k)
+    if (lists.length > 1 || phrases.some((phrase) => phrase.endsWith('*'))) matches.sort()
+    this.keep(key, matches)
+    return matches
+  }
+
   /** The scratch arrays of scoreWhole, kept between searches: at least `top` + 1 rowids. */
   private reserve(top: number): void {
     if (this.slot.length > top) return
@@ -250,6 +311,26 @@ export class Bm25Scorer {
    * per term, a prefix's terms one after another.
    */
   private instancesOf(phrase: string): Int32Array {
+    const known = this.kept.get(phrase)
+    if (known) return known
+    const list = this.readInstances(phrase)
+    this.keep(phrase, list)
+    return list
+  }
+
+  /** Keeps `list` under `key` (a phrase, or matchesOf's key: a newline and its phrases), the oldest dropped past KEPT_INSTANCES. */
+  private keep(key: string, list: Int32Array): void {
+    if (list.length > KEPT_INSTANCES) return
+    for (const [old, docs] of this.kept) {
+      if (this.keptInstances + list.length <= KEPT_INSTANCES) break
+      this.kept.delete(old)
+      this.keptInstances -= docs.length
+    }
+    this.kept.set(key, list)
+    this.keptInstances += list.length
+  }
+
+  private readInstances(phrase: string): Int32Array {
     const prefix = phrase.endsWith('*')
     const word = phrase.slice(1, prefix ? -2 : -1)
     // Only a table's token (`t` and hex, match.ts) is ever in the table column: the filter on the
