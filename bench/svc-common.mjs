@@ -39,9 +39,9 @@ const serverNodeArgs = (process.env.SVC_BENCH_NODE_ARGS ?? '').split(' ').filter
  * Starts the built server with one protocol on a free port (REST unless `protocol` says `redis`
  * or `pg`); resolves {child, port, stop()} once it listens.
  */
-export function startServer(dataDir, extra = [], protocol = 'rest') {
+export function startServer(dataDir, extra = [], protocol = 'rest', runJs = RUN_JS) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...serverNodeArgs, RUN_JS, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, portFlag[protocol], '0', ...others[protocol], '--log-level', 'warn', ...extra], {
+    const child = spawn(process.execPath, [...serverNodeArgs, runJs, 'svc', 'server', '--format', 'json', '--data-dir', dataDir, portFlag[protocol], '0', ...others[protocol], '--log-level', 'warn', ...extra], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     children.push(child)

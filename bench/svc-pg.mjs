@@ -5,6 +5,9 @@
 // runs on the machine) it prints the server CPU per query of each: svc's server process, and
 // PostgreSQL's postmaster with the backends it has reaped (/proc/<pid>/stat, Linux).
 // Usage: node bench/svc-pg.mjs [--rows 10000] [--seconds 10] [--clients 8] [--modes simple,extended,prepared]
+//        [--ab DIR [--rounds 4]]: a same-minute A/B of another build (DIR, e.g. /work/main) and this one,
+//        both servers loaded alike, each round running the two builds (alternating which goes first)
+//        and PostgreSQL in turn; CPU per query to 0.1 us, medians at the end.
 // Needs the built plugin (npm run build -w plugins/svc) and PostgreSQL 15 server binaries.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, chownSync, readFileSync, writeFileSync} from 'node:fs'
@@ -17,6 +20,9 @@ const SECONDS = arg('seconds', 10)
 const CLIENTS = arg('clients', 8)
 const PGBIN = process.env.PGBIN ?? '/usr/lib/postgresql/15/bin'
 const PASSWORD = 'svc'
+const ai = process.argv.indexOf('--ab')
+const AB = ai === -1 ? undefined : process.argv[ai + 1]
+const ROUNDS = arg('rounds', 4)
 const mi = process.argv.indexOf('--modes')
 const MODES = mi === -1 ? ['simple', 'extended', 'prepared'] : process.argv[mi + 1].split(',')
 
@@ -41,8 +47,8 @@ async function startPostgres() {
   return {pid, port, stop: () => sh(`${PGBIN}/pg_ctl -D ${dir}/data -m fast -w stop >/dev/null`)}
 }
 
-function startSvc() {
-  return startServer(join(tempDir(), 'data'), [], 'pg')
+function startSvc(runJs) {
+  return startServer(join(tempDir(), 'data'), [], 'pg', runJs)
 }
 
 function load(port, user) {
@@ -72,6 +78,47 @@ async function pgbench(port, user, mode, pid, seconds = SECONDS) {
   // PostgreSQL's backends exit as pgbench disconnects; their CPU counts once the postmaster reaps them.
   await new Promise((res) => setTimeout(res, 300))
   return {cpuUs: ((cpuSeconds(pid) - cpu0) * 1e6) / n, tps: Number(m[1])}
+}
+
+if (AB !== undefined) {
+  await abRounds()
+  process.exit(0)
+}
+
+/** `--ab`: the other build (a) and this one (b) against the same PostgreSQL, rounds alternating. */
+async function abRounds() {
+  const peer = await startPostgres()
+  const a = await startSvc(join(AB, 'bin', 'run.js'))
+  const b = await startSvc()
+  const med = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+  const out = {}
+  try {
+    load(peer.port, 'postgres')
+    load(a.port, 'svc')
+    load(b.port, 'svc')
+    for (const s of [a, b]) await pgbench(s.port, 'svc', 'simple', s.child.pid, 1)
+    await pgbench(peer.port, 'postgres', 'simple', peer.pid, 1)
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const mode of MODES) {
+        const r = {}
+        for (const k of round % 2 === 0 ? ['a', 'b'] : ['b', 'a']) r[k] = await pgbench((k === 'a' ? a : b).port, 'svc', mode, (k === 'a' ? a : b).child.pid)
+        r.peer = await pgbench(peer.port, 'postgres', mode, peer.pid)
+        const lo = readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
+        console.log(`round ${round + 1} ${mode} (load ${lo}): a ${r.a.cpuUs.toFixed(1)} us ${(r.a.tps / r.peer.tps).toFixed(2)}x, b ${r.b.cpuUs.toFixed(1)} us ${(r.b.tps / r.peer.tps).toFixed(2)}x, PostgreSQL ${r.peer.cpuUs.toFixed(1)} us ${Math.round(r.peer.tps)} tps`)
+        ;(out[mode] ??= []).push(r)
+      }
+    }
+  } finally {
+    await a.stop()
+    await b.stop()
+    peer.stop()
+  }
+  console.log(`a = ${AB}, b = this build; pgbench -c ${CLIENTS} -j 2 -T ${SECONDS} over ${ROWS} rows, medians of ${ROUNDS} rounds`)
+  for (const [mode, rs] of Object.entries(out)) {
+    const cheaper = rs.filter((r) => r.b.cpuUs < r.a.cpuUs).length
+    line(`-M ${mode}: CPU per query a / b / PostgreSQL (us)`, `${med(rs.map((r) => r.a.cpuUs)).toFixed(1)} / ${med(rs.map((r) => r.b.cpuUs)).toFixed(1)} / ${med(rs.map((r) => r.peer.cpuUs)).toFixed(1)}; b cheaper in ${cheaper} of ${rs.length}`)
+    line(`-M ${mode}: tps / PostgreSQL's, a / b`, `${med(rs.map((r) => r.a.tps / r.peer.tps)).toFixed(2)}x / ${med(rs.map((r) => r.b.tps / r.peer.tps)).toFixed(2)}x`)
+  }
 }
 
 const peer = await startPostgres()

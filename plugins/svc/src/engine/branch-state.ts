@@ -3,12 +3,17 @@ import type {FieldIndex} from './field-index.js'
 import {gitStream} from './git.js'
 import {classifyPath, docPath, idFromBody, isLegacyPath, legacyDocPath, MAX_FILE_NAME, type ParsedId, tableOf} from './ids.js'
 import type {BlobReader} from './reader.js'
-import type {Logger} from './types.js'
+import type {Doc, Logger} from './types.js'
 
 /** The current version of one document on one branch. */
 export interface DocEntry {
   /** Body of a write not yet in Git (read-your-writes). */
   body?: Buffer
+  /**
+   * The parsed document, kept for hot ids by `HotDocs` (hot-docs.ts) and taken off by it: the
+   * content of this entry's blob, so never stale; never copied to another entry.
+   */
+  doc?: Doc
   /** Epoch ms after which the document is gone (swept by the engine with origin `expiry`). */
   expiresAt?: number
   /** Stored in the two-level layout of a repository written before (legacyDocPath), and kept there. */

@@ -23,6 +23,8 @@ import {freeBytes, restartWithBackoff} from './writer-recovery.js'
 import {pace} from './loop-turns.js'
 import {nullLogger} from './logger.js'
 import {BlobReader, CORRUPT_OBJECT} from './reader.js'
+import {HotDocs} from './hot-docs.js'
+import {parseFrozen} from './parsed-read.js'
 import {beginTransaction} from './transaction.js'
 import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
@@ -173,6 +175,7 @@ export class GitEngine implements Engine {
   private writeTurns: Promise<void> | undefined
   private branchesState = new Map<string, BranchState>()
   private cache: BlobCache
+  private readonly hot: HotDocs
   private checkpoints: CheckpointLoop
   private checkpointsSinceRepack = 0
   /** Log sequence covered by the last checkpoint requested. */
@@ -232,6 +235,7 @@ export class GitEngine implements Engine {
     this.repo = this.layout.repo
     this.log = options.logger ?? nullLogger
     this.cache = new BlobCache(options.cacheBytes ?? 64 * 1024 * 1024)
+    this.hot = new HotDocs()
     this.maxPending = options.maxPendingEntries ?? 10_000
     this.checkpointEvery = Math.max(1, Math.min(CHECKPOINT_EVERY_MAX, Math.floor(this.maxPending / 2)))
     this.clock = options.now ?? Date.now
@@ -519,6 +523,22 @@ export class GitEngine implements Engine {
     const entry = this.entry(id, options)
     if (!entry) return undefined
     return entry.body ?? this.cache.get(entry.sha) ?? false
+  }
+
+  /**
+   * `getRawIfCached` parsed (frozen, shared: callers copy before changing), in one lookup of the
+   * document map for a hot id: its entry carries the parsed document (hot-docs.ts).
+   */
+  getParsedIfCached(id: string, options: BranchOption = {}): Doc | false | undefined {
+    const entry = this.entry(id, options)
+    if (!entry) return undefined
+    const kept = entry.doc
+    if (kept !== undefined) return kept
+    const buf = entry.body ?? this.cache.get(entry.sha)
+    if (buf === undefined) return false
+    const doc = parseFrozen(buf)
+    this.hot.keep(entry, doc, buf.length)
+    return doc
   }
 
   /**
@@ -823,7 +843,8 @@ export class GitEngine implements Engine {
       } else if (op.op === 'expire') {
         if (!old) continue
         if (old.expiresAt !== undefined) files.push({dirEntries, path: expiryPath(path, old.expiresAt)})
-        const {expiresAt: _was, ...rest} = old
+        // The kept document stays with the old entry: HotDocs bounds only the entries it put it on.
+        const {doc: _doc, expiresAt: _was, ...rest} = old
         this.setEntry(b, p.id, op.at === null || op.at === undefined ? rest : {...rest, expiresAt: op.at})
         if (op.at !== null && op.at !== undefined) files.push({content: Buffer.from(`${new Date(op.at).toISOString()}\n`), dirEntries, path: expiryPath(path, op.at)})
       } else {

@@ -12,10 +12,14 @@ import {skipDamaged} from './errors.js'
 
 const parsed = new WeakMap<Buffer, Doc>()
 
-/** What these helpers read through: the engine, or anything that serves its raw reads (a transaction). */
-export type RawReader = Pick<Engine, 'getRaw' | 'getRawIfCached'>
+/**
+ * What these helpers read through: the engine, or anything that serves its raw reads (a
+ * transaction). The engine's own `getParsedIfCached` answers a hot id in one lookup.
+ */
+export type RawReader = Partial<Pick<Engine, 'getParsedIfCached'>> & Pick<Engine, 'getRaw' | 'getRawIfCached'>
 
-function parse(buf: Buffer): Doc {
+/** The frozen document these bytes hold, the same object for the same Buffer. */
+export function parseFrozen(buf: Buffer): Doc {
   let doc = parsed.get(buf)
   if (!doc) {
     doc = Object.freeze(JSON.parse(buf.toString('utf8')) as Doc)
@@ -26,13 +30,14 @@ function parse(buf: Buffer): Doc {
 
 export async function getParsed(engine: RawReader, id: string, options?: BranchOption): Promise<Doc | undefined> {
   const buf = await engine.getRaw(id, options)
-  return buf ? parse(buf) : undefined
+  return buf ? parseFrozen(buf) : undefined
 }
 
 /** `getParsed` without waiting when the bytes are in memory; `false` when Git must be read. */
 export function getParsedIfCached(engine: RawReader, id: string, options?: BranchOption): Doc | false | undefined {
+  if (engine.getParsedIfCached !== undefined) return engine.getParsedIfCached(id, options)
   const buf = engine.getRawIfCached(id, options)
-  return buf ? parse(buf) : buf
+  return buf ? parseFrozen(buf) : buf
 }
 
 /**

@@ -249,6 +249,8 @@ export interface Engine {
   absentIdBytes(b: Uint8Array, start: number, end: number, options?: BranchOption): boolean
   /** `getRaw`'s answer when it needs no read from Git; `false` when it does. */
   getRawIfCached(id: string, options?: BranchOption): Buffer | false | undefined
+  /** `getRawIfCached` parsed: a frozen document shared by readers (copy before changing it). */
+  getParsedIfCached(id: string, options?: BranchOption): Doc | false | undefined
   history(id: string, options?: HistoryOptions): Promise<HistoryResult>
   list(options?: ListOptions): Promise<ListResult>
   /** Ids of a listing page in order, without reading the documents (adapters that pass bytes through). */

@@ -208,7 +208,9 @@ function rowOf(doc: Doc, table: string, b: Binding): RowObj {
 function answer(s: PgSession, shape: Shape, b: Binding, found: Doc | Doc[] | undefined, ctx: EvalCtx): QueryResult {
   const rows: unknown[][] = []
   const add = (doc: Doc): void => {
-    const row: Row = {[shape.alias]: rowOf(doc, shape.table, b)}
+    // Not a computed key in the literal: V8 defines that through a runtime call (2% of a prepared point select).
+    const row: Row = {}
+    row[shape.alias] = rowOf(doc, shape.table, b)
     if (evaluate(shape.where, row, ctx) === true) rows.push(b.refs.map((r) => evaluate(r, row, ctx)))
   }
   // A point select by id reads one document: no array is made for it.

@@ -15,6 +15,7 @@ import {type Column, type ExecuteOutcome, OID, type PreparedQuery, type QueryEng
 
 import {atTurnEnd} from '../turn-end.js'
 import {decodeParam, textValue, toBinary, toText} from './encoding.js'
+import {Named} from './named.js'
 import {BodyReader, CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, PROTOCOL_3, rowDescriptionMessage, SSL_REQUEST, startupParameters, WireError, Writer} from './wire.js'
 
 export interface ConnectionConfig {
@@ -56,7 +57,7 @@ export class PgConnection {
   private readonly pid: number
   private readonly secret = randomInt(1, 2 ** 31 - 1)
   private readonly statements = new Map<string, Prepared>()
-  private readonly portals = new Map<string, Portal>()
+  private readonly portals = new Named<Portal>()
   private current?: Promise<void>
   private stopping = false
   readonly session: QuerySession
