@@ -9,6 +9,27 @@ import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 
 const page = {limit: 10, offset: 0}
 
+/**
+ * bm25 over a search's matches up to the `ranked`-th (an estimated search's rows), on a connection
+ * of its own (the general path); among rows of equal score the lower rowid first, then the page
+ * by score and id.
+ */
+function bm25FirstRanked(file: string, q: string, table: string | undefined, ranked: number, at: {limit: number; offset: number}): StoreHit[] {
+  const raw = new Database(file, {readonly: true})
+  try {
+    const match = matchExpression(q, table)!
+    const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
+    return raw
+      .prepare<[string, number, number, number], StoreHit>(
+        `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+         JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+      )
+      .all(match, to, at.limit, at.offset)
+  } finally {
+    raw.close()
+  }
+}
+
 describe('svc full-text index file (SQLite FTS5)', () => {
   after(cleanupTempDirs)
 
@@ -215,23 +236,6 @@ describe('svc full-text index file (SQLite FTS5)', () => {
   it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes, also from lists kept', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
-    // bm25 over the matches up to the last one ranked, on a connection of its own (the general
-    // path); among rows of equal score the lower rowid first, then the page by score and id.
-    const full = (q: string, table: string | undefined, ranked: number, page: {limit: number; offset: number}): StoreHit[] => {
-      const raw = new Database(file, {readonly: true})
-      try {
-        const match = matchExpression(q, table)!
-        const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
-        return raw
-          .prepare<[string, number, number, number], StoreHit>(
-            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
-             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
-          )
-          .all(match, to, page.limit, page.offset)
-      } finally {
-        raw.close()
-      }
-    }
     let seed = 7
     const next = (n: number): number => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
@@ -250,7 +254,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
             const ranked = Math.max(10, 4 * (page.offset + page.limit))
             const got = ix.search(q, {...page, table}, 50)
             if (!got.estimated) continue
-            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(full(q, table, ranked, page))
+            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(bm25FirstRanked(file, q, table, ranked, page))
             estimated++
           }
         }
@@ -266,7 +270,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
           const ranked = Math.max(10, 4 * (page.offset + page.limit))
           const got = ix.search(q, page, 50)
           if (!got.estimated) continue
-          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(full(q, undefined, ranked, page))
+          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(bm25FirstRanked(file, q, undefined, ranked, page))
           estimated++
         }
       }
@@ -418,22 +422,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         raw.close()
       }
     }
-    // bm25 over a search's first `ranked` matches (an estimated search's rows): the page by score, then id.
-    const firstRanked = (q: string, ranked: number, at: {limit: number; offset: number}): StoreHit[] => {
-      const raw = new Database(file, {readonly: true})
-      try {
-        const match = matchExpression(q)!
-        const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
-        return raw
-          .prepare<[string, number, number, number], StoreHit>(
-            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
-             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
-          )
-          .all(match, to, at.limit, at.offset)
-      } finally {
-        raw.close()
-      }
-    }
+    const firstRanked = (q: string, ranked: number, at: {limit: number; offset: number}): StoreHit[] => bm25FirstRanked(file, q, undefined, ranked, at)
     // Searches over a small window once "alpha"'s list is kept: "alpha" alone takes its rows from
     // the kept lists, "w3 alpha" (its first 4 matches ranked, early in the index: fts/score.ts)
     // weighs "alpha" by the documents of its kept list.
