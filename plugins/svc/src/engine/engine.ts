@@ -651,6 +651,8 @@ export class GitEngine implements Engine {
     await this.writer.close()
     this.writer = this.newWriter()
     this.branchesState.delete(name)
+    // The ring would otherwise hold the removed branch's entries (and their documents) until it turns over.
+    this.hot.clear()
     if (b.indexes?.size) this.secondary.save(this.branchesState.values())
     await git(this.repo, ['update-ref', '-d', `refs/heads/${name}`])
     await this.index?.dropBranch(name)

@@ -51,7 +51,7 @@ export class HotDocs {
     this.next = (this.next + 1) % this.slots
   }
 
-  /** Takes every kept document off its entry (the engine closed or dropped its document maps). */
+  /** Takes every kept document off its entry (a branch's document map was dropped: removeBranch). */
   clear(): void {
     for (let i = 0; i < this.slots; i++) this.evict(i)
     this.next = 0
