@@ -144,6 +144,11 @@ describe('toolkit svc server --follow (read-only follower, built CLI)', function
       const f = fsql.client
       const ids = async (kind: string): Promise<string> => (await f.query('SELECT id FROM pets WHERE kind = $1 ORDER BY id', [kind])).rows.map((r: {id: string}) => r.id).join(',')
       const plan = async (): Promise<string> => (await f.query("EXPLAIN SELECT id FROM pets WHERE kind = 'cat'")).rows.map((r: Record<string, string>) => Object.values(r).join(' ')).join('\n')
+      // The leader publishes its index definitions at once but its documents at its next
+      // checkpoint: a follower may build the index over an older commit first, and catches up.
+      // (The table is unknown until the first pull: an error, and the wait goes on.)
+      const pulled = async (): Promise<number> => Number((await f.query('SELECT count(*) AS n FROM pets')).rows[0].n)
+      await until(async () => (await pulled().catch(() => 0)) === 20, 60_000, 'follower pulled the leader\'s 20 documents')
       await until(async () => (await plan()).includes('Index Lookup using pets_kind'), 60_000, 'follower built the leader\'s index')
       expect((await ids('cat')).split(',')).to.have.length(10)
       // What psql users and tools list: the follower's catalog names the leader's index.
