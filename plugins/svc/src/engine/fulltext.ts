@@ -2,6 +2,7 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {BackgroundGate} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
@@ -232,6 +233,12 @@ export class FullTextIndex {
   async check(): Promise<void> {
     for (const [name, b] of this.branches) this.reconcile(name, b)
     await this.idle()
+  }
+
+  /** True while a branch's catch-up runs (start-up maintenance waits for it: engine.ts startupGraph). */
+  catchingUp(): boolean {
+    for (const b of this.branches.values()) if (b.running) return true
+    return false
   }
 
   /** Resolves once no catch-up is running. */
@@ -661,9 +668,13 @@ export class FullTextIndex {
     b.warming = true
     try {
       // Bounded: another connection's commits start the walk again (the lengths are dropped).
+      // Requests go first: each slice is a millisecond or more of the loop, and at 1M documents
+      // the walk's 245 slices ran under the first reads after open (background-gate.ts).
+      const gate = new BackgroundGate()
       for (let slices = 0; slices < 4096 && !this.closed && this.branches.get(name) === b; slices++) {
         if (!b.store.warmLengths()) return
         await turn()
+        await gate.pass()
       }
     } catch {
       // left to the searches
