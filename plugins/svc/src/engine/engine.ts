@@ -100,9 +100,10 @@ export interface EngineOptions {
   /** Back-pressure bound: writes wait while this many acknowledged writes are not yet in Git (default 10000). */
   maxPendingEntries?: number
   /**
-   * Background work right after open (the history index's catch-up, then the commit-graph write
-   * a large repository without one gets) waits for the full-text catch-up and then for requests to
-   * pause this long (default 1000 ms), at most `startupMaxWaitMs` after open (default 60 s).
+   * Background work right after opening a repository of 5,000 documents or more (the history
+   * index's catch-up, then the commit-graph write if it has none) waits for the full-text catch-up
+   * and then for requests to pause this long (default 1000 ms), at most `startupMaxWaitMs` after
+   * open (default 60 s); a history read ends the wait at once.
    */
   startupQuietMs?: number
   startupMaxWaitMs?: number
@@ -118,6 +119,8 @@ export type {Damage, EngineDetails} from './types.js'
 const STARTUP_QUIET_MS = 1000
 /** ... and at most this long after open (EngineOptions.startupMaxWaitMs). */
 const STARTUP_MAX_WAIT_MS = 60_000
+/** From this many documents at open, start-up maintenance (commit-graph, history build) waits for a pause in requests. */
+const LARGE_REPOSITORY_DOCS = 5000
 
 /** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
 interface Unsent {
@@ -1345,7 +1348,10 @@ export class GitEngine implements Engine {
         await this.index.open([...this.branchesState.keys()])
       }
       if (this.options.historyIndex !== false) {
-        const startup = {maxWaitMs: this.options.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, quietMs: this.options.startupQuietMs ?? STARTUP_QUIET_MS, ready: () => !this.index?.catchingUp()}
+        // Only a large repository's catch-up waits (a 100k-commit build takes seconds of both
+        // cores); a small or new one's history is indexed as its writes land, as they arrive.
+        const large = (this.branchesState.get(DEFAULT_BRANCH)?.docs.size ?? 0) >= LARGE_REPOSITORY_DOCS
+        const startup = large ? {maxWaitMs: this.options.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, quietMs: this.options.startupQuietMs ?? STARTUP_QUIET_MS, ready: () => !this.index?.catchingUp()} : undefined
         this.historyIndex = new HistoryIndex({dir: this.layout.index, logger: this.log.child('svc.index.history'), repo: this.repo, startup})
         this.historyIndex.open(this.branchesState.keys())
       }
@@ -1365,7 +1371,7 @@ export class GitEngine implements Engine {
       this.scheduleSweep()
       // A large repository without a commit-graph (from an older svc, a restore, a plain clone)
       // gets one in the background; small ones get it with their first background repack.
-      if (this.stats().documents >= 5000 && !hasCommitGraph(this.repo)) void this.startupGraph()
+      if (this.stats().documents >= LARGE_REPOSITORY_DOCS && !hasCommitGraph(this.repo)) void this.startupGraph()
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
       // From now on (steady state) git commands start in the helper process (git-spawner.ts). Not
       // during the open: the process is still small then, and a one-shot CLI command that opens,

@@ -211,6 +211,10 @@ export class HistoryIndex {
 
   private async ready(branch: string): Promise<HistoryStore | undefined> {
     if (this.closed) return undefined
+    // History reads are arriving: the index is wanted now, so no catch-up waits for a pause in
+    // requests any more (a build in progress or waiting starts at once; this read walks Git if
+    // the branch has no index yet). The bench guard's scale run reads history right after open.
+    this.startupUntil = 0
     // A branch indexed from scratch (at a million commits, tens of seconds) is read through Git meanwhile.
     const known = this.slots.get(branch)
     if (known?.fullBuild) return undefined
@@ -235,8 +239,8 @@ export class HistoryIndex {
   /**
    * Right after open a catch-up (at 100k commits, a 5 s build) starts once the requests pause
    * (StartupWait), so the first requests do not share the cores with it. A branch that has no
-   * index yet is read through Git meanwhile, as during its build; one that has waits no longer
-   * once a history read needs it.
+   * index yet is read through Git meanwhile, as during its build; the first history read ends the
+   * wait of every branch (history reads are what the index is for).
    */
   private async startupWait(slot: Slot): Promise<void> {
     const w = this.o.startup
@@ -244,9 +248,10 @@ export class HistoryIndex {
     if (!w || left <= 0) return
     const store = (slot.store ??= this.openStore(slot.name))
     slot.fullBuild = store.commits === 0
-    await whenQuiet(w.quietMs, left, this.stopping.signal, w.ready, () => slot.readers > 0)
-    // Waited out (not cut short by a reader): later catch-ups start at once.
-    if (slot.readers === 0) this.startupUntil = 0
+    // Cut short by a reader of this branch, or by any history read (ready() ends the window).
+    await whenQuiet(w.quietMs, left, this.stopping.signal, w.ready, () => slot.readers > 0 || this.startupUntil === 0)
+    // Waited out: later catch-ups start at once.
+    this.startupUntil = 0
   }
 
   private async catchUpOnce(name: string, slot: Slot): Promise<void> {
