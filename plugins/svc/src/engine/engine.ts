@@ -10,6 +10,7 @@ import {damageMessage, EngineError, isDiskFull, skipDamaged, withDiskFullRemedy}
 import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
+import {noteForeground, whenQuiet} from './background-gate.js'
 import {hasCommitGraph, writeCommitGraph} from './commit-graph.js'
 import {useGitSpawner} from './git-spawner.js'
 import {HistoryIndex, type HistoryRecord} from './history-index.js'
@@ -98,6 +99,14 @@ export interface EngineOptions {
   maxDocumentBytes?: number
   /** Back-pressure bound: writes wait while this many acknowledged writes are not yet in Git (default 10000). */
   maxPendingEntries?: number
+  /**
+   * Background work right after opening a repository of 5,000 documents or more (the history
+   * index's catch-up, then the commit-graph write if it has none) waits for the full-text catch-up
+   * and then for requests to pause this long (default 1000 ms), at most `startupMaxWaitMs` after
+   * open (default 60 s); a history read ends the wait at once.
+   */
+  startupQuietMs?: number
+  startupMaxWaitMs?: number
   /** Checkpoints between background geometric repacks that keep pack and loose-object counts low (default 64). */
   repackEveryCheckpoints?: number
 }
@@ -105,6 +114,13 @@ export interface EngineOptions {
 const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
 
 export type {Damage, EngineDetails} from './types.js'
+
+/** Start-up background work waits for the requests to pause this long (EngineOptions.startupQuietMs). */
+const STARTUP_QUIET_MS = 1000
+/** ... and at most this long after open (EngineOptions.startupMaxWaitMs). */
+const STARTUP_MAX_WAIT_MS = 60_000
+/** From this many documents at open, start-up maintenance (commit-graph, history build) waits for a pause in requests. */
+const LARGE_REPOSITORY_DOCS = 5000
 
 /** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
 interface Unsent {
@@ -976,6 +992,8 @@ export class GitEngine implements Engine {
 
   private branch(name: string | undefined): BranchState {
     this.checkOpen()
+    // Every request passes here: background work gives way while they keep coming (background-gate.ts).
+    noteForeground()
     const n = name ?? DEFAULT_BRANCH
     const b = this.branchesState.get(n)
     if (!b) throw new EngineError('branch_not_found', `branch ${JSON.stringify(n)} does not exist`)
@@ -1274,6 +1292,22 @@ export class GitEngine implements Engine {
     return this.repacking
   }
 
+  /**
+   * The start-up commit-graph write: seconds of git's CPU at 100k commits, about a minute at 1M,
+   * and one process that cannot be held once it runs. Started at open it shared the cores with
+   * the first searches and reads (issue 13: every search of the first seconds ran beside it), so
+   * it waits for the full-text and history catch-ups and a pause in requests, and runs within a
+   * minute under steady load all the same. The wait is outside the repack slot: nothing queues behind it.
+   */
+  private async startupGraph(): Promise<void> {
+    const o = this.options
+    await whenQuiet(o.startupQuietMs ?? STARTUP_QUIET_MS, o.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, this.stopping.signal, () => !this.index?.catchingUp() && !this.historyIndex?.catchingUp())
+    if (this.closed || this.stopping.signal.aborted || hasCommitGraph(this.repo)) return
+    this.repacking ??= this.writeGraph().finally(() => {
+      this.repacking = undefined
+    })
+  }
+
   private async writeGraph(): Promise<void> {
     const error = await writeCommitGraph(this.repo, this.stopping.signal)
     if (error) this.log.warn('history reads stay slower', {error: error.message})
@@ -1314,7 +1348,11 @@ export class GitEngine implements Engine {
         await this.index.open([...this.branchesState.keys()])
       }
       if (this.options.historyIndex !== false) {
-        this.historyIndex = new HistoryIndex({dir: this.layout.index, logger: this.log.child('svc.index.history'), repo: this.repo})
+        // Only a large repository's catch-up waits (a 100k-commit build takes seconds of both
+        // cores); a small or new one's history is indexed as its writes land, as they arrive.
+        const large = (this.branchesState.get(DEFAULT_BRANCH)?.docs.size ?? 0) >= LARGE_REPOSITORY_DOCS
+        const startup = large ? {maxWaitMs: this.options.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, quietMs: this.options.startupQuietMs ?? STARTUP_QUIET_MS, ready: () => !this.index?.catchingUp()} : undefined
+        this.historyIndex = new HistoryIndex({dir: this.layout.index, logger: this.log.child('svc.index.history'), repo: this.repo, startup})
         this.historyIndex.open(this.branchesState.keys())
       }
       this.secondary.load(this.branchesState)
@@ -1333,11 +1371,7 @@ export class GitEngine implements Engine {
       this.scheduleSweep()
       // A large repository without a commit-graph (from an older svc, a restore, a plain clone)
       // gets one in the background; small ones get it with their first background repack.
-      if (this.stats().documents >= 5000 && !hasCommitGraph(this.repo)) {
-        this.repacking ??= this.writeGraph().finally(() => {
-          this.repacking = undefined
-        })
-      }
+      if (this.stats().documents >= LARGE_REPOSITORY_DOCS && !hasCommitGraph(this.repo)) void this.startupGraph()
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
       // From now on (steady state) git commands start in the helper process (git-spawner.ts). Not
       // during the open: the process is still small then, and a one-shot CLI command that opens,

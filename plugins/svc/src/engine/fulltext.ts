@@ -2,6 +2,7 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {EngineError} from './errors.js'
+import {BackgroundGate} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
@@ -75,6 +76,8 @@ interface BranchIndex {
   draining?: boolean
   /** Set while the row lengths are read into memory (warmLengths). */
   warming?: boolean
+  /** Set by a search: the warm-up no longer gives way to requests (searches are what it serves). */
+  searched?: boolean
   /**
    * A large document being indexed by the worker's connection (fts/large-writer.ts): nothing
    * writes through the store meanwhile (applyWrites returns, a catch-up waits), so the two
@@ -234,6 +237,12 @@ export class FullTextIndex {
     await this.idle()
   }
 
+  /** True while a branch's catch-up runs (start-up maintenance waits for it: engine.ts startupGraph). */
+  catchingUp(): boolean {
+    for (const b of this.branches.values()) if (b.running) return true
+    return false
+  }
+
   /** Resolves once no catch-up is running. */
   async idle(timeoutMs = 600_000): Promise<void> {
     const until = Date.now() + timeoutMs
@@ -373,6 +382,7 @@ export class FullTextIndex {
   search(branch: string, query: string, options: {limit: number; offset: number; table?: string}): IndexSearchResult {
     const b = this.branches.get(branch)
     if (!b) throw new EngineError('branch_not_found', `branch ${branch} has no index`)
+    b.searched = true
     const r = this.guard(branch, b, () => {
       this.applyWrites(b)
       return b.store.search(query, options)
@@ -661,9 +671,15 @@ export class FullTextIndex {
     b.warming = true
     try {
       // Bounded: another connection's commits start the walk again (the lengths are dropped).
+      // Requests go first: each slice is a millisecond or more of the loop, and at 1M documents
+      // the walk's 245 slices ran under the first reads after open (background-gate.ts). Not once
+      // searches arrive: held, it left each of them to read its rows' lengths (0.5 us a row), the
+      // work the warm-up exists to save, for the first second and more of searches after open.
+      const gate = new BackgroundGate()
       for (let slices = 0; slices < 4096 && !this.closed && this.branches.get(name) === b; slices++) {
         if (!b.store.warmLengths()) return
         await turn()
+        await gate.pass(undefined, () => b.searched === true)
       }
     } catch {
       // left to the searches

@@ -23,6 +23,8 @@ import {gitCommand} from './git-command.js'
 const HELPER = `
 const {spawn} = require('node:child_process')
 const running = new Map()
+// Commands whose output the server asked to hold (background work giving way to requests).
+const held = new Set()
 process.on('disconnect', () => {
   for (const c of running.values()) c.kill()
   process.exit(0)
@@ -33,13 +35,21 @@ const send = (m, child) => {
   backlog++
   process.send(m, () => {
     backlog--
-    if (backlog < 8) for (const c of running.values()) c.stdout.resume()
+    if (backlog < 8) for (const [id, c] of running) if (!held.has(id)) c.stdout.resume()
   })
   if (backlog >= 64 && child) child.stdout.pause()
 }
 process.on('message', (m) => {
   if (m.kill !== undefined) {
     running.get(m.kill)?.kill(m.signal || 'SIGTERM')
+    return
+  }
+  if (m.hold !== undefined) {
+    if (m.on) held.add(m.hold)
+    else held.delete(m.hold)
+    const c = running.get(m.hold)
+    if (c && m.on) c.stdout.pause()
+    else if (c && backlog < 64) c.stdout.resume()
     return
   }
   let child
@@ -55,10 +65,12 @@ process.on('message', (m) => {
   child.stdout.on('data', (d) => send({data: d, id: m.id}, child))
   child.stderr.on('data', (d) => (stderr = (stderr + d.toString()).slice(-8000)))
   child.on('error', (error) => {
+    held.delete(m.id)
     running.delete(m.id)
     send({id: m.id, error: error.message})
   })
   child.on('close', (code, signal) => {
+    held.delete(m.id)
     if (!running.has(m.id)) return
     running.delete(m.id)
     send({code, id: m.id, signal, stderr})
@@ -73,6 +85,8 @@ process.on('message', (m) => {
 export interface HelperRun {
   /** Asks the helper to end the command (an abort). */
   kill(signal?: NodeJS.Signals): void
+  /** Asks the helper to stop reading the command's output (`true`) or read it again (`false`): git then waits on its full pipe. */
+  hold(on: boolean): void
   /** Settles when git exits: its exit code, or the reason it could not run. */
   done: Promise<{code: null | number; error?: string; signal: null | string; stderr: string}>
 }
@@ -192,6 +206,9 @@ export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData:
   }
   return {
     done,
+    hold: (on) => {
+      if (waiting.has(id) && h.connected) h.send({hold: id, on})
+    },
     kill: (signal) => {
       if (waiting.has(id) && h.connected) h.send({kill: id, signal})
     },

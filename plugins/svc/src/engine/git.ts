@@ -21,6 +21,12 @@ export interface GitOptions {
   background?: boolean
 }
 
+/** Holds a streaming command's output (and so, once its pipe is full, the command itself). */
+export interface StreamControl {
+  pause(): void
+  resume(): void
+}
+
 /** Runs one git command in a repository; for the rare calls (history, branches, maintenance). */
 export function git(repo: string, args: string[], options: GitOptions & {input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
   const full = ['-C', repo, ...args]
@@ -59,7 +65,7 @@ export function git(repo: string, args: string[], options: GitOptions & {input?:
  * Streams a git command's stdout as raw chunks; resolves when it exits successfully. An abort
  * (the engine closing) ends git and rejects; so does an error thrown by `onData`.
  */
-export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void, signal?: AbortSignal, what = `git ${args[0]}`, options: GitOptions = {}): Promise<void> {
+export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) => void, signal?: AbortSignal, what = `git ${args[0]}`, options: GitOptions & {control?: (c: StreamControl) => void} = {}): Promise<void> {
   const full = ['-C', repo, ...args]
   if (gitSpawnerActive()) {
     return new Promise((resolve, reject) => {
@@ -73,6 +79,7 @@ export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) 
           run.kill()
         }
       }, undefined, options.background ? BACKGROUND_NICE : undefined)
+      options.control?.({pause: () => run.hold(true), resume: () => run.hold(false)})
       const abort = (): void => run.kill()
       signal?.addEventListener('abort', abort, {once: true})
       if (signal?.aborted) abort()
@@ -87,6 +94,7 @@ export function gitStream(repo: string, args: string[], onData: (chunk: Buffer) 
   }
   return new Promise((resolve, reject) => {
     const child = spawn(...gitCommand(full, options.background ? BACKGROUND_NICE : undefined), {env: gitEnv(), signal, stdio: ['ignore', 'pipe', 'pipe']})
+    options.control?.({pause: () => child.stdout.pause(), resume: () => child.stdout.resume()})
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => {
       try {

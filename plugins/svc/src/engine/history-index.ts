@@ -1,6 +1,9 @@
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {performance} from 'node:perf_hooks'
+
+import {whenQuiet} from './background-gate.js'
 import {git} from './git.js'
 import {HistoryStore, type StoredCommit} from './history-store.js'
 import {HistoryWorker} from './history-worker.js'
@@ -19,7 +22,20 @@ interface Slot {
   fullBuild: boolean
   /** The value of `generation` when the last catch-up started: a read needs none while it is current. */
   seen: number
+  name: string
+  /** Reads waiting for this branch's catch-up: it is not held for other requests meanwhile. */
+  readers: number
   store?: HistoryStore
+}
+
+/** How a catch-up right after open waits for the requests to pause (background-gate.ts whenQuiet). */
+export interface StartupWait {
+  /** The pause, in ms. */
+  quietMs: number
+  /** The longest wait from open: under steady requests the catch-up starts then all the same. */
+  maxWaitMs: number
+  /** False while the other start-up work (the full-text catch-up) runs: the pause counts after it. */
+  ready: () => boolean
 }
 
 export interface HistoryRecord {
@@ -48,11 +64,22 @@ export class HistoryIndex {
   /** Counts the times refs may have moved (touched()): reads skip the catch-up, and its `git for-each-ref`, while nothing did. */
   private generation = 0
 
-  constructor(private readonly o: {dir: string; logger: Logger; repo: string}) {}
+  /** Until then (performance.now()) a catch-up waits for a pause in requests before it starts (StartupWait). */
+  private startupUntil = 0
+  /** Catch-ups running or waiting to start. */
+  private active = 0
+
+  constructor(private readonly o: {dir: string; logger: Logger; repo: string; startup?: StartupWait}) {}
 
   /** Starts catching every branch up in the background (a missing index is built then). */
   open(branches: Iterable<string>): void {
+    if (this.o.startup) this.startupUntil = performance.now() + this.o.startup.maxWaitMs
     for (const b of branches) void this.catchUp(b)
+  }
+
+  /** True while a catch-up runs or waits to (start-up maintenance queues behind it: engine.ts startupGraph). */
+  catchingUp(): boolean {
+    return this.active > 0
   }
 
   /** Refs moved (a checkpoint landed writes, a follower moved a branch): the branches are caught up a little later, in the background, in one pass. */
@@ -124,7 +151,7 @@ export class HistoryIndex {
 
   /** Resolves once every branch known here has caught up with its ref (benchmarks, tests). */
   async caughtUp(branches: Iterable<string>): Promise<void> {
-    await Promise.all([...branches].map((b) => this.catchUp(b)))
+    await Promise.all([...branches].map((b) => this.waitFor(b, this.catchUp(b))))
   }
 
   /** Forgets a removed branch and deletes its file. */
@@ -157,11 +184,12 @@ export class HistoryIndex {
     if (this.closed) return Promise.resolve()
     let slot = this.slots.get(name)
     if (!slot) {
-      slot = {current: Promise.resolve(), fullBuild: false, seen: -1}
+      slot = {current: Promise.resolve(), fullBuild: false, name, readers: 0, seen: -1}
       this.slots.set(name, slot)
     }
     if (slot.queued) return slot.queued
     const s = slot
+    this.active++
     const run = s.current.then(async () => {
       s.queued = undefined
       if (this.closed || this.slots.get(name) !== s) return
@@ -175,7 +203,7 @@ export class HistoryIndex {
       } finally {
         s.fullBuild = false
       }
-    })
+    }).finally(() => this.active--)
     s.queued = run
     s.current = run
     return run
@@ -183,17 +211,52 @@ export class HistoryIndex {
 
   private async ready(branch: string): Promise<HistoryStore | undefined> {
     if (this.closed) return undefined
+    // History reads are arriving: the index is wanted now, so no catch-up waits for a pause in
+    // requests any more (a build in progress or waiting starts at once; this read walks Git if
+    // the branch has no index yet). The bench guard's scale run reads history right after open.
+    this.startupUntil = 0
     // A branch indexed from scratch (at a million commits, tens of seconds) is read through Git meanwhile.
     const known = this.slots.get(branch)
     if (known?.fullBuild) return undefined
     // Nothing moved since the last catch-up started: wait for it (it may still be running), no new one.
-    if (!known || known.seen !== this.generation) await this.catchUp(branch)
-    else await (known.queued ?? known.current)
+    const waitFor = !known || known.seen !== this.generation ? this.catchUp(branch) : (known.queued ?? known.current)
+    await this.waitFor(branch, waitFor)
     const slot = this.slots.get(branch)
     return slot && !this.closed ? slot.store : undefined
   }
 
+  /** Waits for a branch's catch-up as a reader: it no longer gives way to requests meanwhile. */
+  private async waitFor(branch: string, catchUp: Promise<void>): Promise<void> {
+    const waiting = this.slots.get(branch)
+    if (waiting) waiting.readers++
+    try {
+      await catchUp
+    } finally {
+      if (waiting) waiting.readers--
+    }
+  }
+
+  /**
+   * Right after open a catch-up (at 100k commits, a 5 s build) starts once the requests pause
+   * (StartupWait), so the first requests do not share the cores with it. A branch that has no
+   * index yet is read through Git meanwhile, as during its build; the first history read ends the
+   * wait of every branch (history reads are what the index is for).
+   */
+  private async startupWait(slot: Slot): Promise<void> {
+    const w = this.o.startup
+    const left = this.startupUntil - performance.now()
+    if (!w || left <= 0) return
+    const store = (slot.store ??= this.openStore(slot.name))
+    slot.fullBuild = store.commits === 0
+    // Cut short by a reader of this branch, or by any history read (ready() ends the window).
+    await whenQuiet(w.quietMs, left, this.stopping.signal, w.ready, () => slot.readers > 0 || this.startupUntil === 0)
+    // Waited out: later catch-ups start at once.
+    this.startupUntil = 0
+  }
+
   private async catchUpOnce(name: string, slot: Slot): Promise<void> {
+    await this.startupWait(slot)
+    if (this.closed || this.slots.get(name) !== slot) return
     const head = (await refHeads(this.o.repo)).get(name)
     if (!head) return
     const store = (slot.store ??= this.openStore(name))
@@ -226,6 +289,7 @@ export class HistoryIndex {
         () => {
           if (this.slots.get(name) !== slot) throw new Error('branch removed')
         },
+        () => slot.readers > 0,
       )
     } finally {
       store.reload()

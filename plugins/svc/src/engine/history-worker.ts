@@ -14,8 +14,9 @@
  * branch's catch-up, after its own writes (a cut back), and reads the file's new state (reload)
  * when the job has answered. WAL mode lets the thread's connection read meanwhile.
  */
+import {BackgroundGate} from './background-gate.js'
 import {parseTrailers} from './commit-message.js'
-import {gitStream} from './git.js'
+import {gitStream, type StreamControl} from './git.js'
 import {commitScanner, logArgs} from './history-scan.js'
 import {appendCommits, asOfKey, readHistoryState} from './history-store.js'
 import {JobWorker, sqliteModule} from './job-worker.js'
@@ -95,8 +96,12 @@ export class HistoryWorker {
    * `file`; resolves with how many. `stillWanted` runs before each chunk and throws to stop the
    * walk (the branch was removed). Commits appended before a failure stay (each batch is one
    * transaction): the caller reloads the file's state either way.
+   *
+   * While requests keep arriving the walk is held (background-gate.ts): git's output is no longer
+   * read, so git waits on its full pipe and the worker runs out of work, until the requests stop
+   * or the bounded hold runs out, or `urgent()` says a request waits for this catch-up.
    */
-  async scan(file: string, repo: string, range: string[], signal: AbortSignal, stillWanted: () => void, batchSize = 2000): Promise<number> {
+  async scan(file: string, repo: string, range: string[], signal: AbortSignal, stillWanted: () => void, urgent: () => boolean = () => false, batchSize = 2000): Promise<number> {
     const {answer: ended, post} = this.jobs.start({batchSize, file, type: 'start'})
     // git flushes its output after every commit, so the helper's chunks are often a few hundred
     // bytes: they are gathered and sent once per turn of the loop (or per 256 KB), not one
@@ -104,6 +109,18 @@ export class HistoryWorker {
     let gathered: Buffer[] = []
     let bytes = 0
     let queued = false
+    const gate = new BackgroundGate()
+    let control: StreamControl | undefined
+    let holding = false
+    const hold = (): void => {
+      if (holding || !control || urgent() || !gate.hold()) return
+      holding = true
+      control.pause()
+      void gate.pass(signal, urgent).then(() => {
+        holding = false
+        control?.resume()
+      })
+    }
     const send = (): void => {
       queued = false
       if (bytes === 0) return
@@ -123,6 +140,7 @@ export class HistoryWorker {
         logArgs(range),
         (chunk) => {
           stillWanted()
+          hold()
           gathered.push(chunk)
           bytes += chunk.length
           if (bytes >= 256 * 1024) send()
@@ -133,7 +151,7 @@ export class HistoryWorker {
         },
         signal,
         'git log',
-        {background: true},
+        {background: true, control: (c) => (control = c)},
       )
       send()
     } catch (error) {
