@@ -61,6 +61,32 @@ describe('svc engine checkpoint schedule', () => {
     s.cancel()
   })
 
+  it('a sustained stream that stops is checkpointed after a longer quiet period, not at its grown bound', async () => {
+    const ranAt: number[] = []
+    const s: CheckpointSchedule = new CheckpointSchedule(
+      () => {
+        ranAt.push(performance.now())
+        s.checkpointed(true)
+      },
+      {delayMs: 10, maxDelayMs: 40, sustainedMaxDelayMs: 60_000},
+    )
+    // Writes 30 ms apart: sustained after the first checkpoint, and the bound grows past the test.
+    for (let i = 0; i < 400 && ranAt.length < 4; i++) {
+      s.schedule()
+      await sleep(30)
+    }
+    // Four checkpoints with writes behind: the bound is 640 ms now.
+    expect(s.maxDelayMs).to.equal(640)
+    // The stream stops: one last write, then nothing. Its checkpoint comes after ten quiet periods (100 ms), long before the bound.
+    const before = ranAt.length
+    const last = performance.now()
+    s.schedule()
+    for (let i = 0; i < 200 && ranAt.length === before; i++) await sleep(10)
+    expect(ranAt.length).to.equal(before + 1)
+    expect(ranAt.at(-1)! - last).to.be.at.least(95).and.below(400)
+    s.cancel()
+  })
+
   it('cancel drops the pending checkpoint', async () => {
     let runs = 0
     const s = new CheckpointSchedule(() => runs++, {delayMs: 20, maxDelayMs: 1000})

@@ -10,13 +10,22 @@
  * the bound, not for a quiet period (under load the log's group commits leave gaps of more than
  * the quiet period inside a steady stream), and the bound doubles, up to `sustainedMaxDelayMs`.
  * A checkpoint that finishes with nothing behind it ends the stream: quiet periods count again and
- * the bound is `maxDelayMs` again. Why (issue 26, docs/benchmarks.md
+ * the bound is `maxDelayMs` again. A sustained stream that stops (no write for
+ * SUSTAINED_QUIET_FACTOR quiet periods) is checkpointed then, not at its bound: waiting up to 8 s
+ * for writes that no longer come only left Git (and the log's trim) that far behind, and it was
+ * half of the time bench/svc-write.mjs measured until pending-entries was 0. Why (issue 26, docs/benchmarks.md
  * "svc sustained writes at 1M: fewer, larger checkpoints"): every checkpoint ends a pack, and
  * fast-import looks each new object up in every pack of the repository, so under a sustained
  * stream a checkpoint a second made the packs that every later commit pays for. Acknowledgement
  * comes from the write-ahead log, and a caller that needs Git current asks for a checkpoint at
  * once (`CheckpointLoop.force`), so only the lag of Git behind the log grows.
  */
+/**
+ * Under a sustained stream the quiet period that ends it is this many times the configured one:
+ * long enough that the log's group commits under load (gaps of tens of ms) do not end it.
+ */
+const SUSTAINED_QUIET_FACTOR = 10
+
 export class CheckpointSchedule {
   private timer: NodeJS.Timeout | undefined
   /** When the armed timer fires (performance.now(): the timer's own clock, not the injectable one). */
@@ -51,7 +60,7 @@ export class CheckpointSchedule {
     const now = this.now()
     if (this.firstPendingAt === 0) this.firstPendingAt = now
     const left = Math.max(0, this.firstPendingAt + this.bound - now)
-    const delay = this.sustained ? left : Math.min(this.options.delayMs, left)
+    const delay = Math.min(this.sustained ? this.options.delayMs * SUSTAINED_QUIET_FACTOR : this.options.delayMs, left)
     this.dueAt = performance.now() + delay
     if (this.timer !== undefined && this.firesAt <= this.dueAt) return
     this.arm(delay)
