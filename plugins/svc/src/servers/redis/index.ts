@@ -15,6 +15,7 @@ import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 import {COMMANDS, execute, executeGetBytes} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
 import {boundReply, DEFAULT_MAX_REPLY_BYTES} from './reply-limit.js'
+import {readSocket} from './socket-read.js'
 import {CursorTable, KeyLocks, type Session, type Shared} from './shared.js'
 
 export {COMMANDS} from './dispatch.js'
@@ -58,7 +59,8 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
     },
     timedOut: (_socket, why) => log.debug('closing connection after timeout', {why}),
   })
-  const server = createServer({noDelay: true}, (socket) => {
+  // Accepted paused: readSocket installs its receive buffer before the first read.
+  const server = createServer({noDelay: true, pauseOnConnect: true}, (socket) => {
     if (!guard.admit(socket)) return
     const sess: Session = {branch: 'main', id: nextId++, quit: false, resp3: false}
     const parser = new RespParser(limits)
@@ -188,7 +190,7 @@ export async function startRedisServer(ctx: ServerContext, options: RedisServerO
       if (closing && !busy) socket.end()
     }
 
-    socket.on('data', (chunk: Buffer) => {
+    readSocket(socket, (chunk: Buffer) => {
       // While closing, only a connection in the middle of a batch still reads (the rest of its pipeline).
       if (dead || (closing && !busy)) return
       parser.feed(chunk)
