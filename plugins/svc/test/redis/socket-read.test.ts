@@ -1,6 +1,6 @@
 /**
  * The Redis server reads sockets through one receive buffer shared by every connection
- * (servers/redis/socket-read.ts). These tests interleave connections whose commands arrive in
+ * (servers/socket-read.ts). These tests interleave connections whose commands arrive in
  * pieces (a byte at a time, and values larger than the buffer) so any byte kept by reference past
  * the next read would show in an answer; and check a client that stops reading is paused, then
  * served, as before.
@@ -10,7 +10,7 @@ import {connect, type Socket} from 'node:net'
 
 import {Redis} from 'ioredis'
 
-import {readsWithoutStreams} from '../../src/servers/redis/socket-read.js'
+import {readsWithoutStreams} from '../../src/servers/socket-read.js'
 import {type Harness, startHarness} from './harness.js'
 
 function frame(...args: Array<Buffer | string>): Buffer {

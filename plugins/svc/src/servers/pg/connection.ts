@@ -9,6 +9,7 @@ import type {Socket} from 'node:net'
 import type {Logger} from '../../engine/types.js'
 import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 import {MAX_UNREAD_REPLY_BYTES, whileUnread} from '../backpressure.js'
+import {readSocket} from '../socket-read.js'
 
 import {md5Matches, ScramError, ScramExchange, type ScramVerifier} from './auth.js'
 import {type Column, type ExecuteOutcome, OID, type PreparedQuery, type QueryEngine, type QueryResult, type QuerySession, rollbackTx, SqlError} from '../../query/index.js'
@@ -72,7 +73,7 @@ export class PgConnection {
     this.pid = pid
     this.reader = new MessageReader(cfg.maxMessage)
     this.session = cfg.query.session({})
-    socket.on('data', (chunk: Buffer) => {
+    readSocket(socket, (chunk: Buffer) => {
       if (this.closed || this.stopping) return
       this.reader.feed(chunk)
       // A running pump reads the new bytes itself; keep the promise of the one that works.

@@ -10,6 +10,7 @@ import {ConnectionGuard, type NetLimits} from '@toolkit/kit'
 import type {RunningServer, ServerContext} from '../../engine/types.js'
 import {createQueryEngine} from '../../query/index.js'
 import {endConnections, listen} from '../listen.js'
+import {readSocket} from '../socket-read.js'
 
 import {scramVerifier} from './auth.js'
 import {type ConnectionConfig, PgConnection} from './connection.js'
@@ -62,7 +63,8 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
       return why === 'idle' && bySocket.get(socket)?.idleTimeout() === true
     },
   })
-  const server = createServer({noDelay: true}, (socket) => {
+  // Accepted paused: the connection's readSocket installs its receive buffer before the first read.
+  const server = createServer({noDelay: true, pauseOnConnect: true}, (socket) => {
     if (!guard.admit(socket, {startup: true})) return
     sockets.add(socket)
     ctx.metrics.connectionOpened('pg')
@@ -105,7 +107,7 @@ export async function startPgServer(ctx: ServerContext, options: PgServerOptions
  */
 function refuseTooMany(socket: Socket, end: () => void): void {
   let buf = Buffer.alloc(0)
-  socket.on('data', (chunk: Buffer) => {
+  readSocket(socket, (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk])
     while (buf.length >= 8 && buf.length >= buf.readInt32BE(0)) {
       const code = buf.readInt32BE(4)

@@ -15,7 +15,7 @@ import {nextTurn, overBudget} from '../../engine/loop-turns.js'
 import {COMMANDS, execute, executeGetBytes} from './dispatch.js'
 import {DEFAULT_LIMITS, encode, type ParserLimits, ProtocolError, type Reply, RespParser} from './resp.js'
 import {boundReply, DEFAULT_MAX_REPLY_BYTES} from './reply-limit.js'
-import {readSocket} from './socket-read.js'
+import {readSocket} from '../socket-read.js'
 import {CursorTable, KeyLocks, type Session, type Shared} from './shared.js'
 
 export {COMMANDS} from './dispatch.js'

@@ -1,6 +1,6 @@
 /**
  * Reads an accepted socket through Node's `onread` option (one receive buffer, a callback per read)
- * instead of its stream machinery. At `redis-benchmark -P 1` the stream path ('data' events: a
+ * instead of its stream machinery (the Redis and PostgreSQL servers). At `redis-benchmark -P 1` the stream path ('data' events: a
  * fresh 64 KiB allocation per read, `push`, `maybeReadMore`'s nextTick) cost about as much user
  * time as everything svc does for a cached GET: a bare Node server answering a constant spent
  * 4.7 us of user time per command with 'data' and 2.4 us with `onread` (docs/benchmarks.md,
@@ -56,6 +56,8 @@ export function readSocket(socket: Socket, onChunk: (chunk: Buffer) => void): vo
   const handle = (socket as unknown as {_handle?: UserBufferHandle})._handle
   if (!slots || !handle || typeof handle.useUserBuffer !== 'function' || handle.reading) {
     socket.on('data', onChunk)
+    // Accepted paused (pauseOnConnect): a 'data' listener alone does not start the flow.
+    socket.resume()
     return
   }
   const held = socket as unknown as Record<symbol, unknown>
