@@ -390,6 +390,14 @@ async function restParent() {
       }
     }
   }
+  // Start-up work beside the reads is part of what is measured: said next to the ratios.
+  for (const build of builds) {
+    for (const f of fixtures) {
+      const beside = runs.filter((r) => r.build === build && r.docs === f.n).flatMap((r) => r.phases).filter((p) => p.beside !== '-')
+      const total = runs.filter((r) => r.build === build && r.docs === f.n).length * PHASES.length * REST_CLIENTS.length
+      line(`  ${builds.length > 1 ? `${build}: ` : ''}${f.n} documents: phases with start-up git beside`, `${beside.length} of ${total}${beside.length ? ` (${[...new Set(beside.map((p) => p.beside))].join(', ')})` : ''}`)
+    }
+  }
   if (process.argv.includes('--json')) console.log(JSON.stringify(runs))
   process.exit(0)
 }
