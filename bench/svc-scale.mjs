@@ -19,14 +19,28 @@
 //   node bench/svc-scale.mjs --fixture DIR --docs N --only reads [--reads 20000] [--settle MS]  random current reads of DIR's documents
 // The first use of DIR builds its full-text and history indexes in place (so later runs open
 // ready). `--ab OTHER_CHECKOUT` runs the same part with another checkout's build, alternating,
-// `--rounds` times each, for a same-minute A/B.
+// `--rounds` times each, for a same-minute A/B. `--only reads` is the engine's `get` in process:
+// a pipe round trip with cat-file at ~30 us, where this VM's idle-vCPU wake-ups are most of the figure.
+//
+// Issue 26's read figure (REST GET by id p50, 1M within 1.2x of 100k) against real servers:
+//   node bench/svc-scale.mjs --only rest --fixtures /tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000
+//     [--reads 2000] [--rounds 1] [--ab OTHER_CHECKOUT] [--after-graph] [--settle MS] [--in-process]
+// For each size (alternating which goes first each round) a `toolkit svc server` child on a copy of
+// the fixture (repository hard-linked: git only ever adds files; index and WAL copied), then
+// `GET /api/v1/documents/<id>` over loopback, keep-alive, random ids never read before, with one
+// client and then 16 concurrent ones: right after the server listens, again after a warm pass of
+// other ids (JIT and page cache warm, still uncached), and the first ids again (blob cache hits).
+// What the server ran beside each phase (a start-up commit-graph write, the history log) is named
+// with its CPU per read; `--after-graph` first waits (at most 150 s) for the start-up commit-graph
+// write to end, `--settle MS` waits MS after listening. `--in-process` adds the `--only reads`
+// figure of each size (the engine's `get` in this process, no HTTP).
 import {spawnSync} from 'node:child_process'
-import {cpSync, existsSync, readdirSync, readFileSync, rmSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {line, pct, tempDir} from './svc-common.mjs'
+import {drive, http, line, pct, startServer, tempDir} from './svc-common.mjs'
 import {makeDoc, rand, word} from './svc-fixture.mjs'
 
 const opt = (name, def) => {
@@ -35,12 +49,13 @@ const opt = (name, def) => {
 }
 /** Documents given a second version after the as-of point; as-of and history reads each read them once. */
 const VERSIONED = 50
+/** The git subcommands the CPU figures name. */
+const GIT_COMMANDS = ['fast-import', 'cat-file', 'log', 'repack', 'pack-objects', 'rev-list', 'ls-tree', 'for-each-ref', 'commit-graph']
+/** `--only rest`: the client counts and the phases of each server's reads. */
+const REST_CLIENTS = [1, 16]
+const PHASES = ['after ready', 'warm', 'cached']
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
 
-if (opt('one', undefined) !== undefined) await one(Number(opt('one')))
-else if (opt('only', undefined) !== undefined && opt('build', undefined) !== undefined) await kept()
-else if (opt('only', undefined) !== undefined) keptParent()
-else parent()
 
 /** Runs `--only` in a child per round (this checkout, then the --ab one, alternating). */
 function keptParent() {
@@ -65,8 +80,11 @@ function keptParent() {
   }
 }
 
-/** CPU seconds of `pid` and of every live descendant, by command name (reaped ones are in their parent's cutime: `reaped` for this process's own). */
-function treeCpu(pid, into = {}) {
+/**
+ * CPU seconds of `pid` and of every live descendant, by command name (reaped ones are in their
+ * parent's cutime: `reaped` for the root's own). The root is this process (`engine`) unless given.
+ */
+function treeCpu(pid, into = {}, root = process.pid, rootName = 'engine') {
   let comm
   try {
     comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
@@ -74,18 +92,46 @@ function treeCpu(pid, into = {}) {
     return into
   }
   let cmd = comm
-  if (comm === 'git' || comm.startsWith('git-')) {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-    cmd = argv.find((a) => ['fast-import', 'cat-file', 'log', 'repack', 'pack-objects', 'rev-list', 'ls-tree', 'for-each-ref', 'commit-graph'].includes(a)) ?? comm
-  } else if (pid !== process.pid && comm.startsWith('node')) cmd = 'helper'
-  else if (pid === process.pid) cmd = 'engine'
-  if (pid === process.pid) {
-    // Children this process reaped (a fast-import replaced by a fresh one) are its cutime/cstime.
+  if (comm === 'git' || comm.startsWith('git-')) cmd = gitCommand(pid) ?? comm
+  else if (pid !== root && comm.startsWith('node')) cmd = 'helper'
+  if (pid === root) {
+    // Children the root reaped (a fast-import replaced by a fresh one) are its cutime/cstime.
     const [own, reaped] = cpuSecondsOf(pid, true)
-    into.engine = (into.engine ?? 0) + own
+    into[rootName] = (into[rootName] ?? 0) + own
     into.reaped = (into.reaped ?? 0) + reaped
+    // A server's own CPU split: its event-loop thread, and its other threads (worker threads, GC
+    // helpers, libuv's pool), which a start-up job such as the full-text file check keeps busy.
+    if (root !== process.pid) {
+      const [loop] = cpuSecondsOf(`${pid}/task/${pid}`, true)
+      into['part:event loop'] = (into['part:event loop'] ?? 0) + loop
+      // The other threads by name (V8's GC helpers `V8 DefaultWorke`, libuv's pool, worker threads).
+      for (const tid of tasksOf(pid)) {
+        if (tid === pid) continue
+        const name = `part:thread ${threadName(pid, tid)}`
+        into[name] = (into[name] ?? 0) + cpuSecondsOf(`${pid}/task/${tid}`, true)[0]
+      }
+    }
   } else into[cmd] = (into[cmd] ?? 0) + cpuSecondsOf(pid)
-  for (const c of childPidsOf(pid)) treeCpu(c, into)
+  for (const c of childPidsOf(pid)) treeCpu(c, into, root, rootName)
+  return into
+}
+
+/** The git subcommand a git process runs (`commit-graph`, `cat-file`...), from its argv. */
+function gitCommand(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').find((a) => GIT_COMMANDS.includes(a))
+  } catch {
+    return undefined
+  }
+}
+
+/** The background git commands (not the long-lived cat-file and fast-import) running under `pid` now. */
+function backgroundGit(pid, into = new Set()) {
+  for (const c of childPidsOf(pid)) {
+    const g = gitCommand(c)
+    if (g !== undefined && g !== 'cat-file' && g !== 'fast-import') into.add(g)
+    backgroundGit(c, into)
+  }
   return into
 }
 
@@ -97,6 +143,22 @@ function cpuSecondsOf(pid, split = false) {
     return split ? [(v[11] + v[12]) / 100, (v[13] + v[14]) / 100] : (v[11] + v[12] + v[13] + v[14]) / 100
   } catch {
     return split ? [0, 0] : 0
+  }
+}
+
+function tasksOf(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number)
+  } catch {
+    return []
+  }
+}
+
+function threadName(pid, tid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
+  } catch {
+    return '?'
   }
 }
 
@@ -114,7 +176,8 @@ function cpuPer(before, after, ops) {
   let total = 0
   for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const d = (after[k] ?? 0) - (before[k] ?? 0)
-    total += d
+    // `part:` figures are shares of a process already counted (a server's threads).
+    if (!k.startsWith('part:')) total += d
     out[`cpuUs_${k}`] = (d * 1e6) / ops
   }
   out.cpuUs_total = (total * 1e6) / ops
@@ -160,11 +223,11 @@ async function kept() {
     await db.close()
   } else {
     const reads = Number(opt('reads', 20_000))
-    const db = await openEngine(fixture, {})
+    const db = await openEngine(linkedCopy(fixture), {})
     await ready(db)
     // --settle MS: reads start that long after the index is ready (what the open left running has finished).
     await new Promise((res) => setTimeout(res, Number(opt('settle', 0))))
-    const ids = Array.from({length: reads}, () => `items:${Math.floor(rand() * n)}`)
+    const ids = freshIds(Math.min(reads, n), n, new Set())
     const before = treeCpu(process.pid)
     const t0 = performance.now()
     const l = []
@@ -181,6 +244,161 @@ async function kept() {
   }
   r.load = load()
   console.log(JSON.stringify(r))
+  process.exit(0)
+}
+
+/**
+ * A data directory with the fixture's documents that a run may write to: the repository
+ * hard-linked (git never changes an existing file: new packs, the commit-graph and refs are new
+ * files renamed into place), the index (SQLite, written in place) and the WAL copied.
+ */
+function linkedCopy(fixture) {
+  const dir = join(tempDir('svc-scale-'), 'data')
+  mkdirSync(dir)
+  const r = spawnSync('cp', ['-al', join(fixture, 'repo'), join(dir, 'repo')])
+  if (r.status !== 0) throw new Error(`cp -al ${fixture}/repo failed: ${r.stderr}`)
+  for (const d of ['index', 'wal']) if (existsSync(join(fixture, d))) cpSync(join(fixture, d), join(dir, d), {recursive: true})
+  return dir
+}
+
+/**
+ * Random ids to read: mulberry32, seeded. Not svc-fixture's `rand`: its products pass 2^53 and
+ * lose their low bits, so it cycles through only ~16k distinct values (fine for making documents,
+ * but ids drawn from it repeat, and a repeated id is a cached read).
+ */
+let idSeed = 26
+function idRand() {
+  idSeed = (idSeed + 0x6d_2b_79_f5) | 0
+  let t = Math.imul(idSeed ^ (idSeed >>> 15), 1 | idSeed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+}
+
+/** `count` distinct random integers in [0, n), none of them in `used` (which gets them). */
+function freshIds(count, n, used) {
+  const out = []
+  while (out.length < count) {
+    const i = Math.floor(idRand() * n)
+    if (used.has(i)) continue
+    used.add(i)
+    out.push(`items:${i}`)
+  }
+  return out
+}
+
+/** One server (build `build`, fixture of `n` documents): every phase, with latencies and CPU per read. */
+async function restOne(build, fixture, n) {
+  const reads = Number(opt('reads', 2000))
+  let t0 = performance.now()
+  const dir = linkedCopy(fixture)
+  console.error(`  ${n} documents: copy ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  t0 = performance.now()
+  const server = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
+  const out = {build, docs: n, listenMs: performance.now() - t0, loadStart: load(), phases: []}
+  const pid = server.child.pid
+  // What ran beside the reads: sampled every 20 ms while a phase runs.
+  const seen = new Set()
+  const sampler = setInterval(() => backgroundGit(pid, seen), 20)
+  if (process.argv.includes('--after-graph')) {
+    const until = performance.now() + 150_000
+    while (backgroundGit(pid).has('commit-graph') && performance.now() < until) await new Promise((r) => setTimeout(r, 200))
+    out.graphWaitMs = performance.now() - t0 - out.listenMs
+    // Reaped by the server before the first figure is taken, so its CPU is not counted in a phase.
+    await new Promise((r) => setTimeout(r, 1000))
+    seen.clear()
+  }
+  // --settle MS: the reads start that long after the server listens (the full-text file check and
+  // walk of the open are over by then at 1M, ~11 s; a commit-graph write may still run, and is named).
+  await new Promise((r) => setTimeout(r, Number(opt('settle', 0))))
+  const used = new Set()
+  const path = (id) => `/api/v1/documents/${id}`
+  const phase = async (name, clients, ids) => {
+    console.error(`  ${n} documents: ${name}, ${clients} client(s), ${((performance.now() - t0) / 1000).toFixed(1)} s after start (load ${load()})`)
+    seen.clear()
+    backgroundGit(pid, seen)
+    const before = treeCpu(pid, {}, pid, 'server')
+    const t = performance.now()
+    const lat = await drive(ids.length, clients, async (i) => {
+      const r = await http(server.port, 'GET', path(ids[i]))
+      // Each answer is the document asked for: a read never answers another id's bytes.
+      if (r.status !== 200 || !r.body.includes(`"id": "${ids[i]}"`)) throw new Error(`GET ${ids[i]}: ${r.status} ${r.body.slice(0, 100)}`)
+    })
+    const wall = performance.now() - t
+    backgroundGit(pid, seen)
+    const cpu = cpuPer(before, treeCpu(pid, {}, pid, 'server'), ids.length)
+    out.phases.push({clients, name, p50: pct(lat, 50), p99: pct(lat, 99), perSec: ids.length / (wall / 1000), beside: [...seen].sort().join('+') || '-', ...cpu})
+  }
+  const first = REST_CLIENTS.map(() => freshIds(reads, n, used))
+  for (const [k, c] of REST_CLIENTS.entries()) await phase('after ready', c, first[k])
+  // The warm pass: other ids, so the JIT, the pack's pages and the index are warm but no answer is cached.
+  const warm = freshIds(Math.min(reads * 2, Math.floor(n / 10)), n, used)
+  await drive(warm.length, 16, (i) => http(server.port, 'GET', path(warm[i])))
+  for (const c of REST_CLIENTS) await phase('warm', c, freshIds(reads, n, used))
+  for (const [k, c] of REST_CLIENTS.entries()) await phase('cached', c, first[k])
+  clearInterval(sampler)
+  out.loadEnd = load()
+  await server.stop()
+  rmSync(dir, {force: true, recursive: true})
+  return out
+}
+
+/** `--only rest`: issue 26's REST read figure at each fixture's size, alternating sizes (and builds) per round. */
+async function restParent() {
+  const fixtures = String(opt('fixtures', '/tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000')).split(',').map((f) => {
+    const [dir, n] = f.split(':')
+    return {dir, n: Number(n)}
+  })
+  const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
+  const rounds = Number(opt('rounds', 1))
+  const runs = []
+  const when = [process.argv.includes('--after-graph') ? 'after the start-up commit-graph write' : '', opt('settle', undefined) ? `${opt('settle')} ms after listening` : ''].filter(Boolean).join(', ') || 'start-up work left running'
+  console.log(`svc-scale --only rest: ${new Date().toISOString()}, load ${load()}, ${opt('reads', 2000)} reads per phase, ${when}`)
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? fixtures : [...fixtures].reverse()
+    for (const f of order) {
+      for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
+        const r = await restOne(build, f.dir, f.n)
+        runs.push(r)
+        console.log(`round ${round + 1}, ${f.n} documents, ${build}: listening after ${r.listenMs.toFixed(0)} ms${r.graphWaitMs === undefined ? '' : `, commit-graph write ended ${r.graphWaitMs.toFixed(0)} ms later`}, load ${r.loadStart} -> ${r.loadEnd}`)
+        for (const p of r.phases) {
+          const others = Object.keys(p).filter((k) => k.startsWith('cpuUs_') && !['cpuUs_total', 'cpuUs_server', 'cpuUs_part:event loop', 'cpuUs_cat-file'].includes(k) && p[k] >= 5).map((k) => `${k.slice(6).replace(/^part:/, '')} ${p[k].toFixed(0)}`)
+          const loop = p['cpuUs_part:event loop'] ?? 0
+          line(`  ${p.name}, ${String(p.clients).padStart(2)} client(s): p50 / p99 ms`, `${p.p50.toFixed(3)} / ${p.p99.toFixed(3)}  (${p.perSec.toFixed(0)}/s; server CPU us/read: event loop ${loop.toFixed(0)}, other threads ${((p.cpuUs_server ?? 0) - loop).toFixed(0)}, cat-file ${(p['cpuUs_cat-file'] ?? 0).toFixed(0)}${others.length ? `, ${others.join(', ')}` : ''}; beside: ${p.beside})`)
+        }
+      }
+    }
+  }
+  if (process.argv.includes('--in-process')) {
+    for (const f of fixtures) {
+      for (const build of builds) {
+        const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--fixture', f.dir, '--docs', String(f.n), '--only', 'reads', '--reads', String(opt('reads', 2000)), '--build', build], {encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit']})
+        if (r.status !== 0) throw new Error(`in-process reads with ${build} failed (exit ${r.status})`)
+        const res = JSON.parse(r.stdout.trim().split('\n').at(-1))
+        line(`in-process engine db.get (no HTTP), ${f.n} documents, ${build}: p50 / p99 ms`, `${res.getP50.toFixed(3)} / ${res.getP99.toFixed(3)} (CPU us/read engine ${res.cpuUs_engine.toFixed(0)}, cat-file ${(res['cpuUs_cat-file'] ?? 0).toFixed(0)}, commit-graph ${(res['cpuUs_commit-graph'] ?? 0).toFixed(0)}; load ${res.load})`)
+      }
+    }
+  }
+  // Medians over the rounds, then the largest size against the smallest, per build and phase.
+  const [small, big] = [fixtures[0].n, fixtures.at(-1).n]
+  console.log(`REST GET by id, ${big} against ${small} documents (medians of ${rounds} round(s); issue 26's goal: p50 <= 1.2x):`)
+  for (const build of builds) {
+    for (const name of PHASES) {
+      for (const clients of REST_CLIENTS) {
+        const of = (n, k) => pct(runs.filter((r) => r.build === build && r.docs === n).map((r) => r.phases.find((p) => p.name === name && p.clients === clients)[k]), 50)
+        const ratio = of(big, 'p50') / of(small, 'p50')
+        line(`  ${builds.length > 1 ? `${build}: ` : ''}${name}, ${clients} client(s): p50`, `${of(small, 'p50').toFixed(3)} -> ${of(big, 'p50').toFixed(3)} ms = ${ratio.toFixed(2)}x ${ratio <= 1.2 ? '(goal met)' : '(goal NOT met)'}; p99 ${of(small, 'p99').toFixed(3)} -> ${of(big, 'p99').toFixed(3)} ms = ${(of(big, 'p99') / of(small, 'p99')).toFixed(2)}x; CPU us/read event loop ${of(small, 'cpuUs_part:event loop').toFixed(0)} -> ${of(big, 'cpuUs_part:event loop').toFixed(0)}, all ${of(small, 'cpuUs_total').toFixed(0)} -> ${of(big, 'cpuUs_total').toFixed(0)}`)
+      }
+    }
+  }
+  // Start-up work beside the reads is part of what is measured: said next to the ratios.
+  for (const build of builds) {
+    for (const f of fixtures) {
+      const beside = runs.filter((r) => r.build === build && r.docs === f.n).flatMap((r) => r.phases).filter((p) => p.beside !== '-')
+      const total = runs.filter((r) => r.build === build && r.docs === f.n).length * PHASES.length * REST_CLIENTS.length
+      line(`  ${builds.length > 1 ? `${build}: ` : ''}${f.n} documents: phases with start-up git beside`, `${beside.length} of ${total}${beside.length ? ` (${[...new Set(beside.map((p) => p.beside))].join(', ')})` : ''}`)
+    }
+  }
+  if (process.argv.includes('--json')) console.log(JSON.stringify(runs))
   process.exit(0)
 }
 
@@ -308,7 +526,7 @@ async function one(n) {
   r.openMs = performance.now() - t
   await ready(db)
   r.readyMs = performance.now() - t
-  const ids = Array.from({length: reads}, () => `items:${Math.floor(rand() * n)}`)
+  const ids = freshIds(Math.min(reads, n), n, new Set())
   const gets = await timed(reads, (i) => db.get(ids[i]))
   r.getP50 = pct(gets, 50)
   r.getP99 = pct(gets, 99)
@@ -368,3 +586,13 @@ async function one(n) {
   console.log(JSON.stringify(r))
   process.exit(0)
 }
+
+// Last, so that every module-level binding above exists when the part it runs uses it.
+// A run stopped by `timeout` still stops its server and removes its copies (svc-common's exit handler).
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
+
+if (opt('one', undefined) !== undefined) await one(Number(opt('one')))
+else if (opt('only', undefined) === 'rest') await restParent()
+else if (opt('only', undefined) !== undefined && opt('build', undefined) !== undefined) await kept()
+else if (opt('only', undefined) !== undefined) keptParent()
+else parent()
