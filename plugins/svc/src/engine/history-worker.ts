@@ -19,7 +19,7 @@ import {parseTrailers} from './commit-message.js'
 import {gitStream, type StreamControl} from './git.js'
 import {commitScanner, logArgs} from './history-scan.js'
 import {appendCommits, asOfKey, readHistoryState} from './history-store.js'
-import {JobWorker, sqliteModule} from './job-worker.js'
+import {JobWorker, LOWER_THIS_THREAD, sqliteModule} from './job-worker.js'
 
 // Source as a string (as fts/large-writer.ts) so it runs the same from dist and under the test
 // runner; the parsing and the inserts are the thread's own functions, so both write the same rows.
@@ -27,13 +27,7 @@ const WORKER = `
 const {parentPort, workerData} = require('node:worker_threads')
 const {StringDecoder} = require('node:string_decoder')
 const Database = require(workerData.module)
-// Background work: on Linux the nice value is per thread and 0 names the calling one, so this
-// thread alone yields the cores to the event loop's (elsewhere it would lower the whole process).
-if (process.platform === 'linux') {
-  try {
-    require('node:os').setPriority(0, 10)
-  } catch {}
-}
+${LOWER_THIS_THREAD}
 const __name = (f) => f
 const parseTrailers = ${parseTrailers.toString()}
 const asOfKey = ${asOfKey.toString()}

@@ -10,6 +10,19 @@ import {type Transferable, Worker} from 'node:worker_threads'
 /** better-sqlite3's entry, resolved here and handed to the thread (its code is a string, see below). */
 export const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
 
+/**
+ * The first lines of a background worker thread's code (a string run with `eval`): on Linux the
+ * nice value is per thread and 0 names the calling one, so this thread alone yields the cores to
+ * the event loop's (elsewhere it would lower the whole process, so it is left alone).
+ */
+export const LOWER_THIS_THREAD = `
+if (process.platform === 'linux') {
+  try {
+    require('node:os').setPriority(0, 10)
+  } catch {}
+}
+`
+
 export interface JobWorkerOptions<R> {
   /**
    * The thread's code, CommonJS as a string, so it runs the same from dist and under the test

@@ -6,12 +6,14 @@
  */
 import {Worker} from 'node:worker_threads'
 
-import {sqliteModule} from '../job-worker.js'
+import {LOWER_THIS_THREAD, sqliteModule} from '../job-worker.js'
 
 // The worker's code is a string (not a file) so it runs the same from dist and from the
 // TypeScript sources under the test runner; better-sqlite3 is resolved here and handed over.
 const WORKER = `
 const {parentPort, workerData} = require('node:worker_threads')
+// Background work (at 1M documents ~7 s of a core, which ran beside the first reads after open).
+${LOWER_THIS_THREAD}
 const Database = require(workerData.module)
 let db
 let result
