@@ -36,6 +36,19 @@ async function repoWithLongHistory(dir: string): Promise<string[]> {
   return ids
 }
 
+/**
+ * A repository of 5,000 documents `items:0`..`items:4999` (the size that gets the start-up wait
+ * and a commit-graph at open), with no history index and no commit-graph; `more` writes after them.
+ */
+async function largeRepo(more?: (e: Engine) => Promise<void>): Promise<string> {
+  const dir = tempDir()
+  const e = await openEngine(dir, {fullText: false, historyIndex: false, repackEveryCheckpoints: 1_000_000})
+  for (let b = 0; b < 5; b++) await e.batch(Array.from({length: 1000}, (_, i) => ({doc: {id: `items:${b * 1000 + i}`, n: i}, op: 'put' as const})))
+  await more?.(e)
+  await e.close()
+  return dir
+}
+
 describe('svc background work gives way to requests (background-gate.ts)', () => {
   let db: Engine | undefined
   afterEach(async () => {
@@ -73,11 +86,7 @@ describe('svc background work gives way to requests (background-gate.ts)', () =>
   })
 
   it('right after open, the history build and the commit-graph write wait for a pause in requests, and run within the bound under steady requests', async () => {
-    // 5,000 documents (the size that gets a commit-graph at open), no history index, no graph.
-    const dir = tempDir()
-    db = await openEngine(dir, {fullText: false, historyIndex: false, repackEveryCheckpoints: 1_000_000})
-    for (let b = 0; b < 5; b++) await db.batch(Array.from({length: 1000}, (_, i) => ({doc: {id: `items:${b * 1000 + i}`, n: i}, op: 'put' as const})))
-    await db.close()
+    const dir = await largeRepo()
     const repo = join(dir, 'repo')
     const built = (lines: string[]): boolean => lines.some((l) => l.includes('history index built'))
     const readUntil = async (e: Engine, done: () => boolean): Promise<number> => {
@@ -112,11 +121,9 @@ describe('svc background work gives way to requests (background-gate.ts)', () =>
   })
 
   it('right after open, the first history read ends the wait: the build runs while other requests keep coming', async () => {
-    const dir = tempDir()
-    db = await openEngine(dir, {fullText: false, historyIndex: false, repackEveryCheckpoints: 1_000_000})
-    for (let b = 0; b < 5; b++) await db.batch(Array.from({length: 1000}, (_, i) => ({doc: {id: `items:${b * 1000 + i}`, n: i}, op: 'put' as const})))
-    await db.put({id: 'items:7', n: 'second'})
-    await db.close()
+    const dir = await largeRepo(async (e) => {
+      await e.put({id: 'items:7', n: 'second'})
+    })
     const {lines, logger} = memoryLogger()
     const built = (): boolean => lines.some((l) => l.includes('history index built'))
     // Bound and pause far beyond the test: only the history read can start the build.
