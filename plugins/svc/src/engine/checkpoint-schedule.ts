@@ -1,4 +1,10 @@
 /**
+ * Under a sustained stream the quiet period that ends it is this many times the configured one:
+ * long enough that the log's group commits under load (gaps of tens of ms) do not end it.
+ */
+const SUSTAINED_QUIET_FACTOR = 10
+
+/**
  * When the engine asks `git fast-import` for a checkpoint (which makes acknowledged writes visible
  * to `git` and lets the write-ahead log be trimmed): after a short quiet period following the last
  * write, so a burst shares one checkpoint, but never later than the bound after the first write
@@ -20,12 +26,6 @@
  * comes from the write-ahead log, and a caller that needs Git current asks for a checkpoint at
  * once (`CheckpointLoop.force`), so only the lag of Git behind the log grows.
  */
-/**
- * Under a sustained stream the quiet period that ends it is this many times the configured one:
- * long enough that the log's group commits under load (gaps of tens of ms) do not end it.
- */
-const SUSTAINED_QUIET_FACTOR = 10
-
 export class CheckpointSchedule {
   private timer: NodeJS.Timeout | undefined
   /** When the armed timer fires (performance.now(): the timer's own clock, not the injectable one). */
