@@ -1308,6 +1308,11 @@ export class GitEngine implements Engine {
     })
   }
 
+  /** Whether the repository being opened is large enough for start-up maintenance to wait for a pause in requests. */
+  private opensLarge(): boolean {
+    return this.stats().documents >= LARGE_REPOSITORY_DOCS
+  }
+
   private async writeGraph(): Promise<void> {
     const error = await writeCommitGraph(this.repo, this.stopping.signal)
     if (error) this.log.warn('history reads stay slower', {error: error.message})
@@ -1350,8 +1355,7 @@ export class GitEngine implements Engine {
       if (this.options.historyIndex !== false) {
         // Only a large repository's catch-up waits (a 100k-commit build takes seconds of both
         // cores); a small or new one's history is indexed as its writes land, as they arrive.
-        const large = (this.branchesState.get(DEFAULT_BRANCH)?.docs.size ?? 0) >= LARGE_REPOSITORY_DOCS
-        const startup = large ? {maxWaitMs: this.options.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, quietMs: this.options.startupQuietMs ?? STARTUP_QUIET_MS, ready: () => !this.index?.catchingUp()} : undefined
+        const startup = this.opensLarge() ? {maxWaitMs: this.options.startupMaxWaitMs ?? STARTUP_MAX_WAIT_MS, quietMs: this.options.startupQuietMs ?? STARTUP_QUIET_MS, ready: () => !this.index?.catchingUp()} : undefined
         this.historyIndex = new HistoryIndex({dir: this.layout.index, logger: this.log.child('svc.index.history'), repo: this.repo, startup})
         this.historyIndex.open(this.branchesState.keys())
       }
@@ -1371,7 +1375,7 @@ export class GitEngine implements Engine {
       this.scheduleSweep()
       // A large repository without a commit-graph (from an older svc, a restore, a plain clone)
       // gets one in the background; small ones get it with their first background repack.
-      if (this.stats().documents >= LARGE_REPOSITORY_DOCS && !hasCommitGraph(this.repo)) void this.startupGraph()
+      if (this.opensLarge() && !hasCommitGraph(this.repo)) void this.startupGraph()
       this.log.info('engine open', {branches: this.branchesState.size, dataDir: this.dataDir, documents: this.stats().documents})
       // From now on (steady state) git commands start in the helper process (git-spawner.ts). Not
       // during the open: the process is still small then, and a one-shot CLI command that opens,
