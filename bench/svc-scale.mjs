@@ -25,6 +25,7 @@
 // Issue 26's read figure (REST GET by id p50, 1M within 1.2x of 100k) against real servers:
 //   node bench/svc-scale.mjs --only rest --fixtures /tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000
 //     [--reads 2000] [--rounds 1] [--ab OTHER_CHECKOUT] [--after-graph] [--settle MS] [--in-process]
+//     [--restart] [--linger MS]
 // For each size (alternating which goes first each round) a `toolkit svc server` child on a copy of
 // the fixture (repository hard-linked: git only ever adds files; index and WAL copied), then
 // `GET /api/v1/documents/<id>` over loopback, keep-alive, random ids never read before, with one
@@ -33,7 +34,11 @@
 // What the server ran beside each phase (a start-up commit-graph write, the history log) is named
 // with its CPU per read; `--after-graph` first waits (at most 150 s) for the start-up commit-graph
 // write to end, `--settle MS` waits MS after listening. `--in-process` adds the `--only reads`
-// figure of each size (the engine's `get` in this process, no HTTP).
+// figure of each size (the engine's `get` in this process, no HTTP). `--restart` measures a
+// restart: the server first opens the copy, waits for its full-text index and stops cleanly.
+// Each server's start-up timeline is printed: every thread's and child's CPU from listening to
+// the last phase, with the seconds it was busy in, and when search said ready (`--linger MS`
+// keeps the server that long after the last phase, to see the start-up work end).
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -292,6 +297,19 @@ async function restOne(build, fixture, n) {
   let t0 = performance.now()
   const dir = linkedCopy(fixture)
   console.error(`  ${n} documents: copy ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  // --restart: the measured start is a restart: the same build first opens the copy, catches its
+  // full-text index up and stops (SIGTERM: a clean close), as a server restarted in production.
+  if (process.argv.includes('--restart')) {
+    const first = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
+    const until = performance.now() + 120_000
+    while (performance.now() < until) {
+      const r = await http(first.port, 'GET', '/health').catch(() => undefined)
+      if (r && JSON.parse(r.body).checks.find((c) => c.component === 'index')?.branches.every((b) => b.state === 'ready')) break
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    await first.stop()
+    console.error(`  ${n} documents: first start and clean stop in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  }
   t0 = performance.now()
   const server = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
   const out = {build, docs: n, listenMs: performance.now() - t0, loadStart: load(), phases: []}
@@ -299,6 +317,7 @@ async function restOne(build, fixture, n) {
   // What ran beside the reads: sampled every 20 ms while a phase runs.
   const seen = new Set()
   const sampler = setInterval(() => backgroundGit(pid, seen), 20)
+  const timeline = startTimeline(server, pid, t0 + out.listenMs)
   if (process.argv.includes('--after-graph')) {
     const until = performance.now() + 150_000
     while (backgroundGit(pid).has('commit-graph') && performance.now() < until) await new Promise((r) => setTimeout(r, 200))
@@ -336,10 +355,59 @@ async function restOne(build, fixture, n) {
   for (const c of REST_CLIENTS) await phase('warm', c, freshIds(reads, n, used))
   for (const [k, c] of REST_CLIENTS.entries()) await phase('cached', c, first[k])
   clearInterval(sampler)
+  // --linger MS: the server runs that long after the last phase, so the timeline shows how long its start-up work lasts.
+  await new Promise((r) => setTimeout(r, Number(opt('linger', 0))))
+  Object.assign(out, await timeline.stop())
   out.loadEnd = load()
   await server.stop()
   rmSync(dir, {force: true, recursive: true})
   return out
+}
+
+/**
+ * What the server ran from the moment it listens until its last phase: every thread's and child
+ * process's CPU (/proc, every 250 ms, by thread id: the event loop, worker threads such as the
+ * full-text file check, V8's and libuv's helpers, git children), with the span it was busy in,
+ * and when the full-text index first says `ready` (/health, polled).
+ */
+function startTimeline(server, pid, listenAt) {
+  const threads = new Map()
+  let searchReadyMs
+  let polling = false
+  const sample = () => {
+    const at = (performance.now() - listenAt) / 1000
+    const seen = [...tasksOf(pid).map((tid) => [`${tid === pid ? 'event loop' : threadName(pid, tid)}#${tid}`, cpuSecondsOf(`${pid}/task/${tid}`, true)[0]]), ...descendants(pid).map((c) => [`${gitCommand(c) ?? threadName(c, c)}#${c}`, cpuSecondsOf(c, true)[0]])]
+    for (const [key, cpu] of seen) {
+      const t = threads.get(key) ?? {cpu0: cpu, cpu, from: undefined, to: undefined}
+      if (cpu > t.cpu + 0.02) {
+        t.from ??= at
+        t.to = at
+      }
+      t.cpu = cpu
+      threads.set(key, t)
+    }
+    if (searchReadyMs === undefined && !polling) {
+      polling = true
+      http(server.port, 'GET', '/health').then((r) => {
+        const idx = JSON.parse(r.body).checks.find((c) => c.component === 'index')
+        if (idx?.branches.every((b) => b.state === 'ready')) searchReadyMs = performance.now() - listenAt
+      }, () => {}).finally(() => (polling = false))
+    }
+  }
+  sample()
+  const timer = setInterval(sample, 250)
+  return {
+    async stop() {
+      sample()
+      clearInterval(timer)
+      const busy = [...threads].filter(([, t]) => t.cpu - t.cpu0 >= 0.05).sort((a, b) => b[1].cpu - b[1].cpu0 - (a[1].cpu - a[1].cpu0))
+      return {searchReadyMs, threads: busy.map(([k, t]) => `${k.replace(/#\d+$/, '')} ${(t.cpu - t.cpu0).toFixed(2)} (${t.from?.toFixed(1)}-${t.to?.toFixed(1)})`).join(', ')}
+    },
+  }
+}
+
+function descendants(pid) {
+  return childPidsOf(pid).flatMap((c) => [c, ...descendants(c)])
 }
 
 /** `--only rest`: issue 26's REST read figure at each fixture's size, alternating sizes (and builds) per round. */
@@ -351,7 +419,7 @@ async function restParent() {
   const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
   const rounds = Number(opt('rounds', 1))
   const runs = []
-  const when = [process.argv.includes('--after-graph') ? 'after the start-up commit-graph write' : '', opt('settle', undefined) ? `${opt('settle')} ms after listening` : ''].filter(Boolean).join(', ') || 'start-up work left running'
+  const when = [process.argv.includes('--restart') ? 'a restart after a clean stop' : '', process.argv.includes('--after-graph') ? 'after the start-up commit-graph write' : '', opt('settle', undefined) ? `${opt('settle')} ms after listening` : ''].filter(Boolean).join(', ') || 'start-up work left running'
   console.log(`svc-scale --only rest: ${new Date().toISOString()}, load ${load()}, ${opt('reads', 2000)} reads per phase, ${when}`)
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? fixtures : [...fixtures].reverse()
@@ -360,6 +428,7 @@ async function restParent() {
         const r = await restOne(build, f.dir, f.n)
         runs.push(r)
         console.log(`round ${round + 1}, ${f.n} documents, ${build}: listening after ${r.listenMs.toFixed(0)} ms${r.graphWaitMs === undefined ? '' : `, commit-graph write ended ${r.graphWaitMs.toFixed(0)} ms later`}, load ${r.loadStart} -> ${r.loadEnd}`)
+        console.log(`  search ready ${r.searchReadyMs === undefined ? 'not within the run' : `${r.searchReadyMs.toFixed(0)} ms after listening`}; start-up threads (CPU s, active from-to s after listening): ${r.threads}`)
         for (const p of r.phases) {
           const others = Object.keys(p).filter((k) => k.startsWith('cpuUs_') && !['cpuUs_total', 'cpuUs_server', 'cpuUs_part:event loop', 'cpuUs_cat-file'].includes(k) && p[k] >= 5).map((k) => `${k.slice(6).replace(/^part:/, '')} ${p[k].toFixed(0)}`)
           const loop = p['cpuUs_part:event loop'] ?? 0
