@@ -317,13 +317,17 @@ export class GitEngine implements Engine {
     await this.wal.close()
     await this.recovering
     if (this.writerDown) this.failure ??= new EngineError('unavailable', `${this.writerDown}; acknowledged writes are safe in the write-ahead log and are replayed at the next start`)
+    // The branch heads once every acknowledged write is in Git: the full-text index marks itself
+    // closed cleanly at them (fulltext.ts close). Not on a follower, whose refs move under it.
+    let heads: Map<string, string> | undefined
     try {
       await this.flushInternal()
       this.stopping.abort()
       await this.repacking
+      if (this.index && !this.failure && !this.writerDown && this.readOnly === undefined) heads = await refHeads(this.repo).catch(() => undefined)
     } finally {
       await this.writer.close().catch((error: Error) => this.log.error('git fast-import did not exit cleanly', {error: error.message}))
-      await this.index?.close()
+      await this.index?.close(heads)
       await this.historyIndex?.close()
       await this.reader.close()
       this.lock.release()
@@ -1350,7 +1354,7 @@ export class GitEngine implements Engine {
           currentSha: (branch, id) => this.branchesState.get(branch)?.docs.get(id)?.sha,
           repo: this.repo,
         })
-        await this.index.open([...this.branchesState.keys()])
+        await this.index.open([...this.branchesState.keys()], loaded.heads)
       }
       if (this.options.historyIndex !== false) {
         // Only a large repository's catch-up waits (a 100k-commit build takes seconds of both

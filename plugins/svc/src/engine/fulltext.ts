@@ -5,6 +5,7 @@ import {EngineError} from './errors.js'
 import {BackgroundGate} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
+import {type CleanState, markCleanClose, takeCleanClose} from './fts/clean-close.js'
 import {TextExtractor} from './fts/extract.js'
 import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
 import {LargeDocumentWriter, type LargeWriteResult} from './fts/large-writer.js'
@@ -65,6 +66,8 @@ export interface IndexSearchResult {
 interface BranchIndex {
   /** The page check running in a worker, if one is. */
   check?: Promise<void>
+  /** What the last process's clean close left (fts/clean-close.ts): taken at open, used by the first catch-up only. */
+  clean?: CleanState
   /** During a build from nothing: ids that writes put in the index meanwhile (every other id is known absent). */
   written?: Set<string>
   /** Ids whose indexed version may differ from the current one, still to check. */
@@ -150,6 +153,9 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer)
 }
 
+/** How a catch-up starts (see process). */
+type StartFrom = 'check' | 'in-line' | 'intact'
+
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
 
 /**
@@ -179,7 +185,12 @@ export class FullTextIndex {
     if (b) this.reconcile(name, b)
   }
 
-  async close(): Promise<void> {
+  /**
+   * `heads`: each branch's head commit once every acknowledged write is in Git, when the engine
+   * knows its documents are exactly that commit's; a branch whose index then holds exactly them
+   * is marked closed cleanly (fts/clean-close.ts), so the next open skips its check and walk.
+   */
+  async close(heads?: ReadonlyMap<string, string>): Promise<void> {
     this.closed = true
     for (const t of this.timers) clearInterval(t)
     await this.texts.close()
@@ -192,13 +203,30 @@ export class FullTextIndex {
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
     for (const [name, b] of this.branches) {
+      let applied = false
       try {
         this.guard(name, b, () => this.applyWrites(b))
+        applied = this.branches.get(name) === b
       } catch (error) {
         this.o.logger.error('full-text index update failed at close; the next start catches up', {branch: name, error: (error as Error).message})
       }
+      const head = heads?.get(name)
+      const documents = b.store.documents
+      const inLine = applied && head !== undefined && this.inLine(name, b)
       b.store.close()
+      if (!inLine) continue
+      try {
+        markCleanClose(b.store.file, head, documents)
+      } catch (error) {
+        // Only the next open's shortcut is lost.
+        this.o.logger.warn('full-text index clean-close marker not written; the next start checks the index', {branch: name, error: (error as Error).message})
+      }
     }
+  }
+
+  /** Whether the branch's index holds exactly its current documents: caught up, nothing queued or running, as many rows as documents. */
+  private inLine(name: string, b: BranchIndex): boolean {
+    return b.state === 'ready' && !b.running && b.queue.length === 0 && b.writes.size === 0 && b.offload === undefined && b.written === undefined && !b.store.bulkBuilding && b.retry === undefined && b.store.documents === this.o.currentCount(name)
   }
 
   count(branch: string): number {
@@ -361,10 +389,19 @@ export class FullTextIndex {
     }
   }
 
-  async open(branches: string[]): Promise<void> {
+  /** `heads`: each branch's head commit, whose documents the engine opened with (see close). */
+  async open(branches: string[], heads?: ReadonlyMap<string, string>): Promise<void> {
     for (const name of branches) {
       const b = this.openBranch(name)
-      if (b) this.reconcile(name, b)
+      if (!b) continue
+      const clean = b.clean
+      b.clean = undefined
+      // Closed cleanly at the very commit opened now, nothing written since: the index holds
+      // exactly the branch's documents (writes replayed from the log arrive through onWrite).
+      if (clean !== undefined && clean.head === heads?.get(name) && clean.documents === b.store.documents && clean.documents === this.o.currentCount(name)) {
+        this.o.logger.info('full-text index closed cleanly at the branch head; no check or walk at open', {branch: name, documents: clean.documents})
+        this.reconcile(name, b, 'in-line')
+      } else this.reconcile(name, b, clean === undefined ? 'check' : 'intact')
     }
     if (this.o.checkIntervalMs > 0) {
       this.timers.push(setInterval(() => {
@@ -493,6 +530,15 @@ export class FullTextIndex {
     // index.json is the in-memory index of earlier versions: derived data, rebuilt in the new form.
     if (existsSync(join(dir, 'index.json'))) rmSync(join(dir, 'index.json'), {force: true})
     const existed = existsSync(file)
+    // Taken (deleted) before the file is opened for writing: a process that stops without closing leaves none.
+    let clean: CleanState | undefined
+    try {
+      clean = takeCleanClose(file)
+    } catch (error) {
+      // A marker that cannot be deleted must not be trusted by a later open either: the index is rebuilt.
+      this.o.logger.error('full-text index clean-close marker could not be removed; rebuilding the index', {branch: name, error: (error as Error).message, path: dir})
+      rmSync(dir, {force: true, recursive: true})
+    }
     let store: IndexStore
     try {
       store = new IndexStore(file)
@@ -512,13 +558,17 @@ export class FullTextIndex {
       }
     }
     if (!existed) this.o.logger.info('no full-text index on disk; building it', {branch: name})
-    const b: BranchIndex = {queue: [], running: false, state: store.documents === 0 ? 'building' : 'catching-up', store, writes: new Map()}
+    const b: BranchIndex = {clean, queue: [], running: false, state: store.documents === 0 ? 'building' : 'catching-up', store, writes: new Map()}
     this.branches.set(name, b)
     return b
   }
 
-  /** Brings the index in line with the branch: drops deleted documents, reindexes changed and new ones. */
-  private async process(name: string, b: BranchIndex): Promise<void> {
+  /**
+   * Brings the index in line with the branch: drops deleted documents, reindexes changed and new
+   * ones. `from`: `check` reads every page first; `intact` (the file is as a clean close left it)
+   * skips that; `in-line` (and it matched the branch head opened now) skips the walk too.
+   */
+  private async process(name: string, b: BranchIndex, from: StartFrom): Promise<void> {
     const started = Date.now()
     const live = (): boolean => !this.closed && this.branches.get(name) === b
     let indexed = 0
@@ -528,17 +578,19 @@ export class FullTextIndex {
       // 0. Every page readable (a damaged one throws SQLITE_CORRUPT: rebuilt below). Here, not
       // at open, so a large index never delays the server's start, and in a worker thread, so
       // reading every page never stalls requests.
-      const check = quickCheckFile(b.store.file)
-      this.checks.add(check)
-      b.check = check
-      await check.finally(() => {
-        this.checks.delete(check)
-        if (b.check === check) b.check = undefined
-      })
+      if (from === 'check') {
+        const check = quickCheckFile(b.store.file)
+        this.checks.add(check)
+        b.check = check
+        await check.finally(() => {
+          this.checks.delete(check)
+          if (b.check === check) b.check = undefined
+        })
+      }
       if (!live()) return
       // 1. Walk the index: documents gone from the branch are removed, changed ones queued.
       const gone: string[] = []
-      for (let after = 0; live(); ) {
+      for (let after = 0; live() && from !== 'in-line'; ) {
         const rows = b.store.page(after, SCAN_PAGE)
         if (rows.length === 0) break
         after = rows.at(-1)!.rowid
@@ -555,7 +607,7 @@ export class FullTextIndex {
       if (gone.length > 0) b.store.transaction(() => gone.forEach((id) => b.store.remove(id)))
       // 2. Every indexed document is current now; when there are fewer than the branch holds,
       // the missing ones are queued (all of them at once when the index is empty).
-      if (b.store.documents < this.o.currentCount(name)) {
+      if (from !== 'in-line' && b.store.documents < this.o.currentCount(name)) {
         const empty = b.store.documents === 0
         let n = 0
         for (const id of this.o.currentIds(name)) {
@@ -688,10 +740,10 @@ export class FullTextIndex {
     }
   }
 
-  private reconcile(name: string, b: BranchIndex): void {
+  private reconcile(name: string, b: BranchIndex, from: StartFrom = 'check'): void {
     if (b.running) return
     b.running = true
-    this.process(name, b).catch((error: Error) => {
+    this.process(name, b, from).catch((error: Error) => {
       b.running = false
       // The branch was removed (or the index closed) under the catch-up: its file is gone, as meant.
       if (this.closed || this.branches.get(name) !== b) return

@@ -47,6 +47,8 @@ export interface LoadedBranches {
   branches: Map<string, BranchState>
   /** The write-ahead-log sequence number of each branch's head commit (what Git already has). */
   headSeq: Map<string, number>
+  /** Each branch's head commit, whose tree the branch's documents were loaded from. */
+  heads: Map<string, string>
   /** The highest of them. */
   seq: number
 }
@@ -67,5 +69,5 @@ export async function loadBranches(repo: string, reader: BlobReader, log: Logger
     headSeq.set(name, s)
     seq = Math.max(seq, s)
   }
-  return {branches, headSeq, seq}
+  return {branches, heads, headSeq, seq}
 }
