@@ -8,7 +8,8 @@ import {join, resolve} from 'node:path'
  * <data-dir>/
  *   repo/              bare Git repository: every document version, one commit per write
  *   wal/               write-ahead log segments (000000000001.log, ...): acknowledged writes not yet in Git
- *   index/<branch>/    full-text index files (rebuilt from repo/ when missing or corrupt)
+ *   index/<branch>/    full-text index files (rebuilt from repo/ when missing or corrupt), and
+ *                      fts.clean after a clean close (fts/clean-close.ts)
  *   indexes.json       secondary index definitions (per branch; the indexes are rebuilt at open)
  *   svc.lock           instance lock: {host, pid, started} of the server holding the directory
  *   fast-import.pid    pid of the running git fast-import, for the next start after a crash
