@@ -124,8 +124,13 @@ const BUILD_BATCH = 4000
 /** The longest wait between tries of a catch-up that keeps failing. */
 const MAX_RETRY_MS = 60_000
 
-/** Rows walked per event-loop turn when the index is compared with the branch. */
-const SCAN_PAGE = 5000
+/**
+ * Rows read per page when the index is compared with the branch; pages run back to back until
+ * the loop's shared slice is used up (loop-turns.ts pace). A page of 5,000 per turn held the loop
+ * ~11 ms at 1M documents (the walk at open after a crash, and at every periodic check), a wait
+ * for any request that arrived meanwhile; 500 rows are about 1 ms.
+ */
+const SCAN_PAGE = 500
 
 /** Every string, number and boolean in a document, the id's key included, as one text field. */
 export function documentText(doc: unknown): string {
@@ -599,7 +604,7 @@ export class FullTextIndex {
           if (current === undefined) gone.push(r.id)
           else if (current !== r.sha) b.queue.push(r.id)
         }
-        await turn()
+        await pace()
       }
       if (!live()) return
       while (b.offload) await b.offload
@@ -613,7 +618,7 @@ export class FullTextIndex {
         for (const id of this.o.currentIds(name)) {
           if (empty || b.store.sha(id) === undefined) b.queue.push(id)
           if (++n % SCAN_PAGE === 0) {
-            await turn()
+            await pace()
             if (!live()) return
           }
         }
