@@ -44,7 +44,7 @@ describe('svc full-text index after a clean close', () => {
     expect(indexState(db)).to.equal('ready')
     const r = await db.search('alpha')
     expect(r.hits.map((h) => h.id)).to.deep.equal(['c:alpha'])
-    expect(r.incomplete).to.equal(undefined)
+    expect(r.index).to.equal(undefined)
     expect((await db.search('common')).total).to.equal(40)
     expect(messages(lines)).to.include(SHORTCUT)
     await db.put({id: 'c:beta', text: 'beta'})
