@@ -275,6 +275,38 @@ describe('svc engine', () => {
     expect(await db.get('m:5:29')).to.deep.equal({id: 'm:5:29', round: 5})
   })
 
+  it('compact after background roll-ups (which skip the delta search) leaves the repository as small as a full delta search does', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false, repackEveryCheckpoints: 1})
+    // Documents much alike: most of each one's bytes are a delta away from another's.
+    // Two families of documents, written in turn: fast-import deltas a blob only against the one
+    // written just before it (the other family), so the pairs are left for a delta search to find.
+    // Seeded noise, so that zlib alone cannot shrink them as a delta does.
+    let seed = 7
+    const noise = (): string => Array.from({length: 600}, () => ((seed = (seed * 48_271) % 2_147_483_647) % 100_000).toString(36)).join(' ')
+    const common = [noise(), noise()]
+    const body = (round: number, i: number): string => `${common[i % 2]} ${round}-${i}`
+    for (let round = 0; round < 6; round++) {
+      await Promise.all(Array.from({length: 25}, (_, i) => db!.put({body: body(round, i), id: `c:${round}:${i}`})))
+      await db.flush()
+    }
+    const repo = join(dir, 'repo')
+    const packBytes = (r: string): number => Number(/^size-pack: (\d+)/m.exec(gitOut(r, ['count-objects', '-v']))?.[1])
+    await db.compact()
+    await db.close()
+    db = undefined
+    const compacted = packBytes(repo)
+    // The reference: the same objects with every delta searched afresh.
+    const reference = join(tempDir(), 'ref')
+    spawnSync('git', ['clone', '-q', '--bare', '--no-local', repo, reference])
+    gitOut(reference, ['repack', '-a', '-d', '-f', '-q'])
+    expect(compacted).to.be.at.most(packBytes(reference) * 1.05)
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('150')
+    gitOut(repo, ['fsck', '--full'])
+    db = await openEngine(dir, {fullText: false})
+    expect(await db.get('c:5:24')).to.deep.equal({body: body(5, 24), id: 'c:5:24'})
+  })
+
   it('under a sustained stream checkpoints grow apart, yet a flush puts every acknowledged write in git at once and none is lost', async () => {
     const dir = tempDir()
     // A short first bound and a small cap: the stream below makes the bound grow within a second.

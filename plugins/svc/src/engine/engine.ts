@@ -139,6 +139,16 @@ interface Unsent {
 const REPACK_EVERY_CHECKPOINTS = 64
 
 /**
+ * The background roll-up: a geometric repack without a delta search (`--window=0`). The search
+ * was ~40% of its CPU (every object it rewrites, the base pack's included, compared again with its
+ * neighbours) and the roll-ups a third of a write's CPU at 1M; fast-import's own deltas (its trees)
+ * are kept as they are. What it leaves whole stays whole until `compact`, which searches every
+ * object again (`repack -f`): the repository is ~16% larger between compactions, not after one
+ * (docs/benchmarks.md, "svc sustained writes at 1M: roll-ups without the delta search").
+ */
+const ROLL_UP_ARGS = ['repack', '-d', '-q', '--geometric=2', '--window=0', '--no-write-bitmap-index']
+
+/**
  * Commits after which a checkpoint is requested at once, when none is on its way: half the
  * back-pressure bound, so the writes arriving while it runs do not reach the bound, and at most
  * this many (each checkpoint is a pack that fast-import's later lookups walk: docs/benchmarks.md,
@@ -689,7 +699,9 @@ export class GitEngine implements Engine {
     await this.flushInternal()
     await this.repacking
     this.checkpointsSinceRepack = 0
-    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-q', '--no-write-bitmap-index']))
+    // -f: the roll-ups store what they merge without a delta search (ROLL_UP_ARGS), and git reuses
+    // whatever a pack holds whole without pairing it again, so only a fresh search wins that back.
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-f', '-q', '--no-write-bitmap-index']))
     this.repacking = run.then(
       () => undefined,
       () => undefined,
@@ -1283,7 +1295,7 @@ export class GitEngine implements Engine {
     // fast-import keeps a .keep file on each of its packs until it exits, and repack skips kept packs.
     this.repacking ??= this.writer
       .restart()
-      .then(() => git(this.repo, ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'], {background: true}))
+      .then(() => git(this.repo, ROLL_UP_ARGS, {background: true}))
       // The fast-import started above listed the packs before the roll-up, and would look every
       // new object up in the merged-away ones too until its next restart: a fresh one sees the few left.
       .then(() => this.writer.restart())

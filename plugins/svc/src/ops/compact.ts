@@ -64,7 +64,9 @@ export async function compact(options: {dataDir: string}): Promise<CompactResult
   const lock = acquireInstanceLock(dataDir)
   try {
     const before = objectBytes(repo)
-    await run('git', ['-C', repo, 'gc', '--prune=now', '--quiet']).catch(explainDiskFull)
+    // --aggressive is gc's only way to repack with -f (recompute every delta: the background
+    // roll-ups store objects without a delta search); its window kept at repack's default 10, not 250.
+    await run('git', ['-C', repo, '-c', 'gc.aggressiveWindow=10', 'gc', '--aggressive', '--prune=now', '--quiet']).catch(explainDiskFull)
     const after = objectBytes(repo)
     return {bytesAfter: after.bytes, bytesBefore: before.bytes, dataDir, mode: 'gc', packsAfter: after.packs, packsBefore: before.packs}
   } finally {
