@@ -404,6 +404,106 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('ranks few rows with common words from per-row counts built in slices exactly as FTS5 bm25 does, before and after writes here and by another connection', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    // The general path: bm25 over the whole search on a connection of its own; among rows of
+    // equal score the lower rowid first, then the page by score and id.
+    const full = (q: string, at: {limit: number; offset: number}): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string, number, number], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(matchExpression(q)!, at.limit, at.offset)
+      } finally {
+        raw.close()
+      }
+    }
+    let seed = 5
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    // "kalo" in about a third of the documents, its longer words as often (the prefix in most),
+    // "bisu" (no longer word) in a third, "rare"/"lone" in a few; words repeated in a document.
+    const common = ['kalo', 'kaloba', 'kalobi', 'bisu']
+    const token = (): string => (next(8) === 0 ? common[next(common.length)] : next(300) === 0 ? (next(2) ? 'rare' : 'lone') : `f${next(40)}`)
+    const text = (): string => Array.from({length: 2 + next(25)}, token).join(' ')
+    const queries = ['rare kalo', 'lone kalo', 'rare bisu', 'lone kaloba', 'rare kal']
+    // A window under the common words' documents: they are "too long to read whole" here.
+    const window = 150
+    let own = 0
+    const scoreWhole = Bm25Scorer.prototype.scoreWhole
+    Bm25Scorer.prototype.scoreWhole = function (...args) {
+      const scored = scoreWhole.apply(this, args)
+      if (scored && args[3] && args[0].some((phrase) => this.counted(phrase))) own++
+      return scored
+    }
+    let compared = 0
+    // After a drain, other pages than before it: an answer already given is kept until the next write.
+    const check = (drained = false): void => {
+      for (const q of queries) {
+        for (const at of drained ? [{limit: 10, offset: 1}, {limit: 5, offset: 0}, {limit: 50, offset: 3}] : [{limit: 10, offset: 0}, {limit: 7, offset: 9}, {limit: 100, offset: 0}]) {
+          const got = ix.search(q, at, window)
+          expect(got.estimated, q).to.equal(undefined)
+          expect(got.hits, `${q} ${at.offset}`).to.deep.equal(full(q, at))
+          compared++
+        }
+      }
+    }
+    // Every query once more after the per-row counts are built, in slices of 40 instances.
+    const drain = (): void => {
+      while (ix.countStep(40));
+    }
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 3000; i++) ix.put(`a:${i}`, `v${i}`, text())
+      })
+      check()
+      const before = own
+      drain()
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+      check(true)
+      expect(own).to.be.greaterThan(before)
+      // Rewritten and removed rows: what was counted is dropped, counted again, the same answers.
+      ix.transaction(() => {
+        for (let i = 0; i < 900; i += 3) ix.put(`a:${i}`, `w${i}`, text())
+        for (let i = 1; i < 900; i += 7) ix.remove(`a:${i}`)
+      })
+      check()
+      drain()
+      check(true)
+      // Another connection writes between two slices of a build: the build is dropped, not finished on the old state.
+      ix.search('lone kalob', {limit: 10, offset: 0}, window)
+      expect(ix.countStep(40)).to.equal(true)
+      other.transaction(() => {
+        for (let i = 2; i < 900; i += 5) other.put(`a:${i}`, `x${i}`, `${text()} kalo bisu bisu kaloba ${text()}`)
+      })
+      drain()
+      expect(scorer.counted('"kalob"*')).to.equal(false)
+      check()
+      drain()
+      check(true)
+      // A row holding a word 255 times or more: that word is left to bm25.
+      ix.put('a:many', 'm', `rare lone ${'kalo '.repeat(300)}`)
+      check()
+      drain()
+      expect(scorer.counted('"kalo"')).to.equal(false)
+      check(true)
+      expect(compared).to.equal(8 * queries.length * 3)
+      expect(own).to.be.greaterThan(0)
+    } finally {
+      Bm25Scorer.prototype.scoreWhole = scoreWhole
+      other.close()
+      ix.close()
+    }
+  })
+
   it('reads a word\'s list again after a write that changes only how often rows hold it, here or by another connection', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)

@@ -78,6 +78,8 @@ interface BranchIndex {
   warming?: boolean
   /** Set by a search: the warm-up no longer gives way to requests (searches are what it serves). */
   searched?: boolean
+  /** Set while common phrases' per-row counts are built in the background (countPhrases). */
+  counting?: boolean
   /**
    * A large document being indexed by the worker's connection (fts/large-writer.ts): nothing
    * writes through the store meanwhile (applyWrites returns, a catch-up waits), so the two
@@ -387,6 +389,7 @@ export class FullTextIndex {
       this.applyWrites(b)
       return b.store.search(query, options)
     })
+    if (b.store.countsPending) void this.countPhrases(branch, b)
     const now = this.branches.get(branch)!
     const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0, ...(r?.estimated ? {totalEstimated: true as const} : {})}
     if (now.state !== 'ready') result.incomplete = this.status(branch)
@@ -685,6 +688,28 @@ export class FullTextIndex {
       // left to the searches
     } finally {
       b.warming = false
+    }
+  }
+
+  /**
+   * Builds, one slice per turn of the loop, the per-row counts of the common phrases searches left
+   * to bm25 (fts/store.ts countStep: one term's list a slice), so the next searches naming them
+   * score their few rows from arrays instead of bm25 counting the whole lists again. An
+   * optimisation only: a failure leaves those searches to bm25.
+   */
+  private async countPhrases(name: string, b: BranchIndex): Promise<void> {
+    if (b.counting) return
+    b.counting = true
+    try {
+      // Bounded per call: later searches start it again.
+      for (let slices = 0; slices < 1024 && !this.closed && this.branches.get(name) === b; slices++) {
+        await turn()
+        if (this.closed || this.branches.get(name) !== b || !b.store.countStep()) return
+      }
+    } catch {
+      // left to bm25
+    } finally {
+      b.counting = false
     }
   }
 

@@ -450,8 +450,11 @@ export class IndexStore {
       listedRows = this.st.probeRows.all(find, span)
       n = listedRows.length
       edge = n === 0 ? null : listedRows[n - 1]
-    } else if (scored === match) ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
-    else {
+    } else if (scored === match) {
+      ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
+      if (q.groups.length > 1) this.wantCounts(scoring.phrases, window)
+    } else {
+      this.wantCounts(scoring.phrases, window)
       rows = this.st.probeRows.all(find, span)
       n = rows.length
       edge = n === 0 ? null : rows[n - 1]
@@ -576,8 +579,39 @@ export class IndexStore {
    */
   private listed(phrases: string[]): number {
     let listed = 0
-    for (const phrase of new Set(phrases)) if (!this.scorer.keeps(phrase)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
+    for (const phrase of new Set(phrases)) if (!this.scorer.keeps(phrase) && !this.scorer.counted(phrase)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
     return listed
+  }
+
+  /**
+   * Asks for the per-row counts (fts/score.ts countStep) of the phrases of a search of several
+   * words left to bm25 whose lists are too long to read whole (in more documents than the
+   * window, or not counted yet): bm25 counts each such list again on every search naming it,
+   * however few rows match.
+   */
+  private wantCounts(phrases: string[], window: number): void {
+    for (const phrase of new Set(phrases)) {
+      if (this.scorer.keeps(phrase) || this.scorer.counted(phrase)) continue
+      if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window) this.scorer.wantCounts(phrase)
+    }
+  }
+
+  /** Whether countStep has background work (per-row counts of common phrases to build). */
+  get countsPending(): boolean {
+    return this.scorer.countsPending
+  }
+
+  /**
+   * One slice of background work (one term's list, at most ~40 ms of CPU at 1M documents): the
+   * per-row counts of a common phrase a search left to bm25 (fts/score.ts countStep). In one
+   * read transaction; a write since the last slice drops what was built (sync). False when
+   * nothing is left. `slice`: instances read at most (tests).
+   */
+  countStep(slice?: number): boolean {
+    return this.db.transaction(() => {
+      this.sync()
+      return this.scorer.countStep(slice)
+    })()
   }
 
   /**
@@ -615,7 +649,7 @@ export class IndexStore {
     if (n === undefined) {
       if (this.docsWith.size >= COUNTED_PHRASES) this.docsWith.clear()
       // A list score.ts keeps gives the count without a walk of the index.
-      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.st.count.get(`body : ${phrase}`) ?? 0)
+      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.scorer.countedDocs(phrase) ?? this.st.count.get(`body : ${phrase}`) ?? 0)
       this.docsWith.set(phrase, n)
     }
     return n
