@@ -144,6 +144,14 @@ export class IndexStore {
   /** Documents holding each body phrase, counted since the last write (exact: see ownScored). */
   private readonly docsWith = new Map<string, number>()
   private readonly scorer: Bm25Scorer
+  /**
+   * Per-row counts (wantCounts) are asked for only once the index has not been written for this
+   * long (ms): they are dropped by the next write, so under a write stream (indexed every 25 ms)
+   * building them would only burn background CPU.
+   */
+  countsQuietMs = 1000
+  /** When a search or a slice first saw the index written (0: not since it was opened). */
+  private changedAt = 0
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -411,6 +419,7 @@ export class IndexStore {
     const version = this.st.dataVersion.get()
     const at = `${this.written} ${version}`
     if (at === this.answersAt) return
+    if (this.answersAt !== '') this.changedAt = Date.now()
     this.answers.clear()
     this.extended.clear()
     this.docsWith.clear()
@@ -587,9 +596,10 @@ export class IndexStore {
    * Asks for the per-row counts (fts/score.ts countStep) of the phrases of a search of several
    * words left to bm25 whose lists are too long to read whole (in more documents than the
    * window, or not counted yet): bm25 counts each such list again on every search naming it,
-   * however few rows match.
+   * however few rows match. Not while the index is being written (countsQuietMs).
    */
   private wantCounts(phrases: string[], window: number): void {
+    if (Date.now() - this.changedAt < this.countsQuietMs) return
     for (const phrase of new Set(phrases)) {
       if (this.scorer.keeps(phrase) || this.scorer.counted(phrase)) continue
       if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window) this.scorer.wantCounts(phrase)
