@@ -12,9 +12,12 @@
 // 1M-document build takes minutes); both searches then run on copies of it. --warm-lengths
 // first reads every row length into memory on both stores (warmLengths, as the engine does in the
 // background after its catch-up), so first searches of a word do not read their rows' lengths.
-// --idle gives each store one slice of its background work between searches, as the server's loop
-// turns between requests (countStep: per-row counts of common phrases; a build without it does
-// nothing), and prints that background CPU apart from the searches'.
+// --idle gives each store one piece of its background work between searches, as the server's loop
+// turns between requests, and prints that background CPU apart from the searches' (the process's
+// CPU, so the worker thread's too): per-row counts of common phrases, as one slice of countStep
+// (branch fts-count) or one phrase counted by the worker thread (count-worker.ts, waited for: in
+// the server the worker runs beside the searches, so its counts arrive some searches later); a
+// build with neither does nothing.
 // Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--fixture DIR] [--per-query] [--warm-lengths] [--idle]   (both built)
 import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
@@ -26,6 +29,7 @@ const bench = new URL(`file://${A}/bench/`)
 const {pct, tempDir} = await import(new URL('svc-common.mjs', bench))
 const {makeDoc, rand, word} = await import(new URL('svc-fixture.mjs', bench))
 const load = async (root) => ({
+  PhraseCounter: existsSync(`${root}/plugins/svc/dist/engine/fts/count-worker.js`) ? (await import(`file://${root}/plugins/svc/dist/engine/fts/count-worker.js`)).PhraseCounter : undefined,
   IndexStore: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).IndexStore,
   format: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).FTS_FORMAT,
   documentText: (await import(`file://${root}/plugins/svc/dist/engine/fulltext.js`)).documentText,
@@ -65,6 +69,14 @@ const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word
 const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
 for (const q of warm) { sa.search(q, {limit: 10, offset: 0}); sb.search(q, {limit: 10, offset: 0}) }
 const idle = {a: 0, b: 0}
+const counters = {a: la.PhraseCounter && new la.PhraseCounter(), b: lb.PhraseCounter && new lb.PhraseCounter()}
+// One phrase counted by the worker, its answer kept as the engine keeps it (fulltext.ts countPhrases).
+const countOne = async (s, counter) => {
+  const job = s.countJob()
+  if (job === undefined) return
+  const answer = await counter.count(s.file, job.phrase, job.any)
+  if (!('error' in answer)) s.countsDone(job, 'none' in answer ? null : answer)
+}
 const lat = {a: [], b: []}; const cpu = {a: [], b: []}; let same = 0, sameEst = 0, est = 0, ties = 0; const rows = []
 for (const [i, q] of queries.entries()) {
   const order = i % 2 ? [['a', sa], ['b', sb]] : [['b', sb], ['a', sa]]
@@ -80,9 +92,10 @@ for (const [i, q] of queries.entries()) {
   const eq = JSON.stringify(r.a) === JSON.stringify(r.b)
   if (!eq && r.a.total === r.b.total && r.a.hits.length === r.b.hits.length && r.a.hits.every((h, j) => Math.abs(h.score - r.b.hits[j].score) < 1e-5)) ties++
   if (r.a.estimated) { est++; if (eq) sameEst++ } else if (eq) same++
-  if (process.argv.includes('--idle')) for (const [k, s] of [['a', sa], ['b', sb]]) if (typeof s.countStep === 'function') {
+  if (process.argv.includes('--idle')) for (const [k, s] of [['a', sa], ['b', sb]]) if (typeof s.countStep === 'function' || typeof s.countJob === 'function') {
     const c = process.cpuUsage()
-    s.countStep()
+    if (typeof s.countJob === 'function') await countOne(s, counters[k])
+    else s.countStep()
     const d = process.cpuUsage(c)
     idle[k] += (d.user + d.system) / 1000
   }
@@ -98,4 +111,5 @@ if (process.argv.includes('--per-query')) console.log('CPU ms of A, of B, total 
 if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.a - x.a).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)
 if (process.argv.includes('--per-query')) console.log('the 15 slowest of B (by CPU): CPU ms of A, of B, total, query')
 if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.b - x.b).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)
+for (const c of Object.values(counters)) await c?.close()
 sa.close(); sb.close()

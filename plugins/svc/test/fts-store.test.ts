@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import {expect} from 'chai'
 import {join} from 'node:path'
 
+import {PhraseCounter} from '../src/engine/fts/count-worker.js'
 import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
@@ -404,10 +405,11 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
-  it('ranks few rows with common words from per-row counts built in slices exactly as FTS5 bm25 does, before and after writes here and by another connection', () => {
+  it('ranks few rows with common words from per-row counts built in the worker exactly as FTS5 bm25 does, before and after writes here and by another connection, and drops counts a write overtook', async () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
     const other = new IndexStore(file)
+    const counter = new PhraseCounter()
     const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
     // Asked for right after writes here (the engine waits for a second without one).
     ix.countsQuietMs = 0
@@ -458,9 +460,13 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         }
       }
     }
-    // Every query once more after the per-row counts are built, in slices of 40 instances.
-    const drain = (): void => {
-      while (ix.countStep(40));
+    // Every query once more after the per-row counts are built by the worker, as the engine does.
+    const drain = async (): Promise<void> => {
+      for (let job = ix.countJob(); job !== undefined; job = ix.countJob()) {
+        const answer = await counter.count(file, job.phrase, job.any)
+        expect(answer).to.not.have.property('error')
+        expect(ix.countsDone(job, 'none' in answer ? null : (answer as {docs: number; f: Uint8Array}))).to.equal(true)
+      }
     }
     try {
       ix.transaction(() => {
@@ -468,7 +474,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       })
       check()
       const before = own
-      drain()
+      await drain()
       expect(scorer.counted('"kalo"*')).to.equal(true)
       check(true)
       expect(own).to.be.greaterThan(before)
@@ -478,18 +484,32 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         for (let i = 1; i < 900; i += 7) ix.remove(`a:${i}`)
       })
       check()
-      drain()
+      await drain()
       check(true)
-      // Another connection writes between two slices of a build: the build is dropped, not finished on the old state.
+      // Another connection writes while the worker reads: its counts (of either state) are dropped.
       ix.search('lone kalob', {limit: 10, offset: 0}, window)
-      expect(ix.countStep(40)).to.equal(true)
+      const job = ix.countJob()!
+      expect(job.phrase).to.equal('"kalob"*')
+      const answer = counter.count(file, job.phrase, job.any)
       other.transaction(() => {
         for (let i = 2; i < 900; i += 5) other.put(`a:${i}`, `x${i}`, `${text()} kalo bisu bisu kaloba ${text()}`)
       })
-      drain()
+      const stale = await answer
+      expect(ix.countsDone(job, stale as {docs: number; f: Uint8Array})).to.equal(false)
       expect(scorer.counted('"kalob"*')).to.equal(false)
       check()
-      drain()
+      await drain()
+      check(true)
+      // The same with a write here (after one that drops what was counted, so the search asks again).
+      ix.put('a:early', 'e', text())
+      ix.search('rare kal', {limit: 10, offset: 0}, window)
+      const job2 = ix.countJob()!
+      const answer2 = counter.count(file, job2.phrase, job2.any)
+      ix.put('a:late', 'l', `kal kalo ${text()}`)
+      expect(ix.countsDone(job2, (await answer2) as {docs: number; f: Uint8Array})).to.equal(false)
+      expect(scorer.counted(job2.phrase)).to.equal(false)
+      check()
+      await drain()
       check(true)
       // Right after a write, with the engine's quiet time, nothing is asked for.
       ix.countsQuietMs = 60_000
@@ -500,13 +520,14 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       // A row holding a word 255 times or more: that word is left to bm25.
       ix.put('a:many', 'm', `rare lone ${'kalo '.repeat(300)}`)
       check()
-      drain()
+      await drain()
       expect(scorer.counted('"kalo"')).to.equal(false)
       check(true)
-      expect(compared).to.equal(9 * queries.length * 3)
+      expect(compared).to.equal(11 * queries.length * 3)
       expect(own).to.be.greaterThan(0)
     } finally {
       Bm25Scorer.prototype.scoreWhole = scoreWhole
+      await counter.close()
       other.close()
       ix.close()
     }

@@ -8,7 +8,7 @@ import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 /**
  * A search of a rare word with a common prefix is ranked by bm25, which counts the prefix's every
  * document on each search; the engine then builds that phrase's per-row counts in the background
- * (fts/score.ts countStep), and the same search answers the same from them.
+ * (fts/count-worker.ts, a worker thread), and the same search answers the same from them.
  */
 describe('svc full-text index: per-row counts built in the background after a search', () => {
   after(cleanupTempDirs)

@@ -59,7 +59,7 @@ export function parseTotals(block: Buffer | undefined): Totals {
 }
 
 /** Words that a table's token (`t` and lowercase hex) could equal or start with. */
-const TABLE_TOKENISH = /^t[\da-f]*$/
+export const TABLE_TOKENISH = /^t[\da-f]*$/
 
 /** The integers of a comma-separated list (group_concat's), without a string per number. */
 function parseIntegers(list: string): Int32Array {
@@ -89,28 +89,16 @@ const FIRST_READ = 256
 const KEPT_INSTANCES = 4 << 20
 
 /**
- * Per-row instance counts of common phrases (see countStep), one byte per rowid: 64 MB in all at
+ * Per-row instance counts of common phrases (count-worker.ts), one byte per rowid: 64 MB in all at
  * most (64 phrases at 1M documents), oldest dropped first.
  */
 const COUNTED_BYTES = 64 << 20
 
-/**
- * Instances countStep reads in one slice (12-25 ms of CPU at 1M documents, the walk to the
- * slice's offset included): a background slice must not stall the requests beside it.
- */
-const COUNT_SLICE = 65_536
-
-/**
- * A phrase with a term of more instances is left to bm25: the walk to each slice's offset grows
- * with it (a slice at 600k instances cost about 50 ms).
- */
-const COUNTED_TERM_MAX = 600_000
-
-/** Phrases waiting for countStep, at most (the rest are asked again by later searches). */
+/** Phrases waiting for their counts, at most (the rest are asked again by later searches). */
 const COUNT_QUEUE = 16
 
 /** A phrase's body instances per row (rows past the array's end hold none) and its documents. */
-interface RowCounts {
+export interface RowCounts {
   docs: number
   f: Uint8Array
 }
@@ -130,18 +118,16 @@ export class Bm25Scorer {
   private readonly kept = new Map<string, Int32Array>()
   private keptInstances = 0
   /**
-   * Per-row counts of common phrases, until the index is written (forget): built in the
-   * background by countStep for phrases a search left to bm25, whose count of every document of
+   * Per-row counts of common phrases, until the index is written (forget): built in a worker
+   * thread (count-worker.ts) for phrases a search left to bm25, whose count of every document of
    * each phrase (37 ms for `"kalo"*` at 1M documents) is paid again by every search naming it.
    * With them a search of few rows reads each row's count, and the phrase's documents, from an
    * array. null: the phrase cannot be kept so (a row holding it 255 times or more, or a term of
-   * it with more than COUNTED_TERM_MAX instances).
+   * it with too many instances: count-worker.ts).
    */
   private readonly counts = new Map<string, null | RowCounts>()
   private countedBytes = 0
   private readonly countQueue: string[] = []
-  /** The phrase countStep is building: its terms still to read, the counts so far. */
-  private building?: {docs: number; f: Uint8Array; next: string | undefined; offset: number; phrase: string}
   private readonly st: {
     idf: Database.Statement<[number], null | number>
     instances: Database.Statement<[string, number], null | string>
@@ -150,8 +136,6 @@ export class Bm25Scorer {
     wholePrefix: Database.Statement<[string, string], null | string>
     wholePrefixAny: Database.Statement<[string, string], null | string>
     termFrom: Database.Statement<[string], string | undefined>
-    termList: Database.Statement<[string, number, number], null | string>
-    termListAny: Database.Statement<[string, number, number], null | string>
   }
 
   /** `vocab`: an fts5vocab table of type instance over the index (store.ts creates it). */
@@ -170,8 +154,6 @@ export class Bm25Scorer {
       wholePrefixAny: db.prepare<[string, string], null | string>(`SELECT group_concat(doc, ',') FROM ${vocab} WHERE term >= ? AND term <= ? || char(1114111)`).pluck(),
       // One seek in the term list: the instance table reads a term's documents only as it is walked.
       termFrom: db.prepare<[string], string | undefined>(`SELECT term FROM ${vocab} WHERE term >= ? LIMIT 1`).pluck(),
-      termList: db.prepare<[string, number, number], null | string>(`SELECT group_concat(doc, ',') FROM (SELECT doc FROM ${vocab} WHERE term = ? AND col = 'body' LIMIT ? OFFSET ?)`).pluck(),
-      termListAny: db.prepare<[string, number, number], null | string>(`SELECT group_concat(doc, ',') FROM (SELECT doc FROM ${vocab} WHERE term = ? LIMIT ? OFFSET ?)`).pluck(),
     }
   }
 
@@ -182,7 +164,6 @@ export class Bm25Scorer {
     this.counts.clear()
     this.countedBytes = 0
     this.countQueue.length = 0
-    this.building = undefined
   }
 
   /** Whether `phrase`'s per-row counts are kept (see counts): scoring a few rows with it then reads no list. */
@@ -195,83 +176,42 @@ export class Bm25Scorer {
     return this.counts.get(phrase)?.docs
   }
 
-  /** Asks countStep to build `phrase`'s per-row counts (a search left it to bm25). */
+  /** Asks for `phrase`'s per-row counts (a search left it to bm25): see nextCount. */
   wantCounts(phrase: string): void {
-    if (this.counts.has(phrase) || this.building?.phrase === phrase || this.countQueue.includes(phrase)) return
+    if (this.counts.has(phrase) || this.countQueue.includes(phrase)) return
     if (this.countQueue.length < COUNT_QUEUE) this.countQueue.push(phrase)
   }
 
-  /** Whether countStep has work. */
+  /** Whether phrases wait for their counts. */
   get countsPending(): boolean {
-    return this.building !== undefined || this.countQueue.length > 0
+    return this.countQueue.length > 0
+  }
+
+  /** The next phrase whose counts were asked for (taken off the queue: keepCounts answers it). */
+  nextCount(): string | undefined {
+    return this.countQueue.shift()
   }
 
   /**
-   * Reads one term's list of the phrase being counted (the next queued one first): one slice of
-   * background work, within the caller's read transaction (store.ts drops everything here when
-   * the index was written between slices). False when nothing is left. `slice`: the instances
-   * read at most (COUNT_SLICE; smaller in tests).
+   * Keeps `phrase`'s per-row counts, read (count-worker.ts) from the state of the index this
+   * scorer's lists describe (the caller checks: store.ts countsDone); null: left to bm25. The
+   * oldest counts are dropped past COUNTED_BYTES.
    */
-  countStep(slice = COUNT_SLICE): boolean {
-    if (!this.building) {
-      const phrase = this.countQueue.shift()
-      if (phrase === undefined) return false
-      const prefix = phrase.endsWith('*')
-      const word = phrase.slice(1, prefix ? -2 : -1)
-      const first = prefix ? this.firstTermFrom(word) : word
-      this.building = {docs: 0, f: new Uint8Array(0), next: first?.startsWith(word) ? first : undefined, offset: 0, phrase}
+  keepCounts(phrase: string, counts: null | RowCounts): void {
+    const old = this.counts.get(phrase)
+    if (old !== undefined) {
+      this.counts.delete(phrase)
+      this.countedBytes -= old?.f.length ?? 0
     }
-    const b = this.building
-    const prefix = b.phrase.endsWith('*')
-    const word = b.phrase.slice(1, prefix ? -2 : -1)
-    if (b.next !== undefined) {
-      // As readInstances: the column filter only where a table's token could be among the terms.
-      const list = parseIntegers((TABLE_TOKENISH.test(word) ? this.st.termList : this.st.termListAny).get(b.next, slice, b.offset) ?? '')
-      if (b.offset + list.length > COUNTED_TERM_MAX || !this.addCounts(b, list)) {
-        this.counts.set(b.phrase, null)
-        this.building = undefined
-        return this.countsPending
-      }
-      // A full slice: the term goes on at the next one.
-      if (list.length === slice) {
-        b.offset += slice
-        return true
-      }
-      b.offset = 0
-      b.next = prefix ? this.firstTermFrom(`${b.next}\u0001`) : undefined
-      if (b.next !== undefined && !b.next.startsWith(word)) b.next = undefined
-      if (b.next !== undefined) return true
+    const size = counts?.f.length ?? 0
+    if (size > COUNTED_BYTES) return
+    for (const [name, kept] of this.counts) {
+      if (this.countedBytes + size <= COUNTED_BYTES) break
+      this.counts.delete(name)
+      this.countedBytes -= kept?.f.length ?? 0
     }
-    this.building = undefined
-    for (const [old, counts] of this.counts) {
-      if (this.countedBytes + b.f.length <= COUNTED_BYTES) break
-      this.counts.delete(old)
-      this.countedBytes -= counts?.f.length ?? 0
-    }
-    if (b.f.length <= COUNTED_BYTES) {
-      this.counts.set(b.phrase, {docs: b.docs, f: b.f})
-      this.countedBytes += b.f.length
-    }
-    return this.countsPending
-  }
-
-  /** Adds a term's instances to `b`'s counts; false when a row reaches 255. */
-  private addCounts(b: {docs: number; f: Uint8Array}, list: Int32Array): boolean {
-    let top = 0
-    for (let j = 0; j < list.length; j++) if (list[j] > top) top = list[j]
-    if (top >= b.f.length) {
-      const f = new Uint8Array(Math.max(top + 1, Math.ceil(b.f.length * 1.25)))
-      f.set(b.f)
-      b.f = f
-    }
-    const {f} = b
-    for (let j = 0; j < list.length; j++) {
-      const d = list[j]
-      if (f[d] === 0) b.docs++
-      else if (f[d] === 254) return false
-      f[d]++
-    }
-    return true
+    this.counts.set(phrase, counts)
+    this.countedBytes += size
   }
 
   /** Whether the whole list of `phrase` is kept (scoring with it then costs no read). */
@@ -382,7 +322,7 @@ export class Bm25Scorer {
             if (slot[d] > 0) f[slot[d] - 1]++
           }
         } else {
-          // Per-row counts kept (countStep): the phrase's documents and each row's instances.
+          // Per-row counts kept (count-worker.ts): the phrase's documents and each row's instances.
           n = docs.docs
           for (let i = 0; i < rows.length; i++) f[i] = rows[i] < docs.f.length ? docs.f[rows[i]] : 0
         }

@@ -17,7 +17,7 @@ import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {RowLengths} from './lengths.js'
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
-import {Bm25Scorer, parseTotals} from './score.js'
+import {Bm25Scorer, parseTotals, type RowCounts, TABLE_TOKENISH} from './score.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
 export const FTS_FORMAT = '4'
@@ -593,7 +593,7 @@ export class IndexStore {
   }
 
   /**
-   * Asks for the per-row counts (fts/score.ts countStep) of the phrases of a search of several
+   * Asks for the per-row counts (countJob) of the phrases of a search of several
    * words left to bm25 whose lists are too long to read whole (in more documents than the
    * window, or not counted yet): bm25 counts each such list again on every search naming it,
    * however few rows match. Not while the index is being written (countsQuietMs).
@@ -606,21 +606,39 @@ export class IndexStore {
     }
   }
 
-  /** Whether countStep has background work (per-row counts of common phrases to build). */
+  /** Whether phrases wait for their per-row counts (countJob). */
   get countsPending(): boolean {
     return this.scorer.countsPending
   }
 
   /**
-   * One slice of background work (one term's list, at most ~40 ms of CPU at 1M documents): the
-   * per-row counts of a common phrase a search left to bm25 (fts/score.ts countStep). In one
-   * read transaction; a write since the last slice drops what was built (sync). False when
-   * nothing is left. `slice`: instances read at most (tests).
+   * The next phrase whose per-row counts a search asked for, to be read by count-worker.ts from
+   * this file, tagged with the state of the index now (this connection's writes and others'
+   * commits: every one of them is committed, so the worker's snapshot, taken after this, is at
+   * least this state). Undefined when none waits, or while a bulk build runs without a journal.
    */
-  countStep(slice?: number): boolean {
+  countJob(): undefined | {any: boolean; at: string; phrase: string} {
+    if (this.bulk) return undefined
     return this.db.transaction(() => {
       this.sync()
-      return this.scorer.countStep(slice)
+      const phrase = this.scorer.nextCount()
+      if (phrase === undefined) return undefined
+      const word = phrase.slice(1, phrase.endsWith('*') ? -2 : -1)
+      return {any: !TABLE_TOKENISH.test(word), at: this.answersAt, phrase}
+    })()
+  }
+
+  /**
+   * Keeps the counts count-worker.ts read for `job` when the index is still in the state the job
+   * was asked in (then the worker's snapshot was that state); otherwise drops them: counts of an
+   * older state would score rows by instances they no longer hold. True when kept.
+   */
+  countsDone(job: {at: string; phrase: string}, counts: null | RowCounts): boolean {
+    return this.db.transaction(() => {
+      this.sync()
+      if (this.answersAt !== job.at) return false
+      this.scorer.keepCounts(job.phrase, counts)
+      return true
     })()
   }
 
