@@ -17,7 +17,9 @@
 // CPU, so the worker thread's too): per-row counts of common phrases, as one slice of countStep
 // (branch fts-count) or one phrase counted by the worker thread (count-worker.ts, waited for: in
 // the server the worker runs beside the searches, so its counts arrive some searches later); a
-// build with neither does nothing.
+// build with neither does nothing. --warm-counts first runs the engine's warm-up of the commonest
+// terms' per-row counts (count-worker.ts warmCommonCounts, after the row lengths) on a store that
+// has it, waited for, and prints its time, CPU (the worker's included) and the RSS after it.
 // Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--fixture DIR] [--per-query] [--warm-lengths] [--idle]   (both built)
 import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
@@ -29,6 +31,8 @@ const bench = new URL(`file://${A}/bench/`)
 const {pct, tempDir} = await import(new URL('svc-common.mjs', bench))
 const {makeDoc, rand, word} = await import(new URL('svc-fixture.mjs', bench))
 const load = async (root) => ({
+  warmCommonCounts: existsSync(`${root}/plugins/svc/dist/engine/fts/count-worker.js`) ? (await import(`file://${root}/plugins/svc/dist/engine/fts/count-worker.js`)).warmCommonCounts : undefined,
+  SEARCH_WINDOW: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).SEARCH_WINDOW,
   PhraseCounter: existsSync(`${root}/plugins/svc/dist/engine/fts/count-worker.js`) ? (await import(`file://${root}/plugins/svc/dist/engine/fts/count-worker.js`)).PhraseCounter : undefined,
   IndexStore: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).IndexStore,
   format: (await import(`file://${root}/plugins/svc/dist/engine/fts/store.js`)).FTS_FORMAT,
@@ -65,10 +69,6 @@ if (process.argv.includes('--warm-lengths')) {
     console.log(`${k}: row lengths warmed in ${((d.user + d.system) / 1000).toFixed(0)} ms of CPU`)
   }
 }
-const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
-const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
-for (const q of warm) { sa.search(q, {limit: 10, offset: 0}); sb.search(q, {limit: 10, offset: 0}) }
-const idle = {a: 0, b: 0}
 const counters = {a: la.PhraseCounter && new la.PhraseCounter(), b: lb.PhraseCounter && new lb.PhraseCounter()}
 // One phrase counted by the worker, its answer kept as the engine keeps it (fulltext.ts countPhrases).
 const countOne = async (s, counter) => {
@@ -77,6 +77,20 @@ const countOne = async (s, counter) => {
   const answer = await counter.count(s.file, job.phrase, job.any)
   if (!('error' in answer)) s.countsDone(job, 'none' in answer ? null : answer)
 }
+if (process.argv.includes('--warm-counts')) {
+  for (const [k, s, l] of [['a', sa, la], ['b', sb, lb]]) {
+    if (l.warmCommonCounts === undefined) continue
+    const c = process.cpuUsage()
+    const t = performance.now()
+    await l.warmCommonCounts(counters[k], s, l.SEARCH_WINDOW, () => true)
+    const d = process.cpuUsage(c)
+    console.log(`${k.toUpperCase()}: commonest terms' per-row counts warmed in ${((performance.now() - t) / 1000).toFixed(1)} s, ${((d.user + d.system) / 1000).toFixed(0)} ms of CPU (worker included); RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`)
+  }
+}
+const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+for (const q of warm) { sa.search(q, {limit: 10, offset: 0}); sb.search(q, {limit: 10, offset: 0}) }
+const idle = {a: 0, b: 0}
 const lat = {a: [], b: []}; const cpu = {a: [], b: []}; let same = 0, sameEst = 0, est = 0, ties = 0; const rows = []
 for (const [i, q] of queries.entries()) {
   const order = i % 2 ? [['a', sa], ['b', sb]] : [['b', sb], ['a', sa]]

@@ -1,13 +1,13 @@
 import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {PhraseCounter} from './fts/count-worker.js'
+import {PhraseCounter, warmCommonCounts} from './fts/count-worker.js'
 import {EngineError} from './errors.js'
 import {BackgroundGate} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {TextExtractor} from './fts/extract.js'
-import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
+import {FTS_FILE, IndexStore, isCorruption, SEARCH_WINDOW} from './fts/store.js'
 import {LargeDocumentWriter, type LargeWriteResult} from './fts/large-writer.js'
 import {tableToken} from './fts/match.js'
 import {TextWorker} from './fts/text-worker.js'
@@ -687,7 +687,7 @@ export class FullTextIndex {
       // work the warm-up exists to save, for the first second and more of searches after open.
       const gate = new BackgroundGate()
       for (let slices = 0; slices < 4096 && !this.closed && this.branches.get(name) === b; slices++) {
-        if (!b.store.warmLengths()) return
+        if (!b.store.warmLengths()) break
         await turn()
         await gate.pass(undefined, () => b.searched === true)
       }
@@ -696,6 +696,26 @@ export class FullTextIndex {
     } finally {
       b.warming = false
     }
+    this.warmCounts(name, b)
+  }
+
+  /**
+   * Counts the commonest terms' phrases in the count worker (fts/count-worker.ts
+   * warmCommonCounts) once the row lengths are in, so a common word's first search is scored from
+   * arrays too. Shares countPhrases' slot (one job at a time); phrases searches asked for
+   * meanwhile are counted after it.
+   */
+  private warmCounts(name: string, b: BranchIndex): void {
+    if (b.counting || this.closed || this.branches.get(name) !== b) return
+    const live = (): boolean => !this.closed && this.branches.get(name) === b
+    b.counting = warmCommonCounts(this.counter, b.store, SEARCH_WINDOW, live)
+      .catch(() => {
+        // left to bm25
+      })
+      .finally(() => {
+        b.counting = undefined
+        if (live() && b.store.countsPending) this.countPhrases(name, b)
+      })
   }
 
   /**

@@ -171,6 +171,11 @@ export class Bm25Scorer {
     return this.countedDocs(phrase) !== undefined
   }
 
+  /** Whether `phrase` was counted since the last write (its counts kept, or found not keepable). */
+  tried(phrase: string): boolean {
+    return this.counts.has(phrase)
+  }
+
   /** The documents holding `phrase` in the body, when its per-row counts are kept. */
   countedDocs(phrase: string): number | undefined {
     return this.counts.get(phrase)?.docs

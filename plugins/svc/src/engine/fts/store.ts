@@ -599,11 +599,16 @@ export class IndexStore {
    * however few rows match. Not while the index is being written (countsQuietMs).
    */
   private wantCounts(phrases: string[], window: number): void {
-    if (Date.now() - this.changedAt < this.countsQuietMs) return
+    if (!this.countsQuiet) return
     for (const phrase of new Set(phrases)) {
       if (this.scorer.keeps(phrase) || this.scorer.counted(phrase)) continue
       if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window) this.scorer.wantCounts(phrase)
     }
+  }
+
+  /** Whether the index has not been written for countsQuietMs (per-row counts would be dropped at once otherwise). */
+  get countsQuiet(): boolean {
+    return Date.now() - this.changedAt >= this.countsQuietMs
   }
 
   /** Whether phrases wait for their per-row counts (countJob). */
@@ -617,11 +622,12 @@ export class IndexStore {
    * commits: every one of them is committed, so the worker's snapshot, taken after this, is at
    * least this state). Undefined when none waits, or while a bulk build runs without a journal.
    */
-  countJob(): undefined | {any: boolean; at: string; phrase: string} {
+  countJob(wanted?: string): undefined | {any: boolean; at: string; phrase: string} {
     if (this.bulk) return undefined
     return this.db.transaction(() => {
       this.sync()
-      const phrase = this.scorer.nextCount()
+      // `wanted`: a phrase of the warm-up (count-worker.ts warmCommonCounts), unless already kept.
+      const phrase = wanted === undefined ? this.scorer.nextCount() : this.scorer.tried(wanted) ? undefined : wanted
       if (phrase === undefined) return undefined
       const word = phrase.slice(1, phrase.endsWith('*') ? -2 : -1)
       return {any: !TABLE_TOKENISH.test(word), at: this.answersAt, phrase}
