@@ -39,6 +39,13 @@
 // Each server's start-up timeline is printed: every thread's and child's CPU from listening to
 // the last phase, with the seconds it was busy in, and when search said ready (`--linger MS`
 // keeps the server that long after the last phase, to see the start-up work end).
+//
+// Issue 26's search figure (search p95 at 1M <= 15 ms, one client, real server over loopback):
+//   node bench/svc-scale.mjs --only search --fixtures /tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000
+//     [--queries 300] [--warm-wait S] [--ab OTHER_CHECKOUT]
+// A server per size and build on a copy of the fixture (as --only rest); searches as svc-fts-ab.mjs
+// makes them, once the index has caught up and again S seconds later (default 20: the background
+// warm-ups of the index done), with the server's CPU per search and while idle, and its RSS.
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -471,6 +478,82 @@ async function restParent() {
   process.exit(0)
 }
 
+/**
+ * `--only search`: one server (build `build`, fixture of `n` documents), searches of
+ * svc-fts-ab.mjs's kind (half one word, half two, limit 10; the engine matches the last word as
+ * a prefix) by one client over loopback once a search no longer says the index is catching up,
+ * then again `--warm-wait` seconds later (the index's background warm-ups done), with the
+ * server's CPU per search from /proc.
+ */
+async function searchOne(build, fixture, n) {
+  const dir = linkedCopy(fixture)
+  const t0 = performance.now()
+  const server = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
+  const out = {build, docs: n, listenMs: performance.now() - t0, loadStart: load(), passes: []}
+  const pid = server.child.pid
+  const get = async (q) => {
+    const r = await http(server.port, 'GET', `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`)
+    if (r.status !== 200) throw new Error(`search ${q}: ${r.status} ${r.body.slice(0, 100)}`)
+    return JSON.parse(r.body)
+  }
+  // Caught up: a search answers without the index's progress (engine.ts search: `index`).
+  const until = performance.now() + 300_000
+  while ((await get('kalo')).index !== undefined && performance.now() < until) await new Promise((r) => setTimeout(r, 200))
+  out.readyMs = performance.now() - t0
+  const queries = (count) => Array.from({length: count}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+  // The JIT warmed by other queries, as svc-fts-ab.mjs does.
+  for (const q of queries(50)) await get(q)
+  const pass = async (name) => {
+    const qs = queries(Number(opt('queries', 300)))
+    const before = treeCpu(pid, {}, pid, 'server')
+    const lat = []
+    for (const q of qs) {
+      const t = performance.now()
+      await get(q)
+      lat.push(performance.now() - t)
+    }
+    const cpu = cpuPer(before, treeCpu(pid, {}, pid, 'server'), qs.length)
+    out.passes.push({name, p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), ...cpu, load: load()})
+  }
+  await pass('caught up')
+  const wait = Number(opt('warm-wait', 20))
+  const idleCpu = treeCpu(pid, {}, pid, 'server')
+  await new Promise((r) => setTimeout(r, wait * 1000))
+  // The server's CPU while nobody asked (its background warm-ups), in ms.
+  out.idleCpuMs = cpuPer(idleCpu, treeCpu(pid, {}, pid, 'server'), 1000).cpuUs_server ?? 0
+  out.rssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  await pass(`after ${wait} s`)
+  out.rssMbEnd = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  out.loadEnd = load()
+  await server.stop()
+  rmSync(dir, {force: true, recursive: true})
+  return out
+}
+
+/** `--only search`: issue 26's search figure (p95 at 1M <= 15 ms, one client), per size and build, alternating. */
+async function searchParent() {
+  const fixtures = String(opt('fixtures', '/tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000')).split(',').map((f) => {
+    const [dir, n] = f.split(':')
+    return {dir, n: Number(n)}
+  })
+  const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
+  console.log(`svc-scale --only search: ${new Date().toISOString()}, load ${load()}, ${opt('queries', 300)} searches per pass, one client, limit 10`)
+  const runs = []
+  for (const f of fixtures) {
+    for (const build of builds) {
+      const r = await searchOne(build, f.dir, f.n)
+      runs.push(r)
+      console.log(`${f.n} documents, ${build}: listening after ${r.listenMs.toFixed(0)} ms, caught up after ${(r.readyMs / 1000).toFixed(1)} s; idle server CPU ${(r.idleCpuMs / 1000).toFixed(1)} s over the wait; RSS ${r.rssMb.toFixed(0)} -> ${r.rssMbEnd.toFixed(0)} MB; load ${r.loadStart} -> ${r.loadEnd}`)
+      for (const p of r.passes) {
+        const goal = f.n >= 1_000_000 ? (p.p95 <= 15 ? ' (goal p95 <= 15 ms met)' : ' (goal p95 <= 15 ms NOT met)') : ''
+        line(`  ${p.name}: p50 / p95 / p99 ms`, `${p.p50.toFixed(2)} / ${p.p95.toFixed(2)} / ${p.p99.toFixed(2)}${goal}; server CPU us/search: event loop ${(p['cpuUs_part:event loop'] ?? 0).toFixed(0)}, all ${(p.cpuUs_total ?? 0).toFixed(0)}; load ${p.load}`)
+      }
+    }
+  }
+  if (process.argv.includes('--json')) console.log(JSON.stringify(runs))
+  process.exit(0)
+}
+
 function parent() {
   const sizes = String(opt('docs', '100000,1000000')).split(',').map(Number)
   const results = []
@@ -662,6 +745,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 
 if (opt('one', undefined) !== undefined) await one(Number(opt('one')))
 else if (opt('only', undefined) === 'rest') await restParent()
+else if (opt('only', undefined) === 'search') await searchParent()
 else if (opt('only', undefined) !== undefined && opt('build', undefined) !== undefined) await kept()
 else if (opt('only', undefined) !== undefined) keptParent()
 else parent()

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import {expect} from 'chai'
 import {join} from 'node:path'
 
+import {PhraseCounter, warmCommonCounts} from '../src/engine/fts/count-worker.js'
 import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
@@ -399,6 +400,139 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       expect(own).to.be.greaterThan(compared / 2)
     } finally {
       Bm25Scorer.prototype.scoreWhole = scoreWhole
+      other.close()
+      ix.close()
+    }
+  })
+
+  it('ranks few rows with common words from per-row counts built in the worker exactly as FTS5 bm25 does, before and after writes here and by another connection, and drops counts a write overtook', async () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const other = new IndexStore(file)
+    const counter = new PhraseCounter()
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    // Asked for right after writes here (the engine waits for a second without one).
+    ix.countsQuietMs = 0
+    // The general path: bm25 over the whole search on a connection of its own; among rows of
+    // equal score the lower rowid first, then the page by score and id.
+    const full = (q: string, at: {limit: number; offset: number}): StoreHit[] => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string, number, number], StoreHit>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(matchExpression(q)!, at.limit, at.offset)
+      } finally {
+        raw.close()
+      }
+    }
+    let seed = 5
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    // "kalo" in about a third of the documents, its longer words as often (the prefix in most),
+    // "bisu" (no longer word) in a third, "rare"/"lone" in a few; words repeated in a document.
+    const common = ['kalo', 'kaloba', 'kalobi', 'bisu']
+    const token = (): string => (next(8) === 0 ? common[next(common.length)] : next(300) === 0 ? (next(2) ? 'rare' : 'lone') : `f${next(40)}`)
+    const text = (): string => Array.from({length: 2 + next(25)}, token).join(' ')
+    const queries = ['rare kalo', 'lone kalo', 'rare bisu', 'lone kaloba', 'rare kal']
+    // A window under the common words' documents: they are "too long to read whole" here.
+    const window = 150
+    let own = 0
+    const scoreWhole = Bm25Scorer.prototype.scoreWhole
+    Bm25Scorer.prototype.scoreWhole = function (...args) {
+      const scored = scoreWhole.apply(this, args)
+      if (scored && args[3] && args[0].some((phrase) => this.counted(phrase))) own++
+      return scored
+    }
+    let compared = 0
+    // After a drain, other pages than before it: an answer already given is kept until the next write.
+    const check = (drained = false): void => {
+      for (const q of queries) {
+        for (const at of drained ? [{limit: 10, offset: 1}, {limit: 5, offset: 0}, {limit: 50, offset: 3}] : [{limit: 10, offset: 0}, {limit: 7, offset: 9}, {limit: 100, offset: 0}]) {
+          const got = ix.search(q, at, window)
+          expect(got.estimated, q).to.equal(undefined)
+          expect(got.hits, `${q} ${at.offset}`).to.deep.equal(full(q, at))
+          compared++
+        }
+      }
+    }
+    // Every query once more after the per-row counts are built by the worker, as the engine does.
+    const drain = async (): Promise<void> => {
+      for (let job = ix.countJob(); job !== undefined; job = ix.countJob()) {
+        const answer = await counter.count(file, job.phrase, job.any)
+        expect(answer).to.not.have.property('error')
+        expect(ix.countsDone(job, 'none' in answer ? null : (answer as {docs: number; f: Uint8Array}))).to.equal(true)
+      }
+    }
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 3000; i++) ix.put(`a:${i}`, `v${i}`, text())
+      })
+      // The engine's warm-up: the commonest terms' phrases are counted before any search names them.
+      await warmCommonCounts(counter, ix, window, () => true)
+      expect(['"kalo"*', '"kalo"', '"bisu"*', '"f7"'].map((p) => scorer.counted(p))).to.deep.equal([true, true, true, true])
+      expect(own).to.equal(0)
+      check()
+      expect(own).to.be.greaterThan(0)
+      const before = own
+      await drain()
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+      check(true)
+      expect(own).to.be.greaterThan(before)
+      // Rewritten and removed rows: what was counted is dropped, counted again, the same answers.
+      ix.transaction(() => {
+        for (let i = 0; i < 900; i += 3) ix.put(`a:${i}`, `w${i}`, text())
+        for (let i = 1; i < 900; i += 7) ix.remove(`a:${i}`)
+      })
+      check()
+      await drain()
+      check(true)
+      // Another connection writes while the worker reads: its counts (of either state) are dropped.
+      ix.search('lone kalob', {limit: 10, offset: 0}, window)
+      const job = ix.countJob()!
+      expect(job.phrase).to.equal('"kalob"*')
+      const answer = counter.count(file, job.phrase, job.any)
+      other.transaction(() => {
+        for (let i = 2; i < 900; i += 5) other.put(`a:${i}`, `x${i}`, `${text()} kalo bisu bisu kaloba ${text()}`)
+      })
+      const stale = await answer
+      expect(ix.countsDone(job, stale as {docs: number; f: Uint8Array})).to.equal(false)
+      expect(scorer.counted('"kalob"*')).to.equal(false)
+      check()
+      await drain()
+      check(true)
+      // The same with a write here (after one that drops what was counted, so the search asks again).
+      ix.put('a:early', 'e', text())
+      ix.search('rare kal', {limit: 10, offset: 0}, window)
+      const job2 = ix.countJob()!
+      const answer2 = counter.count(file, job2.phrase, job2.any)
+      ix.put('a:late', 'l', `kal kalo ${text()}`)
+      expect(ix.countsDone(job2, (await answer2) as {docs: number; f: Uint8Array})).to.equal(false)
+      expect(scorer.counted(job2.phrase)).to.equal(false)
+      check()
+      await drain()
+      check(true)
+      // Right after a write, with the engine's quiet time, nothing is asked for.
+      ix.countsQuietMs = 60_000
+      ix.put('a:quiet', 'q', 'rare kalo')
+      check()
+      expect(ix.countsPending).to.equal(false)
+      ix.countsQuietMs = 0
+      // A row holding a word 255 times or more: that word is left to bm25.
+      ix.put('a:many', 'm', `rare lone ${'kalo '.repeat(300)}`)
+      check()
+      await drain()
+      expect(scorer.counted('"kalo"')).to.equal(false)
+      check(true)
+      expect(compared).to.equal(11 * queries.length * 3)
+      expect(own).to.be.greaterThan(0)
+    } finally {
+      Bm25Scorer.prototype.scoreWhole = scoreWhole
+      await counter.close()
       other.close()
       ix.close()
     }

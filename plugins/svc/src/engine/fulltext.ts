@@ -1,13 +1,14 @@
 import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {PhraseCounter, warmCommonCounts} from './fts/count-worker.js'
 import {EngineError} from './errors.js'
 import {BackgroundGate} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {type CleanState, markCleanClose, takeCleanClose} from './fts/clean-close.js'
 import {TextExtractor} from './fts/extract.js'
-import {FTS_FILE, IndexStore, isCorruption} from './fts/store.js'
+import {FTS_FILE, IndexStore, isCorruption, SEARCH_WINDOW} from './fts/store.js'
 import {LargeDocumentWriter, type LargeWriteResult} from './fts/large-writer.js'
 import {tableToken} from './fts/match.js'
 import {TextWorker} from './fts/text-worker.js'
@@ -81,6 +82,8 @@ interface BranchIndex {
   warming?: boolean
   /** Set by a search: the warm-up no longer gives way to requests (searches are what it serves). */
   searched?: boolean
+  /** Set while common phrases' per-row counts are built in the count worker (countPhrases). */
+  counting?: Promise<void>
   /**
    * A large document being indexed by the worker's connection (fts/large-writer.ts): nothing
    * writes through the store meanwhile (applyWrites returns, a catch-up waits), so the two
@@ -182,6 +185,8 @@ export class FullTextIndex {
   private readonly texts = new TextWorker(documentText)
   /** Indexes large documents on another thread with its own connection (drain). */
   private readonly large = new LargeDocumentWriter(documentText)
+  /** Counts common phrases' instances per row on another thread with its own connection (countPhrases). */
+  private readonly counter = new PhraseCounter()
 
   constructor(private readonly o: FullTextOptions) {}
 
@@ -204,6 +209,8 @@ export class FullTextIndex {
       while (b.offload) await b.offload
     }
     await this.large.close()
+    // Its read connection closed before the stores close theirs (the last one folds the log in).
+    await this.counter.close()
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
@@ -252,6 +259,8 @@ export class FullTextIndex {
     if (b) {
       clearTimeout(b.retry?.timer)
       while (b.offload) await b.offload
+      // A count job's read connection ends first: the store's, closed last, removes SQLite's files.
+      if (b.counting) await settledWithin(b.counting, 2000)
       b.store.close()
       // A page check just started opens the file read-only, and SQLite then creates its -wal and
       // -shm files beside it: deleting the folder under it would fail with ENOTEMPTY.
@@ -429,6 +438,7 @@ export class FullTextIndex {
       this.applyWrites(b)
       return b.store.search(query, options)
     })
+    if (b.store.countsPending) this.countPhrases(branch, b)
     const now = this.branches.get(branch)!
     const result: IndexSearchResult = {ids: r?.hits ?? [], total: r?.total ?? 0, ...(r?.estimated ? {totalEstimated: true as const} : {})}
     if (now.state !== 'ready') result.incomplete = this.status(branch)
@@ -734,7 +744,7 @@ export class FullTextIndex {
       // work the warm-up exists to save, for the first second and more of searches after open.
       const gate = new BackgroundGate()
       for (let slices = 0; slices < 4096 && !this.closed && this.branches.get(name) === b; slices++) {
-        if (!b.store.warmLengths()) return
+        if (!b.store.warmLengths()) break
         await turn()
         await gate.pass(undefined, () => b.searched === true)
       }
@@ -743,6 +753,55 @@ export class FullTextIndex {
     } finally {
       b.warming = false
     }
+    this.warmCounts(name, b)
+  }
+
+  /**
+   * Counts the commonest terms' phrases in the count worker (fts/count-worker.ts
+   * warmCommonCounts) once the row lengths are in, so a common word's first search is scored from
+   * arrays too. Shares countPhrases' slot (one job at a time); phrases searches asked for
+   * meanwhile are counted after it.
+   */
+  private warmCounts(name: string, b: BranchIndex): void {
+    if (b.counting || this.closed || this.branches.get(name) !== b) return
+    const live = (): boolean => !this.closed && this.branches.get(name) === b
+    b.counting = warmCommonCounts(this.counter, b.store, SEARCH_WINDOW, live)
+      .catch(() => {
+        // left to bm25
+      })
+      .finally(() => {
+        b.counting = undefined
+        if (live() && b.store.countsPending) this.countPhrases(name, b)
+      })
+  }
+
+  /**
+   * Builds the per-row counts of the common phrases searches left to bm25, one phrase a job, in
+   * the count worker's thread (fts/count-worker.ts), so the next searches naming them score their
+   * few rows from arrays instead of bm25 counting the whole lists again. This thread only posts
+   * the job and keeps the answer (a transferred array) if the index was not written meanwhile
+   * (fts/store.ts countsDone). An optimisation only: a failure leaves those searches to bm25.
+   */
+  private countPhrases(name: string, b: BranchIndex): void {
+    if (b.counting) return
+    const live = (): boolean => !this.closed && this.branches.get(name) === b
+    const run = async (): Promise<void> => {
+      try {
+        // Bounded per call: later searches start it again.
+        for (let jobs = 0; jobs < 64 && live(); jobs++) {
+          const job = b.store.countJob()
+          if (job === undefined) return
+          const answer = await this.counter.count(b.store.file, job.phrase, job.any)
+          if (!live() || 'error' in answer) return
+          b.store.countsDone(job, 'none' in answer ? null : answer)
+        }
+      } catch {
+        // left to bm25
+      } finally {
+        b.counting = undefined
+      }
+    }
+    b.counting = run()
   }
 
   private reconcile(name: string, b: BranchIndex, from: StartFrom = 'check'): void {

@@ -59,7 +59,7 @@ export function parseTotals(block: Buffer | undefined): Totals {
 }
 
 /** Words that a table's token (`t` and lowercase hex) could equal or start with. */
-const TABLE_TOKENISH = /^t[\da-f]*$/
+export const TABLE_TOKENISH = /^t[\da-f]*$/
 
 /** The integers of a comma-separated list (group_concat's), without a string per number. */
 function parseIntegers(list: string): Int32Array {
@@ -88,6 +88,21 @@ const FIRST_READ = 256
  */
 const KEPT_INSTANCES = 4 << 20
 
+/**
+ * Per-row instance counts of common phrases (count-worker.ts), one byte per rowid: 64 MB in all at
+ * most (64 phrases at 1M documents), oldest dropped first.
+ */
+const COUNTED_BYTES = 64 << 20
+
+/** Phrases waiting for their counts, at most (the rest are asked again by later searches). */
+const COUNT_QUEUE = 16
+
+/** A phrase's body instances per row (rows past the array's end hold none) and its documents. */
+export interface RowCounts {
+  docs: number
+  f: Uint8Array
+}
+
 export class Bm25Scorer {
   /** Scratch arrays by rowid for scoreWhole: each row's place, and the last phrase that counted a document. */
   private slot = new Int32Array(0)
@@ -102,6 +117,17 @@ export class Bm25Scorer {
    */
   private readonly kept = new Map<string, Int32Array>()
   private keptInstances = 0
+  /**
+   * Per-row counts of common phrases, until the index is written (forget): built in a worker
+   * thread (count-worker.ts) for phrases a search left to bm25, whose count of every document of
+   * each phrase (37 ms for `"kalo"*` at 1M documents) is paid again by every search naming it.
+   * With them a search of few rows reads each row's count, and the phrase's documents, from an
+   * array. null: the phrase cannot be kept so (a row holding it 255 times or more, or a term of
+   * it with too many instances: count-worker.ts).
+   */
+  private readonly counts = new Map<string, null | RowCounts>()
+  private countedBytes = 0
+  private readonly countQueue: string[] = []
   private readonly st: {
     idf: Database.Statement<[number], null | number>
     instances: Database.Statement<[string, number], null | string>
@@ -135,6 +161,62 @@ export class Bm25Scorer {
   forget(): void {
     this.kept.clear()
     this.keptInstances = 0
+    this.counts.clear()
+    this.countedBytes = 0
+    this.countQueue.length = 0
+  }
+
+  /** Whether `phrase`'s per-row counts are kept (see counts): scoring a few rows with it then reads no list. */
+  counted(phrase: string): boolean {
+    return this.countedDocs(phrase) !== undefined
+  }
+
+  /** Whether `phrase` was counted since the last write (its counts kept, or found not keepable). */
+  tried(phrase: string): boolean {
+    return this.counts.has(phrase)
+  }
+
+  /** The documents holding `phrase` in the body, when its per-row counts are kept. */
+  countedDocs(phrase: string): number | undefined {
+    return this.counts.get(phrase)?.docs
+  }
+
+  /** Asks for `phrase`'s per-row counts (a search left it to bm25): see nextCount. */
+  wantCounts(phrase: string): void {
+    if (this.counts.has(phrase) || this.countQueue.includes(phrase)) return
+    if (this.countQueue.length < COUNT_QUEUE) this.countQueue.push(phrase)
+  }
+
+  /** Whether phrases wait for their counts. */
+  get countsPending(): boolean {
+    return this.countQueue.length > 0
+  }
+
+  /** The next phrase whose counts were asked for (taken off the queue: keepCounts answers it). */
+  nextCount(): string | undefined {
+    return this.countQueue.shift()
+  }
+
+  /**
+   * Keeps `phrase`'s per-row counts, read (count-worker.ts) from the state of the index this
+   * scorer's lists describe (the caller checks: store.ts countsDone); null: left to bm25. The
+   * oldest counts are dropped past COUNTED_BYTES.
+   */
+  keepCounts(phrase: string, counts: null | RowCounts): void {
+    const old = this.counts.get(phrase)
+    if (old !== undefined) {
+      this.counts.delete(phrase)
+      this.countedBytes -= old?.f.length ?? 0
+    }
+    const size = counts?.f.length ?? 0
+    if (size > COUNTED_BYTES) return
+    for (const [name, kept] of this.counts) {
+      if (this.countedBytes + size <= COUNTED_BYTES) break
+      this.counts.delete(name)
+      this.countedBytes -= kept?.f.length ?? 0
+    }
+    this.counts.set(phrase, counts)
+    this.countedBytes += size
   }
 
   /** Whether the whole list of `phrase` is kept (scoring with it then costs no read). */
@@ -193,10 +275,11 @@ export class Bm25Scorer {
    * ranks by bm25).
    */
   scoreWhole(phrases: string[], totals: Totals, expected: number, within?: number[]): undefined | {rows: Int32Array; scores: Float64Array} {
-    const lists = new Map<string, Int32Array>()
-    for (const phrase of phrases) if (!lists.has(phrase)) lists.set(phrase, this.instancesOf(phrase))
+    const lists = new Map<string, Int32Array | RowCounts>()
+    // Over listed rows, a phrase whose per-row counts are kept is read from them (no list).
+    for (const phrase of phrases) if (!lists.has(phrase)) lists.set(phrase, (within && this.counts.get(phrase)) || this.instancesOf(phrase))
     let top = within?.at(-1) ?? 0
-    for (const docs of lists.values()) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
+    for (const docs of lists.values()) if (docs instanceof Int32Array) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
     this.reserve(top)
     // Each row's place in `rows`, plus one, by rowid (0: not a row); cleared after the search.
     const {mark, slot} = this
@@ -205,6 +288,7 @@ export class Bm25Scorer {
     else {
       const seen: number[] = []
       for (const docs of lists.values()) {
+        if (!(docs instanceof Int32Array)) continue
         for (let j = 0; j < docs.length; j++) {
           const d = docs[j]
           if (slot[d] === 0) {
@@ -230,16 +314,22 @@ export class Bm25Scorer {
           continue
         }
         const f = new Float64Array(rows.length)
-        // Documents counted by a stamp per phrase: a prefix's terms may repeat a document.
-        const stamp = this.nextStamp()
         let n = 0
-        for (let j = 0; j < docs.length; j++) {
-          const d = docs[j]
-          if (mark[d] !== stamp) {
-            mark[d] = stamp
-            n++
+        if (docs instanceof Int32Array) {
+          // Documents counted by a stamp per phrase: a prefix's terms may repeat a document.
+          const stamp = this.nextStamp()
+          for (let j = 0; j < docs.length; j++) {
+            const d = docs[j]
+            if (mark[d] !== stamp) {
+              mark[d] = stamp
+              n++
+            }
+            if (slot[d] > 0) f[slot[d] - 1]++
           }
-          if (slot[d] > 0) f[slot[d] - 1]++
+        } else {
+          // Per-row counts kept (count-worker.ts): the phrase's documents and each row's instances.
+          n = docs.docs
+          for (let i = 0; i < rows.length; i++) f[i] = rows[i] < docs.f.length ? docs.f[rows[i]] : 0
         }
         if (held) for (let i = 0; i < rows.length; i++) if (f[i] > 0) held[i] = 1
         freq.push(f)

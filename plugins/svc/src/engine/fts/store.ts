@@ -17,7 +17,7 @@ import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {RowLengths} from './lengths.js'
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
-import {Bm25Scorer, parseTotals} from './score.js'
+import {Bm25Scorer, parseTotals, type RowCounts, TABLE_TOKENISH} from './score.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
 export const FTS_FORMAT = '4'
@@ -144,6 +144,14 @@ export class IndexStore {
   /** Documents holding each body phrase, counted since the last write (exact: see ownScored). */
   private readonly docsWith = new Map<string, number>()
   private readonly scorer: Bm25Scorer
+  /**
+   * Per-row counts (wantCounts) are asked for only once the index has not been written for this
+   * long (ms): they are dropped by the next write, so under a write stream (indexed every 25 ms)
+   * building them would only burn background CPU.
+   */
+  countsQuietMs = 1000
+  /** When a search or a slice first saw the index written (0: not since it was opened). */
+  private changedAt = 0
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -411,6 +419,7 @@ export class IndexStore {
     const version = this.st.dataVersion.get()
     const at = `${this.written} ${version}`
     if (at === this.answersAt) return
+    if (this.answersAt !== '') this.changedAt = Date.now()
     this.answers.clear()
     this.extended.clear()
     this.docsWith.clear()
@@ -450,8 +459,11 @@ export class IndexStore {
       listedRows = this.st.probeRows.all(find, span)
       n = listedRows.length
       edge = n === 0 ? null : listedRows[n - 1]
-    } else if (scored === match) ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
-    else {
+    } else if (scored === match) {
+      ({edge, n} = this.st.probe.get(find, span) ?? {edge: null, n: 0})
+      if (q.groups.length > 1) this.wantCounts(scoring.phrases, window)
+    } else {
+      this.wantCounts(scoring.phrases, window)
       rows = this.st.probeRows.all(find, span)
       n = rows.length
       edge = n === 0 ? null : rows[n - 1]
@@ -576,8 +588,64 @@ export class IndexStore {
    */
   private listed(phrases: string[]): number {
     let listed = 0
-    for (const phrase of new Set(phrases)) if (!this.scorer.keeps(phrase)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
+    for (const phrase of new Set(phrases)) if (!this.scorer.keeps(phrase) && !this.scorer.counted(phrase)) listed += this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY
     return listed
+  }
+
+  /**
+   * Asks for the per-row counts (countJob) of the phrases of a search of several
+   * words left to bm25 whose lists are too long to read whole (in more documents than the
+   * window, or not counted yet): bm25 counts each such list again on every search naming it,
+   * however few rows match. Not while the index is being written (countsQuietMs).
+   */
+  private wantCounts(phrases: string[], window: number): void {
+    if (!this.countsQuiet) return
+    for (const phrase of new Set(phrases)) {
+      if (this.scorer.keeps(phrase) || this.scorer.counted(phrase)) continue
+      if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window) this.scorer.wantCounts(phrase)
+    }
+  }
+
+  /** Whether the index has not been written for countsQuietMs (per-row counts would be dropped at once otherwise). */
+  get countsQuiet(): boolean {
+    return Date.now() - this.changedAt >= this.countsQuietMs
+  }
+
+  /** Whether phrases wait for their per-row counts (countJob). */
+  get countsPending(): boolean {
+    return this.scorer.countsPending
+  }
+
+  /**
+   * The next phrase whose per-row counts a search asked for, to be read by count-worker.ts from
+   * this file, tagged with the state of the index now (this connection's writes and others'
+   * commits: every one of them is committed, so the worker's snapshot, taken after this, is at
+   * least this state). Undefined when none waits, or while a bulk build runs without a journal.
+   */
+  countJob(wanted?: string): undefined | {any: boolean; at: string; phrase: string} {
+    if (this.bulk) return undefined
+    return this.db.transaction(() => {
+      this.sync()
+      // `wanted`: a phrase of the warm-up (count-worker.ts warmCommonCounts), unless already kept.
+      const phrase = wanted === undefined ? this.scorer.nextCount() : this.scorer.tried(wanted) ? undefined : wanted
+      if (phrase === undefined) return undefined
+      const word = phrase.slice(1, phrase.endsWith('*') ? -2 : -1)
+      return {any: !TABLE_TOKENISH.test(word), at: this.answersAt, phrase}
+    })()
+  }
+
+  /**
+   * Keeps the counts count-worker.ts read for `job` when the index is still in the state the job
+   * was asked in (then the worker's snapshot was that state); otherwise drops them: counts of an
+   * older state would score rows by instances they no longer hold. True when kept.
+   */
+  countsDone(job: {at: string; phrase: string}, counts: null | RowCounts): boolean {
+    return this.db.transaction(() => {
+      this.sync()
+      if (this.answersAt !== job.at) return false
+      this.scorer.keepCounts(job.phrase, counts)
+      return true
+    })()
   }
 
   /**
@@ -615,7 +683,7 @@ export class IndexStore {
     if (n === undefined) {
       if (this.docsWith.size >= COUNTED_PHRASES) this.docsWith.clear()
       // A list score.ts keeps gives the count without a walk of the index.
-      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.st.count.get(`body : ${phrase}`) ?? 0)
+      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.scorer.countedDocs(phrase) ?? this.st.count.get(`body : ${phrase}`) ?? 0)
       this.docsWith.set(phrase, n)
     }
     return n

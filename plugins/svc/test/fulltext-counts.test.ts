@@ -1,0 +1,62 @@
+import {expect} from 'chai'
+
+import {FullTextIndex} from '../src/engine/fulltext.js'
+import type {Bm25Scorer} from '../src/engine/fts/score.js'
+import type {IndexStore} from '../src/engine/fts/store.js'
+import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
+
+/**
+ * A search of a rare word with a common prefix is ranked by bm25, which counts the prefix's every
+ * document on each search; the engine then builds that phrase's per-row counts in the background
+ * (fts/count-worker.ts, a worker thread), and the same search answers the same from them.
+ */
+describe('svc full-text index: per-row counts built in the background after a search', () => {
+  after(cleanupTempDirs)
+
+  it('builds the counts a search asked for without being asked again, and answers the same after', async () => {
+    let seed = 9
+    const next = (n: number): number => {
+      // 32-bit arithmetic: a product past 2^53 would lose the low bits and cycle early.
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
+      return Math.floor((seed / 4_294_967_296) * n)
+    }
+    const words = ['kalo', 'kaloba', 'kalobi']
+    const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
+    const docs = new Map<string, {body: Buffer; sha: string}>()
+    for (let i = 0; i < 2000; i++) {
+      const text = Array.from({length: 2 + next(20)}, token).join(' ')
+      docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
+    }
+    const {logger} = memoryLogger()
+    const index = new FullTextIndex({
+      batchSize: 500,
+      checkIntervalMs: 3_600_000,
+      currentCount: () => docs.size,
+      currentIds: () => docs.keys(),
+      currentSha: (_branch, id) => docs.get(id)?.sha,
+      dir: tempDir(),
+      logger,
+      readBody: async (_branch, id) => docs.get(id),
+    })
+    try {
+      await index.open(['main'])
+      const until = Date.now() + 20_000
+      while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+      expect(index.status('main').state).to.equal('ready')
+      // The store and its scorer, to see what was built (nothing else reaches them).
+      const store = (index as unknown as {branches: Map<string, {store: IndexStore}>}).branches.get('main')!.store
+      const scorer = (store as unknown as {scorer: Bm25Scorer}).scorer
+      const before = index.search('main', 'rare kalo', {limit: 100, offset: 0})
+      expect(before.total).to.be.greaterThan(3)
+      expect(scorer.counted('"kalo"*')).to.equal(false)
+      const built = Date.now() + 10_000
+      while ((store.countsPending || !scorer.counted('"kalo"*')) && Date.now() < built) await new Promise((r) => setTimeout(r, 5))
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+      // Another page size: not the answer kept from the first search.
+      const after = index.search('main', 'rare kalo', {limit: 99, offset: 0})
+      expect(after).to.deep.equal(before)
+    } finally {
+      await index.close()
+    }
+  })
+})
