@@ -1,8 +1,9 @@
 import {expect} from 'chai'
 
+import {noteForeground} from '../src/engine/background-gate.js'
 import {FullTextIndex} from '../src/engine/fulltext.js'
 import type {Bm25Scorer} from '../src/engine/fts/score.js'
-import type {IndexStore} from '../src/engine/fts/store.js'
+import {type IndexStore, SEARCH_WINDOW} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
 /**
@@ -56,6 +57,48 @@ describe('svc full-text index: per-row counts built in the background after a se
       const after = index.search('main', 'rare kalo', {limit: 99, offset: 0})
       expect(after).to.deep.equal(before)
     } finally {
+      await index.close()
+    }
+  })
+  it('counts the commonest phrases only once requests pause, and searches find every match after', async () => {
+    // More documents than the search window hold "kalo": the warm-up's kind of phrase.
+    const docs = new Map<string, {body: Buffer; sha: string}>()
+    for (let i = 0; i < SEARCH_WINDOW + 500; i++) {
+      const text = `kalo f${i % 97} ${i % 50 === 0 ? 'rare' : ''}`
+      docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
+    }
+    const {logger} = memoryLogger()
+    const index = new FullTextIndex({
+      batchSize: 4000,
+      checkIntervalMs: 3_600_000,
+      currentCount: () => docs.size,
+      currentIds: () => docs.keys(),
+      currentSha: (_branch, id) => docs.get(id)?.sha,
+      dir: tempDir(),
+      logger,
+      readBody: async (_branch, id) => docs.get(id),
+    })
+    // Requests keep arriving (what the engine's entry points note) from before the index is ready.
+    const requests = setInterval(noteForeground, 10)
+    try {
+      await index.open(['main'])
+      const until = Date.now() + 60_000
+      while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+      expect(index.status('main').state).to.equal('ready')
+      const store = (index as unknown as {branches: Map<string, {store: IndexStore}>}).branches.get('main')!.store
+      const scorer = (store as unknown as {scorer: Bm25Scorer}).scorer
+      await new Promise((r) => setTimeout(r, 1500))
+      expect(scorer.counted('"kalo"*'), 'counted while requests kept arriving').to.equal(false)
+      clearInterval(requests)
+      const built = Date.now() + 20_000
+      while (!scorer.counted('"kalo"*') && Date.now() < built) await new Promise((r) => setTimeout(r, 10))
+      expect(scorer.counted('"kalo"*'), 'counted once they paused').to.equal(true)
+      // Scored from the counts now (fts-store.test.ts compares such answers with bm25's): every match found.
+      const page = index.search('main', 'rare kalo', {limit: 7, offset: 3})
+      expect(page.total).to.equal((SEARCH_WINDOW + 500) / 50)
+      expect(page.ids).to.have.length(7)
+    } finally {
+      clearInterval(requests)
       await index.close()
     }
   })

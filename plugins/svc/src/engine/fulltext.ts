@@ -3,7 +3,7 @@ import {join} from 'node:path'
 
 import {PhraseCounter, warmCommonCounts} from './fts/count-worker.js'
 import {EngineError} from './errors.js'
-import {BackgroundGate} from './background-gate.js'
+import {BackgroundGate, whenQuiet} from './background-gate.js'
 import {pace} from './loop-turns.js'
 import {quickCheckFile} from './fts/check.js'
 import {type CleanState, markCleanClose, takeCleanClose} from './fts/clean-close.js'
@@ -84,6 +84,8 @@ interface BranchIndex {
   searched?: boolean
   /** Set while common phrases' per-row counts are built in the count worker (countPhrases). */
   counting?: Promise<void>
+  /** Set while the commonest phrases' counts wait for a pause or are built (warmCounts). */
+  warmingCounts?: boolean
   /**
    * A large document being indexed by the worker's connection (fts/large-writer.ts): nothing
    * writes through the store meanwhile (applyWrites returns, a catch-up waits), so the two
@@ -126,6 +128,13 @@ const BUILD_BATCH = 4000
 
 /** The longest wait between tries of a catch-up that keeps failing. */
 const MAX_RETRY_MS = 60_000
+
+/**
+ * The common phrases' counts (warmCounts) start after this long without requests, or this long
+ * after the catch-up whatever arrives (a server searched without pause still gets them).
+ */
+const WARM_COUNTS_QUIET_MS = 500
+const WARM_COUNTS_MAX_WAIT_MS = 60_000
 
 /**
  * Rows read per page when the index is compared with the branch; pages run back to back until
@@ -187,6 +196,8 @@ export class FullTextIndex {
   private readonly large = new LargeDocumentWriter(documentText)
   /** Counts common phrases' instances per row on another thread with its own connection (countPhrases). */
   private readonly counter = new PhraseCounter()
+  /** Aborted at close: background waits end at once. */
+  private readonly stopping = new AbortController()
 
   constructor(private readonly o: FullTextOptions) {}
 
@@ -202,6 +213,7 @@ export class FullTextIndex {
    */
   async close(heads?: ReadonlyMap<string, string>): Promise<void> {
     this.closed = true
+    this.stopping.abort()
     for (const t of this.timers) clearInterval(t)
     await this.texts.close()
     for (const b of this.branches.values()) {
@@ -763,16 +775,35 @@ export class FullTextIndex {
    * meanwhile are counted after it.
    */
   private warmCounts(name: string, b: BranchIndex): void {
-    if (b.counting || this.closed || this.branches.get(name) !== b) return
+    if (b.warmingCounts === true || this.closed || this.branches.get(name) !== b) return
+    b.warmingCounts = true
     const live = (): boolean => !this.closed && this.branches.get(name) === b
-    b.counting = warmCommonCounts(this.counter, b.store, SEARCH_WINDOW, live)
-      .catch(() => {
-        // left to bm25
-      })
-      .finally(() => {
-        b.counting = undefined
-        if (live() && b.store.countsPending) this.countPhrases(name, b)
-      })
+    const signal = this.stopping.signal
+    const gate = new BackgroundGate()
+    const run = async (): Promise<void> => {
+      try {
+        // Starts in a pause of requests: its first step (picking the terms) is seconds of a core
+        // at 1M documents that cannot be held once begun, and right after the catch-up it made
+        // the first searches' p95 worse than without counts (docs/benchmarks.md, fts-count2).
+        // Meanwhile searches still get the counts they ask for (countPhrases); between phrases
+        // the warm-up gives way as the other background work does.
+        await whenQuiet(WARM_COUNTS_QUIET_MS, WARM_COUNTS_MAX_WAIT_MS, signal)
+        while (b.counting !== undefined && live()) await b.counting
+        if (!live()) return
+        b.counting = warmCommonCounts(this.counter, b.store, SEARCH_WINDOW, live, () => gate.pass(signal))
+          .catch(() => {
+            // left to bm25
+          })
+          .finally(() => {
+            b.counting = undefined
+            if (live() && b.store.countsPending) this.countPhrases(name, b)
+          })
+        await b.counting
+      } finally {
+        b.warmingCounts = false
+      }
+    }
+    void run()
   }
 
   /**

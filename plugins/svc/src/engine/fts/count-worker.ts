@@ -45,13 +45,15 @@ export interface CountedStore {
  * search's last word) and as a word, so a common word's first search is already scored from
  * them rather than by bm25 counting its lists. The terms come from FTS5's own document counts
  * (fts5vocab, one walk of the index: 2.4 s of the worker's CPU at 1M documents). Stops at a
- * write (countsQuiet) or when `live` turns false; never rejects.
+ * write (countsQuiet) or when `live` turns false; never rejects. `pause` is awaited before each
+ * phrase (the engine's gives way to requests: background-gate.ts).
  */
-export async function warmCommonCounts(counter: PhraseCounter, store: CountedStore, minDocs: number, live: () => boolean): Promise<void> {
+export async function warmCommonCounts(counter: PhraseCounter, store: CountedStore, minDocs: number, live: () => boolean, pause: () => Promise<void> = async () => {}): Promise<void> {
   const common = await counter.common(store.file, minDocs, WARMED_TERMS)
   if (!('terms' in common)) return
   for (const term of common.terms) {
     for (const phrase of [`"${term}"*`, `"${term}"`]) {
+      await pause()
       if (!live() || !store.countsQuiet) return
       const job = store.countJob(phrase)
       if (job === undefined) continue
