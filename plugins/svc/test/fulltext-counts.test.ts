@@ -6,6 +6,32 @@ import type {Bm25Scorer} from '../src/engine/fts/score.js'
 import {type IndexStore, SEARCH_WINDOW} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
+type Docs = Map<string, {body: Buffer; sha: string}>
+
+/** A full-text index over `docs` on branch main, as the engine makes one. */
+function indexOf(docs: Docs, batchSize: number): FullTextIndex {
+  return new FullTextIndex({
+    batchSize,
+    checkIntervalMs: 3_600_000,
+    currentCount: () => docs.size,
+    currentIds: () => docs.keys(),
+    currentSha: (_branch, id) => docs.get(id)?.sha,
+    dir: tempDir(),
+    logger: memoryLogger().logger,
+    readBody: async (_branch, id) => docs.get(id),
+  })
+}
+
+/** Opens `index` and waits for it to be caught up; its store and scorer, to see what was built (nothing else reaches them). */
+async function openReady(index: FullTextIndex): Promise<{scorer: Bm25Scorer; store: IndexStore}> {
+  await index.open(['main'])
+  const until = Date.now() + 60_000
+  while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  expect(index.status('main').state).to.equal('ready')
+  const store = (index as unknown as {branches: Map<string, {store: IndexStore}>}).branches.get('main')!.store
+  return {scorer: (store as unknown as {scorer: Bm25Scorer}).scorer, store}
+}
+
 /**
  * A search of a rare word with a common prefix is ranked by bm25, which counts the prefix's every
  * document on each search; the engine then builds that phrase's per-row counts in the background
@@ -23,30 +49,14 @@ describe('svc full-text index: per-row counts built in the background after a se
     }
     const words = ['kalo', 'kaloba', 'kalobi']
     const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
-    const docs = new Map<string, {body: Buffer; sha: string}>()
+    const docs: Docs = new Map()
     for (let i = 0; i < 2000; i++) {
       const text = Array.from({length: 2 + next(20)}, token).join(' ')
       docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
     }
-    const {logger} = memoryLogger()
-    const index = new FullTextIndex({
-      batchSize: 500,
-      checkIntervalMs: 3_600_000,
-      currentCount: () => docs.size,
-      currentIds: () => docs.keys(),
-      currentSha: (_branch, id) => docs.get(id)?.sha,
-      dir: tempDir(),
-      logger,
-      readBody: async (_branch, id) => docs.get(id),
-    })
+    const index = indexOf(docs, 500)
     try {
-      await index.open(['main'])
-      const until = Date.now() + 20_000
-      while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-      expect(index.status('main').state).to.equal('ready')
-      // The store and its scorer, to see what was built (nothing else reaches them).
-      const store = (index as unknown as {branches: Map<string, {store: IndexStore}>}).branches.get('main')!.store
-      const scorer = (store as unknown as {scorer: Bm25Scorer}).scorer
+      const {scorer, store} = await openReady(index)
       const before = index.search('main', 'rare kalo', {limit: 100, offset: 0})
       expect(before.total).to.be.greaterThan(3)
       expect(scorer.counted('"kalo"*')).to.equal(false)
@@ -62,31 +72,16 @@ describe('svc full-text index: per-row counts built in the background after a se
   })
   it('counts the commonest phrases only once requests pause, and searches find every match after', async () => {
     // More documents than the search window hold "kalo": the warm-up's kind of phrase.
-    const docs = new Map<string, {body: Buffer; sha: string}>()
+    const docs: Docs = new Map()
     for (let i = 0; i < SEARCH_WINDOW + 500; i++) {
       const text = `kalo f${i % 97} ${i % 50 === 0 ? 'rare' : ''}`
       docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
     }
-    const {logger} = memoryLogger()
-    const index = new FullTextIndex({
-      batchSize: 4000,
-      checkIntervalMs: 3_600_000,
-      currentCount: () => docs.size,
-      currentIds: () => docs.keys(),
-      currentSha: (_branch, id) => docs.get(id)?.sha,
-      dir: tempDir(),
-      logger,
-      readBody: async (_branch, id) => docs.get(id),
-    })
+    const index = indexOf(docs, 4000)
     // Requests keep arriving (what the engine's entry points note) from before the index is ready.
     const requests = setInterval(noteForeground, 10)
     try {
-      await index.open(['main'])
-      const until = Date.now() + 60_000
-      while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-      expect(index.status('main').state).to.equal('ready')
-      const store = (index as unknown as {branches: Map<string, {store: IndexStore}>}).branches.get('main')!.store
-      const scorer = (store as unknown as {scorer: Bm25Scorer}).scorer
+      const {scorer} = await openReady(index)
       await new Promise((r) => setTimeout(r, 1500))
       expect(scorer.counted('"kalo"*'), 'counted while requests kept arriving').to.equal(false)
       clearInterval(requests)
