@@ -48,6 +48,15 @@ export const PUT_SQL = {
 export const SEARCH_WINDOW = 10_000
 
 /**
+ * Per-row counts are asked for a phrase in more documents than this many search windows
+ * (wantCounts): below it bm25's own count is a few milliseconds, and building the counts (35-170
+ * ms of the count worker at 1M documents) repaid itself only after many searches of the same
+ * phrase, while competing with the searches for the cores (docs/benchmarks.md, integration of
+ * the eleventh session: 3-5 ms of worker CPU per search of the bench, p95 worse).
+ */
+const ASK_COUNTS_WINDOWS = 5
+
+/**
  * A query matching more than the window ranks only the first fifth of it (the window still
  * counts and places the estimate). Scoring costs about 1 us a row, and the rows of those first
  * matches are as arbitrary a choice as the window's (the earliest indexed): ranking 10,000 of
@@ -602,7 +611,7 @@ export class IndexStore {
     if (!this.countsQuiet) return
     for (const phrase of new Set(phrases)) {
       if (this.scorer.keeps(phrase) || this.scorer.counted(phrase)) continue
-      if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window) this.scorer.wantCounts(phrase)
+      if ((this.counted.get(phrase)?.n ?? Number.POSITIVE_INFINITY) > window * ASK_COUNTS_WINDOWS) this.scorer.wantCounts(phrase)
     }
   }
 
