@@ -701,7 +701,10 @@ export class GitEngine implements Engine {
     this.checkpointsSinceRepack = 0
     // -f: the roll-ups store what they merge without a delta search (ROLL_UP_ARGS), and git reuses
     // whatever a pack holds whole without pairing it again, so only a fresh search wins that back.
-    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-f', '-q', '--no-write-bitmap-index']))
+    // At the background priority: that search is minutes of both cores at 1M documents (its
+    // pack-objects threads), which the server's other users would otherwise wait behind; the
+    // one who asked for the compaction waits longer instead.
+    const run = this.writer.restart().then(() => git(this.repo, ['repack', '-a', '-d', '-f', '-q', '--no-write-bitmap-index'], {background: true}))
     this.repacking = run.then(
       () => undefined,
       () => undefined,
