@@ -167,6 +167,32 @@ describe('svc console at /ui, in Debian chromium', function () {
     expect((await fetch(`${base}/ui/secret.txt`)).status).to.equal(404)
   })
 
+  it('shows the table last chosen when the page it replaced answers after it', async () => {
+    const p = await browser.newPage()
+    try {
+      // The first list (all tables) is held until the users table has been listed.
+      let release = (): void => {}
+      const held = new Promise<void>((resolve) => (release = resolve))
+      await p.route(/\/api\/v1\/documents\?/, async (route) => {
+        if (!new URL(route.request().url()).searchParams.has('table')) await held
+        await route.continue()
+      })
+      const rows = (): Promise<number> => p.evaluate(() => (globalThis as unknown as {document: PageDocument}).document.querySelectorAll('#doc-list tr.doc-row').length)
+      await p.goto(`${base}/ui`)
+      await p.selectOption('#table', 'users')
+      await p.waitForFunction(() => (globalThis as unknown as {document: PageDocument}).document.querySelectorAll('#doc-list tr.doc-row').length === 2)
+      const late = p.waitForResponse((r) => r.url().includes('/api/v1/documents?') && !new URL(r.url()).searchParams.has('table'))
+      release()
+      await late
+      // Time for the late answer to be read and (wrongly) rendered, had it been.
+      await p.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)))
+      expect(await rows()).to.equal(2)
+      expect(await p.locator('tr[data-id="users:1"]').count()).to.equal(1)
+    } finally {
+      await p.close()
+    }
+  })
+
   it('is read-only on a follower: no editor, a line saying why', async () => {
     const follower = await startServer(['--data-dir', join(tempDir('svc-ui-'), 'follower'), '--follow', join(dataDir, 'repo'), '--http-port', '0', '--disable-redis', '--disable-sql'])
     const fpage = await browser.newPage()

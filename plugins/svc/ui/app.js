@@ -49,7 +49,11 @@ async function loadTables() {
   select.replaceChildren(el('option', {value: ''}, '(all tables)'), ...tables.map((t) => el('option', {value: t.name}, `${t.name} (${t.documents})`)))
 }
 
+/** Numbers each loadPage call, so only the last one asked renders (see there). */
+let pageAsked = 0
+
 async function loadPage(cursor) {
+  const asked = ++pageAsked
   const q = new URLSearchParams({limit: String(PAGE)})
   if ($('#table').value) q.set('table', $('#table').value)
   if ($('#prefix').value) q.set('prefix', $('#prefix').value)
@@ -59,6 +63,9 @@ async function loadPage(cursor) {
   const asOf = $('#asof').value.trim()
   if (asOf) q.set(/^[0-9a-f]{4,40}$/.test(asOf) ? 'commit' : 'time', asOf)
   const page = await api(`/api/v1/documents?${q}`)
+  // Answers can arrive out of order (a table chosen while the first page still loads): an older
+  // one must not replace the list the user asked for since.
+  if (asked !== pageAsked) return
   state.cursor = page.nextCursor
   $('#next-page').disabled = !page.nextCursor
   const docs = page.documents
