@@ -49,6 +49,9 @@ export interface CountedStore {
  * phrase (the engine's gives way to requests: background-gate.ts).
  */
 export async function warmCommonCounts(counter: PhraseCounter, store: CountedStore, minDocs: number, live: () => boolean, pause: () => Promise<void> = async () => {}): Promise<void> {
+  // Written since (the pause it waited for may have ended 60 s later under writes): the counts
+  // would be dropped at once, so the walk that picks the terms is not worth its seconds.
+  if (!live() || !store.countsQuiet) return
   const common = await counter.common(store.file, minDocs, WARMED_TERMS)
   if (!('terms' in common)) return
   for (const term of common.terms) {
