@@ -41,7 +41,7 @@ const BENCHES = [
     ),
   },
   {
-    args: ['bench/svc-redis.mjs', '--requests', '30000', '--set-requests', '3000', '--keys', '10000', '--writes', '3000'],
+    args: ['bench/svc-redis.mjs', '--requests', '30000', '--set-requests', '10000', '--keys', '10000', '--writes', '3000'],
     name: 'redis',
     ratios: {
       'GET -P 1 / redis-server': ratio(/^GET -P 1: svc \/ redis-server \(req\/s\)\s+\d+ \/ \d+ = ([\d.]+)x/m),
