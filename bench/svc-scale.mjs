@@ -168,11 +168,14 @@ function cpuSecondsOf(pid, split = false) {
  * `minor`, mark-compacts `major`, incremental marking steps `incremental`), summed since the start.
  */
 const gcMs = {}
+/** How many of each kind. */
+const gcCount = {}
 const GC_KINDS = {1: 'minor', 4: 'major', 8: 'incremental', 16: 'weakcb'}
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     const k = GC_KINDS[e.detail?.kind] ?? 'other'
     gcMs[k] = (gcMs[k] ?? 0) + e.duration
+    gcCount[k] = (gcCount[k] ?? 0) + 1
   }
 }).observe({entryTypes: ['gc']})
 
@@ -256,6 +259,7 @@ async function kept() {
     const threadsBefore = threadsCpu(process.pid)
     threadsBefore.tids = threadsCpu(process.pid, true)
     const gcBefore = {...gcMs}
+    const gcCountBefore = {...gcCount}
     // The write phase on the monotonic clock in us, the clock of a --cpu-prof profile's timestamps.
     r.monoUs = [Number(process.hrtime.bigint() / 1000n)]
     const t0 = performance.now()
@@ -275,6 +279,7 @@ async function kept() {
     // SVC_BENCH_TIDS=1: each thread apart, in the order created (node's first threads are V8's platform workers, then libuv's pool and the worker threads as they start).
     if (process.env.SVC_BENCH_TIDS) for (const [k, v] of Object.entries(threadsCpu(process.pid, true))) if (v - (threadsBefore.tids?.[k] ?? 0) > 0) r[`tid:${k}`] = ((v - (threadsBefore.tids?.[k] ?? 0)) * 1e6) / count
     Object.assign(r, gcPer(gcBefore, gcMs, count))
+    for (const k of Object.keys(gcCount)) r[`gcCount_${k}`] = gcCount[k] - (gcCountBefore[k] ?? 0)
     const gc = process.memoryUsage()
     r.heapUsedMB = gc.heapUsed / 1048576
     r.rssMB = gc.rss / 1048576
