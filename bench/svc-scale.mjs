@@ -51,6 +51,7 @@
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
+import {PerformanceObserver} from 'node:perf_hooks'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -79,7 +80,9 @@ function keptParent() {
   const all = builds.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [b, build] of builds.entries()) {
-      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...passOn, '--build', build], {encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit']})
+      // SVC_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): node flags of the run that holds the engine.
+      const nodeArgs = (process.env.SVC_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+      const r = spawnSync(process.execPath, [...nodeArgs, fileURLToPath(import.meta.url), ...passOn, '--build', build], {encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit']})
       if (r.status !== 0) throw new Error(`run with ${build} failed (exit ${r.status})`)
       const res = JSON.parse(r.stdout.trim().split('\n').at(-1))
       all[b].push(res)
@@ -160,6 +163,37 @@ function cpuSecondsOf(pid, split = false) {
   }
 }
 
+/**
+ * Milliseconds of GC pause on the event loop by kind (V8's `gc` performance entries: scavenges
+ * `minor`, mark-compacts `major`, incremental marking steps `incremental`), summed since the start.
+ */
+const gcMs = {}
+/** How many of each kind. */
+const gcCount = {}
+const GC_KINDS = {1: 'minor', 4: 'major', 8: 'incremental', 16: 'weakcb'}
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const k = GC_KINDS[e.detail?.kind] ?? 'other'
+    gcMs[k] = (gcMs[k] ?? 0) + e.duration
+    gcCount[k] = (gcCount[k] ?? 0) + 1
+  }
+}).observe({entryTypes: ['gc']})
+
+/** us per operation of GC pause by kind between two copies of `gcMs`. */
+function gcPer(before, after, ops) {
+  return Object.fromEntries(Object.keys(after).map((k) => [`gcUs_${k}`, ((after[k] - (before[k] ?? 0)) * 1000) / ops]))
+}
+
+/** CPU seconds of each thread of `pid` by name (threads of one name summed; the main thread as `event loop`). */
+function threadsCpu(pid, byTid = false) {
+  const out = {}
+  for (const tid of tasksOf(pid).sort((a, b) => a - b)) {
+    const name = byTid ? `${tid - pid} ${threadName(pid, tid)}` : tid === pid ? 'event loop' : threadName(pid, tid)
+    out[name] = (out[name] ?? 0) + cpuSecondsOf(`${pid}/task/${tid}`, true)[0]
+  }
+  return out
+}
+
 function tasksOf(pid) {
   try {
     return readdirSync(`/proc/${pid}/task`).map(Number)
@@ -216,13 +250,18 @@ async function kept() {
   const r = {docs: n}
   if (opt('only') === 'writes') {
     const count = Number(opt('count', 50_000))
-    const dir = join(tempDir('svc-scale-'), 'data')
-    cpSync(fixture, dir, {recursive: true})
-    const db = await openEngine(dir, {})
+    // The repository hard-linked (git only adds files and renames new ones in), index and WAL copied.
+    const db = await openEngine(linkedCopy(fixture), {})
     await ready(db)
     await db.historyCaughtUp()
     let next = 0
     const before = treeCpu(process.pid)
+    const threadsBefore = threadsCpu(process.pid)
+    threadsBefore.tids = threadsCpu(process.pid, true)
+    const gcBefore = {...gcMs}
+    const gcCountBefore = {...gcCount}
+    // The write phase on the monotonic clock in us, the clock of a --cpu-prof profile's timestamps.
+    r.monoUs = [Number(process.hrtime.bigint() / 1000n)]
     const t0 = performance.now()
     await Promise.all(Array.from({length: 32}, async () => {
       for (;;) {
@@ -233,7 +272,17 @@ async function kept() {
     }))
     await db.flush()
     r.writesPerSec = count / ((performance.now() - t0) / 1000)
+    r.monoUs.push(Number(process.hrtime.bigint() / 1000n))
     Object.assign(r, cpuPer(before, treeCpu(process.pid), count))
+    // This process's threads (the event loop, worker threads, V8's GC helpers, libuv's pool), us per write.
+    for (const [k, v] of Object.entries(threadsCpu(process.pid))) r[`part:${k}`] = ((v - (threadsBefore[k] ?? 0)) * 1e6) / count
+    // SVC_BENCH_TIDS=1: each thread apart, in the order created (node's first threads are V8's platform workers, then libuv's pool and the worker threads as they start).
+    if (process.env.SVC_BENCH_TIDS) for (const [k, v] of Object.entries(threadsCpu(process.pid, true))) if (v - (threadsBefore.tids?.[k] ?? 0) > 0) r[`tid:${k}`] = ((v - (threadsBefore.tids?.[k] ?? 0)) * 1e6) / count
+    Object.assign(r, gcPer(gcBefore, gcMs, count))
+    for (const k of Object.keys(gcCount)) r[`gcCount_${k}`] = gcCount[k] - (gcCountBefore[k] ?? 0)
+    const gc = process.memoryUsage()
+    r.heapUsedMB = gc.heapUsed / 1048576
+    r.rssMB = gc.rss / 1048576
     await db.close()
   } else {
     const reads = Number(opt('reads', 20_000))
@@ -569,7 +618,8 @@ function parent() {
   const writesOnly = process.argv.includes('--writes-only')
   for (const n of sizes) {
     console.error(`svc-scale: ${n} documents (load ${load()}, ${new Date().toISOString()})`)
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(process.argv.includes('--size') ? ['--size'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : []), ...(opt('repack-every', undefined) ? ['--repack-every', opt('repack-every')] : [])], {
+    const nodeArgs = (process.env.SVC_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+    const r = spawnSync(process.execPath, [...nodeArgs, fileURLToPath(import.meta.url), '--one', String(n), '--queries', String(opt('queries', 300)), '--reads', String(opt('reads', 2000)), '--walked', String(opt('walked', 5)), ...(writesOnly ? ['--writes-only'] : []), ...(process.argv.includes('--size') ? ['--size'] : []), ...(opt('build', undefined) ? ['--build', opt('build')] : []), ...(opt('repack-every', undefined) ? ['--repack-every', opt('repack-every')] : [])], {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -640,7 +690,7 @@ async function one(n) {
   const midTime = {at: 0}
   // Per block of 100k writes: the cumulative rate, the block's own rate and its CPU per write by
   // process (what grows along the run, and where).
-  const block = {at: t0, cpu: treeCpu(process.pid)}
+  const block = {at: t0, cpu: treeCpu(process.pid), gc: {...gcMs}, threads: threadsCpu(process.pid)}
   await Promise.all(Array.from({length: 32}, async () => {
     for (;;) {
       const i = next++
@@ -650,14 +700,18 @@ async function one(n) {
       if (i % 100_000 === 99_999) {
         const now = performance.now()
         const cpu = treeCpu(process.pid)
-        const per = Object.entries(cpuPer(block.cpu, cpu, 100_000)).map(([k, v]) => `${k.slice(6)} ${v.toFixed(0)}`).join(', ')
+        const threads = threadsCpu(process.pid)
+        // The engine's process split: its event loop and its other threads (workers, GC helpers, libuv's pool), and the loop's GC pauses.
+        const split = {loop: threads['event loop'] - block.threads['event loop'], threads: Object.keys(threads).filter((k) => k !== 'event loop').reduce((a, k) => a + threads[k] - (block.threads[k] ?? 0), 0)}
+        const gc = Object.entries(gcPer(block.gc, gcMs, 100_000)).map(([k, v]) => `${k.slice(5)} ${v.toFixed(0)}`).join(', ')
+        const per = `${Object.entries(cpuPer(block.cpu, cpu, 100_000)).map(([k, v]) => `${k.slice(6)} ${v.toFixed(0)}`).join(', ')} (engine: loop ${((split.loop * 1e6) / 100_000).toFixed(0)}, other threads ${((split.threads * 1e6) / 100_000).toFixed(0)}; GC pauses ${gc}; heap ${(process.memoryUsage().heapUsed / 1048576).toFixed(0)} MB; monotonic us ${process.hrtime.bigint() / 1000n})`
         // Packs in the repository (kept: fast-import's own, still open): fast-import looks every new
         // object up in each one, so this count is part of its CPU per write.
         const packDir = join(dir, 'repo', 'objects', 'pack')
         const files = existsSync(packDir) ? readdirSync(packDir) : []
         const packs = `${files.filter((f) => f.endsWith('.pack')).length} (${files.filter((f) => f.endsWith('.keep')).length} kept)`
         console.error(`  ${i + 1} written (${((i + 1) / ((now - t0) / 1000)).toFixed(0)}/s; this block ${(100_000 / ((now - block.at) / 1000)).toFixed(0)}/s, CPU us per write: ${per}; packs ${packs}; load ${load()})`)
-        Object.assign(block, {at: now, cpu})
+        Object.assign(block, {at: now, cpu, gc: {...gcMs}, threads})
       }
     }
   }))

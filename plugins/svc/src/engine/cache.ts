@@ -8,6 +8,15 @@
  *
  * The buffers are the map values, with no slot object around them: a read of a cached document
  * in a large cache was one more cache miss for the slot (issue 26, docs/benchmarks.md).
+ *
+ * Eviction walks each map with one iterator kept from one eviction to the next, never a fresh
+ * `entries().next()`: V8 leaves a deleted Map entry as a hole until the table is next rebuilt,
+ * and a new iterator steps over every hole before the first live entry. Taking the oldest entry
+ * that way cost O(entries evicted since the last rebuild) per eviction, up to ~240 us per write
+ * once a 64 MB cache was full of 200-byte documents (issue 26, docs/benchmarks.md "the engine
+ * process's CPU per write at one million documents"). A kept iterator passes each hole once.
+ * It takes the same entries in the same order: insertion appends at the end, and every entry it
+ * has passed was deleted, so its next entry is always the map's first.
  */
 const OVERHEAD = 64
 
@@ -16,6 +25,8 @@ export class BlobCache {
   private insertedThisGen = 0
   private old = new Map<string, Buffer>()
   private young = new Map<string, Buffer>()
+  /** The iterator eviction takes entries from, and the map it walks. */
+  private cursor: {it: Iterator<[string, Buffer]>; map: Map<string, Buffer>} | undefined
 
   constructor(private readonly maxBytes: number) {}
 
@@ -37,18 +48,32 @@ export class BlobCache {
     this.insertedThisGen += cost
     if (this.insertedThisGen > this.maxBytes / 4) this.nextGeneration()
     while (this.bytes > this.maxBytes) {
-      const from = this.old.size > 0 ? this.old : this.young
-      const first = from.entries().next().value
+      const first = this.oldest(this.old.size > 0 ? this.old : this.young)
       if (!first) break
-      from.delete(first[0])
       this.bytes -= first[1].length + OVERHEAD
     }
+  }
+
+  /** Deletes and returns the first entry of `from` (see the top of the file for why through `cursor`). */
+  private oldest(from: Map<string, Buffer>): [string, Buffer] | undefined {
+    if (this.cursor?.map !== from) this.cursor = {it: from.entries(), map: from}
+    let r = this.cursor.it.next()
+    // A finished iterator never sees entries added after it finished: start again.
+    if (r.done) {
+      this.cursor.it = from.entries()
+      r = this.cursor.it.next()
+    }
+    if (r.done) return undefined
+    from.delete(r.value[0])
+    return r.value
   }
 
   /** This generation's entries become the youngest of `old`, in the order they were used. */
   private nextGeneration(): void {
     this.insertedThisGen = 0
     if (this.old.size === 0) {
+      // The emptied map is dropped: so is an iterator over it (it would keep its table alive).
+      if (this.cursor?.map === this.old) this.cursor = undefined
       this.old = this.young
     } else {
       for (const [sha, value] of this.young) this.old.set(sha, value)
