@@ -184,7 +184,11 @@ describe('svc roll-up by object list', function () {
           await Promise.all(Array.from({length: count}, (_, i) => db.put({id: 'k:' + round + ':' + i, round}).then(() => process.stdout.write('k:' + round + ':' + i + '\\n'))))
           await db.flush()
         }`
-      const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', script], {env: {...process.env, PATH: `${bin}:${process.env.PATH}`}, stdio: ['ignore', 'pipe', 'inherit']})
+      // tsx for the engine's TypeScript, given here: mocha's own loader does not pass on to children.
+      const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        env: {...process.env, NODE_OPTIONS: '', PATH: `${bin}:${process.env.PATH}`},
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
       const acked: string[] = []
       let rest = ''
       child.stdout!.on('data', (d: Buffer) => {
@@ -194,7 +198,7 @@ describe('svc roll-up by object list', function () {
       })
       const exited = new Promise((resolve) => child.on('exit', resolve))
       try {
-        for (let t = 0; t < 600 && !existsSync(mark); t++) await new Promise((r) => setTimeout(r, 50))
+        for (let t = 0; t < 600 && !existsSync(mark) && child.exitCode === null; t++) await new Promise((r) => setTimeout(r, 50))
         expect(existsSync(mark), `the roll-up reached ${stall}`).to.equal(true)
         // Writes go on while the roll-up is stalled.
         const at = acked.length
