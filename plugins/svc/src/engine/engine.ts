@@ -131,11 +131,12 @@ interface Unsent {
 }
 
 /**
- * Checkpoints between background roll-ups (`repackEveryCheckpoints`). Not fewer: a geometric
- * roll-up costs CPU in proportion to the repository (its delta search), far more than the packs
- * it removes cost fast-import (~1-2 us per commit each); rolling up every 128,000 commits instead
- * was measured and cost more (docs/benchmarks.md, "svc sustained writes at 1M: fewer, larger
- * checkpoints").
+ * Checkpoints between background roll-ups (`repackEveryCheckpoints`). Not fewer: a roll-up costs
+ * CPU in proportion to what it merges, more than the packs it removes cost fast-import (~1-2 us
+ * per commit each); rolling up every 128,000 commits was measured and cost more (docs/benchmarks.md,
+ * "svc sustained writes at 1M: fewer, larger checkpoints"), and so did every 16 or 8 checkpoints
+ * with the roll-up at half its former CPU (roll-up.ts): fast-import saved less than the extra
+ * roll-ups and restarts took ("svc sustained writes at 1M: the roll-up by object list").
  */
 const REPACK_EVERY_CHECKPOINTS = 64
 
