@@ -23,6 +23,7 @@ import {freeBytes, restartWithBackoff} from './writer-recovery.js'
 import {pace} from './loop-turns.js'
 import {nullLogger} from './logger.js'
 import {BlobReader, CORRUPT_OBJECT} from './reader.js'
+import {rollUp} from './roll-up.js'
 import {HotDocs} from './hot-docs.js'
 import {parseFrozen} from './parsed-read.js'
 import {beginTransaction} from './transaction.js'
@@ -130,23 +131,15 @@ interface Unsent {
 }
 
 /**
- * Checkpoints between background roll-ups (`repackEveryCheckpoints`). Not fewer: a geometric
- * roll-up costs CPU in proportion to the repository (its delta search), far more than the packs
- * it removes cost fast-import (~1-2 us per commit each); rolling up every 128,000 commits instead
- * was measured and cost more (docs/benchmarks.md, "svc sustained writes at 1M: fewer, larger
- * checkpoints").
+ * Checkpoints between background roll-ups (`repackEveryCheckpoints`). Not fewer: a roll-up costs
+ * CPU in proportion to what it merges, more than the packs it removes cost fast-import (~1-2 us
+ * per commit each); rolling up every 128,000 commits was measured and cost more (docs/benchmarks.md,
+ * "svc sustained writes at 1M: fewer, larger checkpoints"), and so did every 16 or 8 checkpoints
+ * with the roll-up at half its former CPU (roll-up.ts): fast-import saved less than the extra
+ * roll-ups and restarts took ("svc sustained writes at 1M: the roll-up by object list").
  */
 const REPACK_EVERY_CHECKPOINTS = 64
 
-/**
- * The background roll-up: a geometric repack without a delta search (`--window=0`). The search
- * was ~40% of its CPU (every object it rewrites, the base pack's included, compared again with its
- * neighbours) and the roll-ups a third of a write's CPU at 1M; fast-import's own deltas (its trees)
- * are kept as they are. What it leaves whole stays whole until `compact`, which searches every
- * object again (`repack -f`): the repository is ~16% larger between compactions, not after one
- * (docs/benchmarks.md, "svc sustained writes at 1M: roll-ups without the delta search").
- */
-const ROLL_UP_ARGS = ['repack', '-d', '-q', '--geometric=2', '--window=0', '--no-write-bitmap-index']
 
 /**
  * Commits after which a checkpoint is requested at once, when none is on its way: half the
@@ -699,7 +692,7 @@ export class GitEngine implements Engine {
     await this.flushInternal()
     await this.repacking
     this.checkpointsSinceRepack = 0
-    // -f: the roll-ups store what they merge without a delta search (ROLL_UP_ARGS), and git reuses
+    // -f: the roll-ups store what they merge without a delta search (roll-up.ts), and git reuses
     // whatever a pack holds whole without pairing it again, so only a fresh search wins that back.
     // At the background priority: that search is minutes of both cores at 1M documents (its
     // pack-objects threads), which the server's other users would otherwise wait behind; the
@@ -1298,7 +1291,8 @@ export class GitEngine implements Engine {
     // fast-import keeps a .keep file on each of its packs until it exits, and repack skips kept packs.
     this.repacking ??= this.writer
       .restart()
-      .then(() => git(this.repo, ROLL_UP_ARGS, {background: true}))
+      // What `git repack -d --geometric=2 --window=0` merges, from the packs' object lists (roll-up.ts).
+      .then(() => rollUp(this.repo))
       // The fast-import started above listed the packs before the roll-up, and would look every
       // new object up in the merged-away ones too until its next restart: a fresh one sees the few left.
       .then(() => this.writer.restart())

@@ -22,6 +22,7 @@ import {gitCommand} from './git-command.js'
 // Source as a string (as fts/check.ts) so it runs the same from dist and under the test runner.
 const HELPER = `
 const {spawn} = require('node:child_process')
+const {open} = require('node:fs/promises')
 const running = new Map()
 // Commands whose output the server asked to hold (background work giving way to requests).
 const held = new Set()
@@ -55,7 +56,7 @@ process.on('message', (m) => {
   let child
   try {
     // m.program: git, or nice for background work (git.ts gitCommand).
-    child = spawn(m.program, m.args, {env: m.env, stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']})
+    child = spawn(m.program, m.args, {env: m.env, stdio: [m.input === undefined && m.idx === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']})
   } catch (error) {
     send({id: m.id, error: error.message})
     return
@@ -69,17 +70,68 @@ process.on('message', (m) => {
     running.delete(m.id)
     send({id: m.id, error: error.message})
   })
+  let feedError
   child.on('close', (code, signal) => {
     held.delete(m.id)
     if (!running.has(m.id)) return
     running.delete(m.id)
-    send({code, id: m.id, signal, stderr})
+    send(feedError ? {id: m.id, error: feedError} : {code, id: m.id, signal, stderr})
   })
-  if (m.input !== undefined) {
+  if (m.idx !== undefined) {
+    child.stdin.on('error', () => {})
+    feedIdx(child.stdin, m.idx, m.input ?? '').catch((error) => {
+      feedError = error.message
+      child.kill()
+    })
+  } else if (m.input !== undefined) {
     child.stdin.on('error', () => {})
     child.stdin.end(m.input)
   }
 })
+// The roll-up's object list (pack-index.ts writeIdxNames, the same steps): every name in the pack
+// indexes m.idx as a hex line, then m.input, into the command's stdin; here, so that the server's
+// own loop converts none of the millions of names a roll-up of a large repository lists.
+const HEX = Buffer.from('0123456789abcdef', 'latin1')
+async function feedIdx(stdin, paths, tail) {
+  for (const path of paths) {
+    const fh = await open(path, 'r')
+    try {
+      const head = Buffer.alloc(1032)
+      const {bytesRead} = await fh.read(head, 0, 1032, 0)
+      if (bytesRead < 1032 || head.readUInt32BE(0) !== 0xff744f63 || head.readUInt32BE(4) !== 2) throw new Error(path + ' is not a version 2 pack index')
+      const count = head.readUInt32BE(1028)
+      const raw = Buffer.allocUnsafe(Math.min(count, 65536) * 20)
+      for (let done = 0; done < count; ) {
+        const n = Math.min(count - done, 65536)
+        const r = await fh.read(raw, 0, n * 20, 1032 + done * 20)
+        if (r.bytesRead !== n * 20) throw new Error(path + ' is truncated')
+        const out = Buffer.allocUnsafe(n * 41)
+        let o = 0
+        for (let i = 0, s = 0; i < n; i++) {
+          for (let end = s + 20; s < end; s++) {
+            out[o++] = HEX[raw[s] >> 4]
+            out[o++] = HEX[raw[s] & 15]
+          }
+          out[o++] = 10
+        }
+        if (!stdin.write(out)) {
+          await new Promise((resolve, reject) => {
+            const closed = () => reject(new Error('the command closed its input'))
+            stdin.once('close', closed)
+            stdin.once('drain', () => {
+              stdin.off('close', closed)
+              resolve()
+            })
+          })
+        }
+        done += n
+      }
+    } finally {
+      await fh.close()
+    }
+  }
+  stdin.end(tail)
+}
 `
 
 export interface HelperRun {
@@ -187,8 +239,11 @@ function refresh(): void {
   else ch?.unref()
 }
 
-/** Runs `git <args>` through the helper; `onData` gets stdout as it comes. */
-export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData: (chunk: Buffer) => void, input?: string, nice?: number): HelperRun {
+/**
+ * Runs `git <args>` through the helper; `onData` gets stdout as it comes. `idx`: pack indexes whose
+ * object names the helper writes to git's stdin (before `input`): the roll-up's object list.
+ */
+export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData: (chunk: Buffer) => void, input?: string, nice?: number, idx?: string[]): HelperRun {
   const [program, argv] = gitCommand(args, nice)
   const h = helper?.connected ? helper : startHelper()
   const id = nextId++
@@ -198,7 +253,7 @@ export function runThroughHelper(args: string[], env: NodeJS.ProcessEnv, onData:
   waiting.set(id, {helper: h, onData, settle})
   refresh()
   try {
-    h.send({args: argv, env, id, input, program})
+    h.send({args: argv, env, id, idx, input, program})
   } catch (error) {
     waiting.delete(id)
     refresh()

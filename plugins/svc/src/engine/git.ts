@@ -3,6 +3,7 @@ import {execFile, spawn} from 'node:child_process'
 import {EngineError} from './errors.js'
 import {gitCommand} from './git-command.js'
 import {gitSpawnerActive, runThroughHelper} from './git-spawner.js'
+import {writeIdxNames} from './pack-index.js'
 
 export interface GitResult {
   stdout: string
@@ -27,8 +28,13 @@ export interface StreamControl {
   resume(): void
 }
 
-/** Runs one git command in a repository; for the rare calls (history, branches, maintenance). */
-export function git(repo: string, args: string[], options: GitOptions & {input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
+/**
+ * Runs one git command in a repository; for the rare calls (history, branches, maintenance).
+ * `idx`: pack indexes whose every object name is written to git's stdin, one a line, before
+ * `input` (the roll-up's object list: millions of names, converted outside the server's loop when
+ * the git helper runs).
+ */
+export function git(repo: string, args: string[], options: GitOptions & {idx?: string[]; input?: string; maxBuffer?: number} = {}): Promise<GitResult> {
   const full = ['-C', repo, ...args]
   const maxBuffer = options.maxBuffer ?? 256 * 1024 * 1024
   if (gitSpawnerActive()) {
@@ -39,7 +45,7 @@ export function git(repo: string, args: string[], options: GitOptions & {input?:
         size += d.length
         if (size > maxBuffer) run.kill('SIGKILL')
         else chunks.push(d)
-      }, options.input, options.background ? BACKGROUND_NICE : undefined)
+      }, options.input, options.background ? BACKGROUND_NICE : undefined, options.idx)
       void run.done.then((r) => {
         if (r.code === 0 && size <= maxBuffer) resolve({stdout: Buffer.concat(chunks).toString('utf8')})
         else {
@@ -57,7 +63,10 @@ export function git(repo: string, args: string[], options: GitOptions & {input?:
         reject(new EngineError('internal', `git ${args[0]} failed: ${msg}`, {cause: err}))
       } else resolve({stdout})
     })
-    if (options.input !== undefined) child.stdin?.end(options.input)
+    if (options.idx !== undefined && child.stdin) {
+      child.stdin.on('error', () => {})
+      writeIdxNames(child.stdin, options.idx, options.input ?? '').catch(() => child.kill())
+    } else if (options.input !== undefined) child.stdin?.end(options.input)
   })
 }
 
