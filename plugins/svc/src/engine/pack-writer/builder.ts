@@ -1,0 +1,213 @@
+/**
+ * The pack writer's work, apart from the thread it runs on: turns each commit record into the
+ * objects fast-import would make for it (the blob, every tree on the changed paths, the commit),
+ * appends them to the open pack, and at a checkpoint finishes the pack and moves the refs.
+ * Object ids are exactly fast-import's for the same command stream (test/pack-writer.test.ts).
+ */
+import {spawn} from 'node:child_process'
+import {join} from 'node:path'
+
+import {spanDelta} from './delta.js'
+import {OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, objectIdSmall, PackFile, removeStaleTemps} from './pack-file.js'
+import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
+import {MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeTree, setPath, type TreeEntry, TreeNode} from './tree.js'
+import {ObjectReader} from './object-reader.js'
+import {Deflater, storedZlib} from './zlib-stream.js'
+
+/** Longest delta chain a tree gets before it is written whole again (git's default pack depth). */
+const MAX_DEPTH = 50
+
+interface BranchTip {
+  /** Unset for a branch with no commit yet. */
+  commit: Buffer | undefined
+  root: TreeEntry
+}
+
+export interface BuilderStats {
+  commits: number
+  objects: number
+  packBytes: number
+  packs: number
+  treeDeltas: number
+  treeLoads: number
+}
+
+export class PackBuilder {
+  private readonly branches = new Map<string, BranchTip>()
+  /** Branches moved since the last checkpoint. */
+  private readonly moved = new Set<string>()
+  private readonly reader: ObjectReader
+  private readonly deflater = new Deflater()
+  private readonly packDir: string
+  private pack: PackFile | undefined
+  /** Which pack a tree's `written` version is in: deltas only ever point inside the open one. */
+  private gen = 0
+  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeDeltas: 0, treeLoads: 0}
+
+  constructor(
+    private readonly repo: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.packDir = join(repo, 'objects', 'pack')
+    // Only one writer runs per repository (the engine's instance lock): a temporary pack here is a dead writer's.
+    removeStaleTemps(this.packDir)
+    this.reader = new ObjectReader(repo, env)
+  }
+
+  get readerPid(): number | undefined {
+    return this.reader.pid
+  }
+
+  /** Applies one record; resolves once its objects are in the open pack (or its checkpoint is done). */
+  async apply(r: WriterRecord): Promise<void> {
+    if (r.type === REC_COMMIT) await this.commit(r)
+    else if (r.type === REC_BRANCH) await this.createBranch(r.name, r.from, r.fromRef)
+    else if (r.type === REC_CHECKPOINT) await this.checkpoint()
+    else if (r.type === REC_RESTART) await this.restart()
+  }
+
+  private async tip(branch: string, fromRef: boolean): Promise<BranchTip> {
+    let t = this.branches.get(branch)
+    if (t) return t
+    if (fromRef) {
+      const c = await this.reader.read(`refs/heads/${branch}^0`)
+      if (!c || c.type !== 'commit') throw new Error(`not a valid object name refs/heads/${branch}^0`)
+      const tree = /^tree ([0-9a-f]{40})/.exec(c.data.toString('latin1', 0, 46))
+      if (!tree) throw new Error(`commit ${c.id} has no tree`)
+      t = {commit: Buffer.from(c.id, 'hex'), root: {id: Buffer.from(tree[1], 'hex'), mode: MODE_DIR, name: ''}}
+    } else t = {commit: undefined, root: {id: undefined, mode: MODE_DIR, name: '', node: new TreeNode([])}}
+    this.branches.set(branch, t)
+    return t
+  }
+
+  private async load(e: TreeEntry): Promise<void> {
+    const o = await this.reader.read(e.id!.toString('hex'))
+    if (!o || o.type !== 'tree') throw new Error(`tree ${e.id!.toString('hex')} is missing from the repository`)
+    e.node = new TreeNode(parseTree(o.data))
+    this.stats.treeLoads++
+  }
+
+  private async commit(r: Extract<WriterRecord, {type: typeof REC_COMMIT}>): Promise<void> {
+    const t = await this.tip(r.branch, r.fromRef)
+    for (const f of r.files) {
+      // eslint-disable-next-line no-control-regex
+      const path = /^[\u0000-\u007f]*$/.test(f.path) ? f.path : Buffer.from(f.path, 'utf8').toString('latin1')
+      for (let m = missingOnPath(t.root, path); m; m = missingOnPath(t.root, path)) await this.load(m)
+      if (f.content === undefined) removePath(t.root, path, 0)
+      else setPath(t.root, path, 0, this.blob(f.content), MODE_FILE)
+    }
+    const pack = this.open()
+    const tree = this.writeTree(t.root, pack)
+    const head = `tree ${tree.toString('hex')}\n${t.commit ? `parent ${t.commit.toString('hex')}\n` : ''}author ${r.author}\ncommitter ${r.committer}\n\n`
+    const body = Buffer.allocUnsafe(Buffer.byteLength(head) + r.message.length)
+    const n = body.write(head)
+    r.message.copy(body, n)
+    const id = objectIdSmall(OBJ_COMMIT, body)
+    pack.add(OBJ_COMMIT, id, body.length, this.deflater.deflate(body))
+    this.stats.objects++
+    this.stats.commits++
+    t.commit = id
+    this.moved.add(r.branch)
+  }
+
+  private blob(content: Buffer): Buffer {
+    const id = objectIdSmall(OBJ_BLOB, content)
+    const pack = this.open()
+    if (pack.offsetOf(id) === -1) {
+      pack.add(OBJ_BLOB, id, content.length, this.deflater.deflate(content))
+      this.stats.objects++
+    }
+    return id
+  }
+
+  /** Writes `e`'s tree and every changed tree below it; returns its id. */
+  private writeTree(e: TreeEntry, pack: PackFile): Buffer {
+    if (e.id) return e.id
+    const node = e.node!
+    for (const c of node.entries!) if (!c.id) this.writeTree(c, pack)
+    const raw = serializeTree(node.entries!)
+    const id = objectIdSmall(OBJ_TREE, raw)
+    const at = pack.offsetOf(id)
+    const w = node.written
+    if (at !== -1) {
+      // The same tree again (a change undone): one copy per pack. Its chain depth is unknown here, so it is no base.
+      node.written = undefined
+    } else if (w && w.gen === this.gen && w.depth < MAX_DEPTH) {
+      const delta = spanDelta(w.raw, raw)
+      node.written = {depth: w.depth + 1, gen: this.gen, offset: pack.addDelta(id, w.offset, delta.length, storedZlib(delta)), raw}
+      this.stats.objects++
+      this.stats.treeDeltas++
+    } else {
+      node.written = {depth: 0, gen: this.gen, offset: pack.add(OBJ_TREE, id, raw.length, storedZlib(raw)), raw}
+      this.stats.objects++
+    }
+    e.id = id
+    return id
+  }
+
+  private async createBranch(name: string, from: string, fromRef: boolean): Promise<void> {
+    const src = await this.tip(from, fromRef)
+    this.branches.set(name, {commit: src.commit, root: copyTree(src.root)})
+    this.moved.add(name)
+  }
+
+  private open(): PackFile {
+    this.pack ??= new PackFile(this.packDir)
+    return this.pack
+  }
+
+  /** Finishes the open pack (fsynced, renamed into objects/pack) and then moves the refs of every branch written since the last one. */
+  async checkpoint(): Promise<void> {
+    if (this.pack) {
+      const pack = this.pack
+      this.pack = undefined
+      this.gen++
+      this.stats.packBytes += pack.bytes + 20
+      if (pack.finish() !== undefined) this.stats.packs++
+    }
+    const updates: string[] = []
+    for (const b of this.moved) {
+      const c = this.branches.get(b)?.commit
+      if (c) updates.push(`update refs/heads/${b} ${c.toString('hex')}\n`)
+    }
+    this.moved.clear()
+    if (updates.length > 0) await updateRefs(this.repo, this.env, updates.join(''))
+  }
+
+  /** A checkpoint that also forgets every tree read or written (they are all in the repository now): memory stays bounded. */
+  private async restart(): Promise<void> {
+    await this.checkpoint()
+    for (const t of this.branches.values()) if (t.root.id) t.root = {id: t.root.id, mode: MODE_DIR, name: ''}
+  }
+
+  /** Ends without a checkpoint: the open pack's temporary file is removed, refs stay where the last checkpoint put them. */
+  abort(): void {
+    this.pack?.abort()
+    this.pack = undefined
+    this.reader.close()
+    this.deflater.close()
+  }
+
+  close(): void {
+    this.reader.close()
+    this.deflater.close()
+  }
+}
+
+/** A branch's own copy of the loaded part of a tree (a new branch must not change its source's nodes). */
+function copyTree(e: TreeEntry): TreeEntry {
+  if (!e.node?.entries) return {id: e.id, mode: e.mode, name: e.name}
+  return {id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree))}
+}
+
+function updateRefs(repo: string, env: NodeJS.ProcessEnv, input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-C', repo, 'update-ref', '--stdin'], {env, stdio: ['pipe', 'ignore', 'pipe']})
+    let err = ''
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git update-ref exited (${code}): ${err.trim()}`))))
+    child.stdin.on('error', () => {})
+    child.stdin.end(input)
+  })
+}
