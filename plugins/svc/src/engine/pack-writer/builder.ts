@@ -8,18 +8,18 @@ import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 
 import {spanDelta} from './delta.js'
-import {OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, objectIdSmall, PackFile, removeStaleTemps} from './pack-file.js'
+import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, objectKey, objectScratch, PackFile, removeStaleTemps} from './pack-file.js'
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
-import {MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeTree, setPath, type TreeEntry, TreeNode} from './tree.js'
+import {entrySize, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode} from './tree.js'
 import {ObjectReader} from './object-reader.js'
-import {Deflater, storedZlib} from './zlib-stream.js'
+import {Deflater} from './zlib-stream.js'
 
 /** Longest delta chain a tree gets before it is written whole again (git's default pack depth). */
 const MAX_DEPTH = 50
 
 interface BranchTip {
   /** Unset for a branch with no commit yet. */
-  commit: Buffer | undefined
+  commit: ObjectKey | undefined
   root: TreeEntry
 }
 
@@ -58,6 +58,19 @@ export class PackBuilder {
     return this.reader.pid
   }
 
+  /**
+   * Applies a commit at once when every tree it touches is in memory (the common case); false
+   * means it needs trees read from the repository: `apply` it instead.
+   */
+  applyNow(r: WriterRecord): boolean {
+    if (r.type !== REC_COMMIT) return false
+    const t = this.branches.get(r.branch)
+    if (!t) return false
+    for (const f of r.files) if (missingOnPath(t.root, latin1Path(f.path))) return false
+    this.writeCommit(t, r)
+    return true
+  }
+
   /** Applies one record; resolves once its objects are in the open pack (or its checkpoint is done). */
   async apply(r: WriterRecord): Promise<void> {
     if (r.type === REC_COMMIT) await this.commit(r)
@@ -74,74 +87,86 @@ export class PackBuilder {
       if (!c || c.type !== 'commit') throw new Error(`not a valid object name refs/heads/${branch}^0`)
       const tree = /^tree ([0-9a-f]{40})/.exec(c.data.toString('latin1', 0, 46))
       if (!tree) throw new Error(`commit ${c.id} has no tree`)
-      t = {commit: Buffer.from(c.id, 'hex'), root: {id: Buffer.from(tree[1], 'hex'), mode: MODE_DIR, name: ''}}
+      t = {commit: Buffer.from(c.id, 'hex').toString('latin1'), root: {id: Buffer.from(tree[1], 'hex').toString('latin1'), mode: MODE_DIR, name: ''}}
     } else t = {commit: undefined, root: {id: undefined, mode: MODE_DIR, name: '', node: new TreeNode([])}}
     this.branches.set(branch, t)
     return t
   }
 
   private async load(e: TreeEntry): Promise<void> {
-    const o = await this.reader.read(e.id!.toString('hex'))
-    if (!o || o.type !== 'tree') throw new Error(`tree ${e.id!.toString('hex')} is missing from the repository`)
-    e.node = new TreeNode(parseTree(o.data))
+    const o = await this.reader.read(keyHex(e.id!))
+    if (!o || o.type !== 'tree') throw new Error(`tree ${keyHex(e.id!)} is missing from the repository`)
+    e.node = new TreeNode(parseTree(o.data), o.data)
     this.stats.treeLoads++
   }
 
   private async commit(r: Extract<WriterRecord, {type: typeof REC_COMMIT}>): Promise<void> {
     const t = await this.tip(r.branch, r.fromRef)
     for (const f of r.files) {
-      // eslint-disable-next-line no-control-regex
-      const path = /^[\u0000-\u007f]*$/.test(f.path) ? f.path : Buffer.from(f.path, 'utf8').toString('latin1')
+      const path = latin1Path(f.path)
       for (let m = missingOnPath(t.root, path); m; m = missingOnPath(t.root, path)) await this.load(m)
-      if (f.content === undefined) removePath(t.root, path, 0)
-      else setPath(t.root, path, 0, this.blob(f.content), MODE_FILE)
     }
+    this.writeCommit(t, r)
+  }
+
+  /** The commit's objects into the open pack; every tree on its paths is in memory. */
+  private writeCommit(t: BranchTip, r: Extract<WriterRecord, {type: typeof REC_COMMIT}>): void {
     const pack = this.open()
+    for (const f of r.files) {
+      const path = latin1Path(f.path)
+      if (f.content === undefined) removePath(t.root, path, 0)
+      else setPath(t.root, path, 0, this.blob(pack, f.content), MODE_FILE)
+    }
     const tree = this.writeTree(t.root, pack)
-    const head = `tree ${tree.toString('hex')}\n${t.commit ? `parent ${t.commit.toString('hex')}\n` : ''}author ${r.author}\ncommitter ${r.committer}\n\n`
-    const body = Buffer.allocUnsafe(Buffer.byteLength(head) + r.message.length)
-    const n = body.write(head)
-    r.message.copy(body, n)
-    const id = objectIdSmall(OBJ_COMMIT, body)
-    pack.add(OBJ_COMMIT, id, body.length, this.deflater.deflate(body))
+    const head = `tree ${keyHex(tree)}\n${t.commit ? `parent ${keyHex(t.commit)}\n` : ''}author ${r.author}\ncommitter ${r.committer}\n\n`
+    const headBytes = Buffer.byteLength(head)
+    const size = headBytes + r.message.length
+    const {at, buf} = objectScratch(OBJ_COMMIT, size)
+    buf.write(head, at)
+    buf.set(r.message, at + headBytes)
+    const id = idOfScratch(at + size)
+    pack.addDeflated(OBJ_COMMIT, id, buf.subarray(at, at + size), this.deflater)
     this.stats.objects++
     this.stats.commits++
     t.commit = id
     this.moved.add(r.branch)
   }
 
-  private blob(content: Buffer): Buffer {
-    const id = objectIdSmall(OBJ_BLOB, content)
-    const pack = this.open()
+  private blob(pack: PackFile, content: Buffer): ObjectKey {
+    const id = objectKey(OBJ_BLOB, content)
     if (pack.offsetOf(id) === -1) {
-      pack.add(OBJ_BLOB, id, content.length, this.deflater.deflate(content))
+      pack.addDeflated(OBJ_BLOB, id, content, this.deflater)
       this.stats.objects++
     }
     return id
   }
 
   /** Writes `e`'s tree and every changed tree below it; returns its id. */
-  private writeTree(e: TreeEntry, pack: PackFile): Buffer {
+  private writeTree(e: TreeEntry, pack: PackFile): ObjectKey {
     if (e.id) return e.id
     const node = e.node!
-    for (const c of node.entries!) if (!c.id) this.writeTree(c, pack)
-    const raw = serializeTree(node.entries!)
-    const id = objectIdSmall(OBJ_TREE, raw)
-    const at = pack.offsetOf(id)
-    const w = node.written
-    if (at !== -1) {
+    const entries = node.entries!
+    let size = 0
+    for (const c of entries) {
+      if (!c.id) this.writeTree(c, pack)
+      size += entrySize(c)
+    }
+    // The children are written: the scratch buffer is this tree's now.
+    const {at, buf} = objectScratch(OBJ_TREE, size)
+    const id = idOfScratch(serializeInto(node, buf, at))
+    e.id = id
+    const raw = node.raw!
+    if (pack.offsetOf(id) !== -1) {
       // The same tree again (a change undone): one copy per pack. Its chain depth is unknown here, so it is no base.
       node.written = undefined
-    } else if (w && w.gen === this.gen && w.depth < MAX_DEPTH) {
-      const delta = spanDelta(w.raw, raw)
-      node.written = {depth: w.depth + 1, gen: this.gen, offset: pack.addDelta(id, w.offset, delta.length, storedZlib(delta)), raw}
-      this.stats.objects++
-      this.stats.treeDeltas++
-    } else {
-      node.written = {depth: 0, gen: this.gen, offset: pack.add(OBJ_TREE, id, raw.length, storedZlib(raw)), raw}
-      this.stats.objects++
+      return id
     }
-    e.id = id
+    const w = node.written
+    if (w && w.gen === this.gen && w.depth < MAX_DEPTH) {
+      node.written = {depth: w.depth + 1, gen: this.gen, offset: pack.addDelta(id, w.offset, spanDelta(w.raw, raw)), raw}
+      this.stats.treeDeltas++
+    } else node.written = {depth: 0, gen: this.gen, offset: pack.addStored(OBJ_TREE, id, raw), raw}
+    this.stats.objects++
     return id
   }
 
@@ -168,7 +193,7 @@ export class PackBuilder {
     const updates: string[] = []
     for (const b of this.moved) {
       const c = this.branches.get(b)?.commit
-      if (c) updates.push(`update refs/heads/${b} ${c.toString('hex')}\n`)
+      if (c) updates.push(`update refs/heads/${b} ${keyHex(c)}\n`)
     }
     this.moved.clear()
     if (updates.length > 0) await updateRefs(this.repo, this.env, updates.join(''))
@@ -194,10 +219,16 @@ export class PackBuilder {
   }
 }
 
+/** Paths are ASCII (ids.ts encodes the rest); any other byte is kept as git stores it, one latin1 unit per byte. */
+function latin1Path(p: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[\u0000-\u007f]*$/.test(p) ? p : Buffer.from(p, 'utf8').toString('latin1')
+}
+
 /** A branch's own copy of the loaded part of a tree (a new branch must not change its source's nodes). */
 function copyTree(e: TreeEntry): TreeEntry {
-  if (!e.node?.entries) return {id: e.id, mode: e.mode, name: e.name}
-  return {id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree))}
+  if (!e.node?.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name}
+  return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree), e.node.raw)}
 }
 
 function updateRefs(repo: string, env: NodeJS.ProcessEnv, input: string): Promise<void> {

@@ -12,10 +12,12 @@ export interface TreeEntry {
   /** The name as bytes in a latin1 string, so string order is git's byte order. */
   name: string
   mode: number
-  /** Undefined while `node` holds changes not yet written. */
-  id: Buffer | undefined
+  /** The object id (20 bytes as latin1); undefined while `node` holds changes not yet written. */
+  id: string | undefined
   /** The directory's content once loaded or created here. */
   node?: TreeNode
+  /** Where the entry's bytes (`<mode> <name>\0<id>`) start in its tree's `raw`; unset once changed. */
+  at?: number
 }
 
 /** Where the node's last written version sits in the open pack: the base for its next delta. */
@@ -29,10 +31,13 @@ export interface WrittenVersion {
 export class TreeNode {
   /** Undefined until loaded (the entry's id says which tree to load). */
   entries: TreeEntry[] | undefined
+  /** The tree's last serialized content: the unchanged entries' bytes are copied from it in runs. */
+  raw: Buffer | undefined
   written: WrittenVersion | undefined
 
-  constructor(entries?: TreeEntry[]) {
+  constructor(entries?: TreeEntry[], raw?: Buffer) {
     this.entries = entries
+    this.raw = raw
   }
 }
 
@@ -57,28 +62,66 @@ export function parseTree(raw: Buffer): TreeEntry[] {
     const sp = raw.indexOf(0x20, at)
     const nul = raw.indexOf(0, sp)
     if (sp === -1 || nul === -1 || nul + 21 > raw.length) throw new Error('malformed tree object')
-    const mode = Number.parseInt(raw.toString('latin1', at, sp), 8)
-    out.push({id: Buffer.from(raw.subarray(nul + 1, nul + 21)), mode, name: raw.toString('latin1', sp + 1, nul)})
+    const text = raw.toString('latin1', at, sp)
+    const mode = Number.parseInt(text, 8)
+    // A mode written another way (`040000`) is rewritten as fast-import would: not copied as it was.
+    const canonical = modeText(mode) === text
+    out.push({at: canonical ? at : undefined, id: raw.toString('latin1', nul + 1, nul + 21), mode, name: raw.toString('latin1', sp + 1, nul)})
     at = nul + 21
   }
   return out
 }
 
-export function serializeTree(entries: TreeEntry[]): Buffer {
-  let size = 0
-  for (const e of entries) size += modeText(e.mode).length + 1 + e.name.length + 1 + 20
-  const out = Buffer.allocUnsafe(size)
-  let at = 0
-  for (const e of entries) {
-    at += out.write(modeText(e.mode), at, 'latin1')
-    out[at++] = 0x20
-    at += out.write(e.name, at, 'latin1')
-    out[at++] = 0
-    if (!e.id) throw new Error(`tree entry ${e.name} has no id`)
-    e.id.copy(out, at)
-    at += 20
+/** `<mode> <name>\0`: the entry's bytes before its id. */
+export function entryHead(e: TreeEntry): string {
+  return `${modeText(e.mode)} ${e.name}\0`
+}
+
+/** Bytes of the entry in its tree. */
+export function entrySize(e: TreeEntry): number {
+  return modeText(e.mode).length + 2 + e.name.length + 20
+}
+
+/**
+ * Serializes `node`'s entries into `out` at `at` (room for their total size); unchanged entries
+ * are copied from the previous content a run at a time. Returns the end; `node.raw` and the
+ * entries' offsets then describe the new content.
+ */
+export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
+  const entries = node.entries!
+  const old = node.raw
+  const start = at
+  let i = 0
+  while (i < entries.length) {
+    const e = entries[i]
+    if (old && e.at !== undefined) {
+      const from = e.at
+      let to = from + entrySize(e)
+      let j = i + 1
+      while (j < entries.length && entries[j].at === to) to += entrySize(entries[j++])
+      old.copy(out, at, from, to)
+      at += to - from
+      i = j
+      continue
+    }
+    if (e.id === undefined) throw new Error(`tree entry ${e.name} has no id`)
+    at += out.write(entryHead(e), at, 'latin1')
+    at += out.write(e.id, at, 'latin1')
+    i++
   }
-  return out
+  let pos = 0
+  for (const e of entries) {
+    e.at = pos
+    pos += entrySize(e)
+  }
+  node.raw = Buffer.from(out.subarray(start, at))
+  return at
+}
+
+/** The entry's id is about to change (its directory changed below it). */
+function touch(e: TreeEntry): void {
+  e.id = undefined
+  e.at = undefined
 }
 
 const MODE_TEXT = new Map<number, string>()
@@ -127,7 +170,7 @@ export function missingOnPath(root: TreeEntry, path: string): TreeEntry | undefi
 }
 
 /** Sets `path` to a blob; returns whether anything changed (fast-import's tree_content_set). */
-export function setPath(dir: TreeEntry, path: string, from: number, id: Buffer, mode: number): boolean {
+export function setPath(dir: TreeEntry, path: string, from: number, id: string, mode: number): boolean {
   const entries = dir.node?.entries
   if (!entries) throw new NeedTree(dir)
   const slash = path.indexOf('/', from)
@@ -136,19 +179,19 @@ export function setPath(dir: TreeEntry, path: string, from: number, id: Buffer, 
   if (slash === -1) {
     if (i >= 0) {
       const e = entries[i]
-      if (e.mode === mode && e.id?.equals(id)) return false
+      if (e.mode === mode && e.id === id) return false
       if (e.mode !== mode && compareEntries(e.name, e.mode, name, mode) !== 0) {
         // A directory replaced by a file (or the other way) sorts elsewhere.
         entries.splice(i, 1)
         i = find(entries, name, mode)
       } else {
         entries[i] = {id, mode, name}
-        dir.id = undefined
+        touch(dir)
         return true
       }
     }
     entries.splice(-i - 1, 0, {id, mode, name})
-    dir.id = undefined
+    touch(dir)
     return true
   }
   if (i >= 0 && !isDir(entries[i].mode)) {
@@ -163,7 +206,7 @@ export function setPath(dir: TreeEntry, path: string, from: number, id: Buffer, 
     entries.splice(-i - 1, 0, sub)
   }
   if (!setPath(sub, path, slash + 1, id, mode)) return false
-  dir.id = undefined
+  touch(dir)
   return true
 }
 
@@ -181,11 +224,11 @@ export function removePath(dir: TreeEntry, path: string, from: number): boolean 
     if (!isDir(e.mode)) return false
     if (!removePath(e, path, slash + 1)) return false
     if (e.node!.entries!.length > 0) {
-      dir.id = undefined
+      touch(dir)
       return true
     }
   }
   entries.splice(i, 1)
-  dir.id = undefined
+  touch(dir)
   return true
 }

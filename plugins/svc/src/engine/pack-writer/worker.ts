@@ -43,16 +43,25 @@ port.on('message', (m: ToWorker) => {
   }
 })
 
+/** Bytes applied since the last 'consumed' message: one message a megabyte (or when the queue runs dry), not one a batch. */
+let unreported = 0
+
 async function pump(): Promise<void> {
   running = true
   try {
     while (queue.length > 0) {
       const batch = queue.shift()!
       for (const r of decodeRecords(batch)) {
+        // Most commits touch only trees in memory: no promise, no microtask per commit.
+        if (builder.applyNow(r)) continue
         await builder.apply(r)
         if (r.type === REC_CHECKPOINT || r.type === REC_RESTART) post({token: r.token, type: 'checkpointed'})
       }
-      post({bytes: batch.byteLength, type: 'consumed'})
+      unreported += batch.byteLength
+      if (unreported >= 1024 * 1024 || queue.length === 0) {
+        post({bytes: unreported, type: 'consumed'})
+        unreported = 0
+      }
     }
   } catch (error) {
     failed = true

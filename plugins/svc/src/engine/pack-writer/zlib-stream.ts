@@ -27,27 +27,38 @@ export function adler32(b: Uint8Array): number {
   return ((s << 16) | a) >>> 0
 }
 
-/** `data` as a zlib stream of stored (uncompressed) blocks: 0x78 0x01, blocks of at most 64 KiB, adler32. */
-export function storedZlib(data: Uint8Array): Buffer {
+/** Bytes of `storedZlibInto`'s output for `n` bytes of data. */
+export function storedZlibSize(n: number): number {
+  return 2 + Math.max(1, Math.ceil(n / MAX_STORED)) * 5 + n + 4
+}
+
+/** `data` as a zlib stream of stored blocks (0x78 0x01, blocks of at most 64 KiB, adler32) at `at`; returns the end. */
+export function storedZlibInto(data: Uint8Array, out: Buffer, at: number): number {
   const blocks = Math.max(1, Math.ceil(data.length / MAX_STORED))
-  const out = Buffer.allocUnsafe(2 + blocks * 5 + data.length + 4)
-  out[0] = 0x78
-  out[1] = 0x01
-  let at = 2
+  out[at++] = 0x78
+  out[at++] = 0x01
   for (let i = 0; i < blocks; i++) {
     const from = i * MAX_STORED
     const len = Math.min(MAX_STORED, data.length - from)
     out[at] = i === blocks - 1 ? 1 : 0
-    out.writeUInt16LE(len, at + 1)
-    out.writeUInt16LE(~len & 0xff_ff, at + 3)
+    out[at + 1] = len & 0xff
+    out[at + 2] = len >>> 8
+    out[at + 3] = ~len & 0xff
+    out[at + 4] = (~len >>> 8) & 0xff
     out.set(data.subarray(from, from + len), at + 5)
     at += 5 + len
   }
   out.writeUInt32BE(adler32(data), at)
+  return at + 4
+}
+
+export function storedZlib(data: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(storedZlibSize(data.length))
+  storedZlibInto(data, out, 0)
   return out
 }
 
-/** The parts of Node's zlib object this module drives directly (internal, stable since Node 10). */
+/** The parts of Node's zlib object this module drives directly (internal, there since Node 10). */
 interface NativeDeflate {
   _handle?: {
     reset(): void
@@ -62,26 +73,32 @@ interface NativeDeflate {
  */
 export class Deflater {
   private readonly native: NativeDeflate
-  private out = Buffer.allocUnsafe(64 * 1024)
 
   constructor(private readonly level = 6) {
     this.native = zlib.createDeflate({level}) as unknown as NativeDeflate
   }
 
-  deflate(data: Uint8Array): Buffer {
+  /** Room `deflateInto` may need for `n` bytes (deflate's worst case: stored blocks, header, trailer). */
+  bound(n: number): number {
+    return n + Math.ceil(n / 16_000) * 5 + 64
+  }
+
+  /** Deflates `data` into `out` at `at` (room for `bound(data.length)` there); returns the bytes written. */
+  deflateInto(data: Uint8Array, out: Buffer, at: number): number {
     const h = this.native._handle
     const state = this.native._writeState
-    // Room for deflate's worst case (stored blocks plus header and trailer) in one call.
-    const room = data.length + Math.ceil(data.length / 16_000) * 5 + 64
-    if (!h || !state || data.length > 1024 * 1024) return zlib.deflateSync(data, {level: this.level})
-    if (this.out.length < room) this.out = Buffer.allocUnsafe(room)
-    h.writeSync(zlib.constants.Z_FINISH, data, 0, data.length, this.out, 0, room)
-    const produced = room - state[0]
-    const leftIn = state[1]
-    h.reset()
-    // Output space left over means the stream reached its end; none left means it may not have.
-    if (leftIn !== 0 || state[0] === 0) return zlib.deflateSync(data, {level: this.level})
-    return Buffer.from(this.out.subarray(0, produced))
+    const room = this.bound(data.length)
+    if (h && state) {
+      h.writeSync(zlib.constants.Z_FINISH, data, 0, data.length, out, at, room)
+      const availOut = state[0]
+      const availIn = state[1]
+      h.reset()
+      // Output space left over and all input taken: the stream reached its end.
+      if (availIn === 0 && availOut > 0) return room - availOut
+    }
+    const z = zlib.deflateSync(data, {level: this.level})
+    z.copy(out, at)
+    return z.length
   }
 
   close(): void {
