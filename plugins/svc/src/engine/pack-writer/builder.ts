@@ -71,6 +71,31 @@ export class PackBuilder {
     return true
   }
 
+  /**
+   * Loads, a level at a time, every tree the commits of `records` will need that is not in
+   * memory: one round trip to cat-file per level for the whole batch instead of one per tree
+   * (each answer woke this thread and cat-file once: ~160 us of the two per tree at 100k documents).
+   */
+  async prefetch(records: WriterRecord[]): Promise<void> {
+    for (;;) {
+      const want = new Set<TreeEntry>()
+      for (const r of records) {
+        if (r.type !== REC_COMMIT) continue
+        const t = this.branches.get(r.branch)
+        if (!t) continue
+        for (const f of r.files) {
+          const m = missingOnPath(t.root, latin1Path(f.path))
+          if (m) want.add(m)
+        }
+      }
+      if (want.size === 0) return
+      this.reader.cork()
+      const loads = [...want].map((e) => this.load(e))
+      this.reader.uncork()
+      await Promise.all(loads)
+    }
+  }
+
   /** Applies one record; resolves once its objects are in the open pack (or its checkpoint is done). */
   async apply(r: WriterRecord): Promise<void> {
     if (r.type === REC_COMMIT) await this.commit(r)

@@ -34,6 +34,15 @@ export class ObjectReader {
     })
   }
 
+  /** Requests until `uncork()` go to cat-file in one write. */
+  cork(): void {
+    this.child.stdin.cork()
+  }
+
+  uncork(): void {
+    this.child.stdin.uncork()
+  }
+
   close(): void {
     this.child.stdin.end()
   }

@@ -51,7 +51,9 @@ async function pump(): Promise<void> {
   try {
     while (queue.length > 0) {
       const batch = queue.shift()!
-      for (const r of decodeRecords(batch)) {
+      const records = [...decodeRecords(batch)]
+      await builder.prefetch(records)
+      for (const r of records) {
         // Most commits touch only trees in memory: no promise, no microtask per commit.
         if (builder.applyNow(r)) continue
         await builder.apply(r)
