@@ -1,7 +1,8 @@
 import {expect} from 'chai'
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
 import {docPath, expiryPath, parseId} from '../src/engine/ids.js'
 import {PackCommitWriter} from '../src/engine/pack-writer/commit-writer.js'
@@ -154,6 +155,32 @@ describe('svc pack writer', function () {
     await again.close()
     expect(readdirSync(join(repo, 'objects', 'pack')).filter((f) => f.startsWith('tmp_'))).to.deep.equal([])
     expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('40')
+    assertSound(repo)
+  })
+
+  it('a process killed (SIGKILL) with a pack open leaves the refs at its last checkpoint and no pack without its index', async () => {
+    const repo = bareRepo()
+    const writer = fileURLToPath(new URL('../src/engine/pack-writer/commit-writer.ts', import.meta.url))
+    const script = `
+      const {PackCommitWriter} = await import(${JSON.stringify(writer)})
+      const w = new PackCommitWriter(${JSON.stringify(repo)}, () => new Set())
+      const c = (i) => w.commit({authorName: 'svc', branch: 'main', files: [{content: Buffer.from('{"n": ' + i + '}\\n'), path: 't/' + (i % 16).toString(16) + '/' + i + '.json'}], message: 'put t:' + i + '\\n', time: 0})
+      for (let i = 0; i < 10; i++) c(i)
+      await w.checkpoint()
+      for (let i = 10; i < 5000; i++) c(i)
+      setTimeout(() => process.stdout.write('open\\n'), 300)
+      setInterval(() => {}, 1000)
+    `
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
+    await new Promise<void>((resolve) => child.stdout.on('data', () => resolve()))
+    const gone = new Promise((r) => child.once('exit', r))
+    child.kill('SIGKILL')
+    await gone
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('10')
+    const packs = readdirSync(join(repo, 'objects', 'pack'))
+    // It died with the commits after the checkpoint in its open pack, under the temporary name.
+    expect(packs.some((f) => f.startsWith('tmp_svcpack_'))).to.equal(true)
+    for (const f of packs.filter((f) => f.startsWith('pack-') && f.endsWith('.pack'))) expect(packs).to.include(f.replace(/\.pack$/, '.idx'))
     assertSound(repo)
   })
 })
