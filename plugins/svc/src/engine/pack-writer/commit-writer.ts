@@ -99,8 +99,13 @@ export class PackCommitWriter {
 
   async close(): Promise<void> {
     if (this.closed) return
+    if (this.exitError) {
+      this.closed = true
+      return
+    }
+    // Like fast-import's `done`: every commit sent is in the repository when close resolves.
+    await this.checkpoint()
     this.closed = true
-    if (this.exitError) return
     this.flush()
     const gone = new Promise<void>((resolve) => (this.closedWaiter = resolve))
     this.worker.postMessage({type: 'close'} satisfies ToWorker)

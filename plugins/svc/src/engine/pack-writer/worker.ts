@@ -75,7 +75,7 @@ async function pump(): Promise<void> {
 }
 
 function finish(): void {
-  // The engine's close checkpoints first; whatever was not checkpointed is dropped, as a killed writer's would be.
+  // close() checkpointed first; anything else would be dropped, as a killed writer's is.
   if (!failed) builder.abort()
   post({type: 'closed'})
   port.close()
