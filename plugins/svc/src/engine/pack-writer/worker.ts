@@ -1,0 +1,93 @@
+/**
+ * The pack writer's thread: applies the records the engine's thread sends, in order, and answers
+ * each checkpoint once its pack is in the repository and the refs are moved.
+ */
+import {readFileSync} from 'node:fs'
+import {parentPort, workerData} from 'node:worker_threads'
+
+import {PackBuilder} from './builder.js'
+import {decodeRecords, REC_CHECKPOINT, REC_RESTART} from './protocol.js'
+
+export type ToWorker = {data: ArrayBuffer; type: 'records'} | {type: 'close'} | {type: 'stats'}
+export type FromWorker =
+  | {bytes: number; type: 'consumed'}
+  | {token: number; type: 'checkpointed'}
+  | {message: string; type: 'error'}
+  | {type: 'closed'}
+  | {cpu: number; readerPid: number | undefined; stats: PackBuilder['stats']; type: 'stats'}
+
+const port = parentPort!
+const data = workerData as {env: NodeJS.ProcessEnv; repo: string}
+const post = (m: FromWorker): void => port.postMessage(m)
+
+let builder: PackBuilder
+try {
+  builder = new PackBuilder(data.repo, data.env)
+} catch (error) {
+  post({message: (error as Error).message, type: 'error'})
+  throw error
+}
+const queue: ArrayBuffer[] = []
+let running = false
+let failed = false
+let closing = false
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'records') {
+    queue.push(m.data)
+    if (!running && !failed) void pump()
+  } else if (m.type === 'stats') post({cpu: threadCpu(), readerPid: builder.readerPid, stats: builder.stats, type: 'stats'})
+  else {
+    closing = true
+    if (!running) finish()
+  }
+})
+
+/** Bytes applied since the last 'consumed' message: one message a megabyte (or when the queue runs dry), not one a batch. */
+let unreported = 0
+
+async function pump(): Promise<void> {
+  running = true
+  try {
+    while (queue.length > 0) {
+      const batch = queue.shift()!
+      const records = [...decodeRecords(batch)]
+      await builder.prefetch(records)
+      for (const r of records) {
+        // Most commits touch only trees in memory: no promise, no microtask per commit.
+        if (builder.applyNow(r)) continue
+        await builder.apply(r)
+        if (r.type === REC_CHECKPOINT || r.type === REC_RESTART) post({token: r.token, type: 'checkpointed'})
+      }
+      unreported += batch.byteLength
+      if (unreported >= 1024 * 1024 || queue.length === 0) {
+        post({bytes: unreported, type: 'consumed'})
+        unreported = 0
+      }
+    }
+  } catch (error) {
+    failed = true
+    builder.abort()
+    post({message: (error as Error).message, type: 'error'})
+  }
+  running = false
+  if (closing) finish()
+}
+
+function finish(): void {
+  // close() checkpointed first; anything else would be dropped, as a killed writer's is.
+  if (!failed) builder.abort()
+  post({type: 'closed'})
+  port.close()
+}
+
+/** This thread's CPU seconds (user + system), for the bench. */
+function threadCpu(): number {
+  try {
+    const f = readFileSync('/proc/thread-self/stat', 'utf8')
+    const v = f.slice(f.lastIndexOf(')') + 2).split(' ').map(Number)
+    return (v[11] + v[12]) / 100
+  } catch {
+    return Number.NaN
+  }
+}
