@@ -30,7 +30,8 @@ import {beginTransaction} from './transaction.js'
 import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
 import {clampLimit, pageIds} from './list-page.js'
-import {type CommitSpec, CommitWriter} from './writer.js'
+import {type CommitSpec, CommitWriter, type GitWriter} from './writer.js'
+import {PackCommitWriter} from './pack-writer/commit-writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
   AsOfOptions,
@@ -110,6 +111,24 @@ export interface EngineOptions {
   startupMaxWaitMs?: number
   /** Checkpoints between background geometric repacks that keep pack and loose-object counts low (default 64). */
   repackEveryCheckpoints?: number
+  /**
+   * Which writer turns writes into commits: `fast-import` (default) or `pack`, the in-process pack
+   * writer (a worker thread writing the same commits straight into packs; issue 26). Unset, the
+   * environment variable SVC_WRITER chooses, so benches and the test suite can switch every
+   * engine without a flag.
+   */
+  writer?: WriterKind
+}
+
+export type WriterKind = 'fast-import' | 'pack'
+
+/** The writer an engine opened without `writer` uses: SVC_WRITER=pack or fast-import. */
+export function defaultWriter(): WriterKind {
+  const v = process.env.SVC_WRITER
+  if (v === undefined || v === '' || v === 'fast-import') return 'fast-import'
+  if (v === 'pack') return 'pack'
+  // A typo must not silently measure or test the other writer.
+  throw new EngineError('invalid_argument', `SVC_WRITER must be "fast-import" or "pack", not ${JSON.stringify(v)}`)
 }
 
 const INDEX_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
@@ -233,7 +252,7 @@ export class GitEngine implements Engine {
   private seq = 0
   private sentSeq = 0
   private wal!: WriteAheadLog
-  private writer!: CommitWriter
+  private writer!: GitWriter
 
   private constructor(dataDir: string, private readonly options: EngineOptions) {
     this.dataDir = resolve(dataDir)
@@ -1185,12 +1204,19 @@ export class GitEngine implements Engine {
     }
   }
 
-  private dispatch(w: CommitWriter, u: Unsent): void {
+  private dispatch(w: GitWriter, u: Unsent): void {
     if (u.spec) w.commit(u.spec)
     else if (u.branch) w.createBranch(u.branch.name, u.branch.from)
   }
 
-  private newWriter(): CommitWriter {
+  private newWriter(): GitWriter {
+    if ((this.options.writer ?? defaultWriter()) === 'pack') {
+      // The pack writer has no child process to record (its worker thread dies with svc). A pid
+      // file a fast-import run left (the open already waited for that process) is removed: the
+      // next start would otherwise wait for, and kill, whatever fast-import reuses that pid.
+      rmSync(this.layout.writerPid, {force: true})
+      return new PackCommitWriter(this.repo, () => this.existingBranches(), this.committer(), undefined, (error) => this.writerFailed(error))
+    }
     return new CommitWriter(this.repo, () => this.existingBranches(), this.committer(), this.layout.writerPid, (error) => this.writerFailed(error))
   }
 

@@ -38,11 +38,28 @@ export interface CommitSpec {
 }
 
 /**
+ * What the engine asks of its Git writer: `CommitWriter` (fast-import, the default) or
+ * `PackCommitWriter` (the in-process pack writer, `EngineOptions.writer: 'pack'`).
+ */
+export interface GitWriter {
+  /** Set once the writer died: nothing more can be committed by it. */
+  readonly error: Error | undefined
+  checkpoint(): Promise<void>
+  close(): Promise<void>
+  /** Queues one commit; false asks the caller to wait for `drain()`. */
+  commit(spec: CommitSpec): boolean
+  createBranch(branch: string, from: string): void
+  drain(): Promise<void>
+  kill(): Promise<void>
+  restart(): Promise<void>
+}
+
+/**
  * One long-lived `git fast-import` that turns each write into a commit. Commits become visible
  * (objects in a pack, refs updated) only at a checkpoint, which `checkpoint()` requests and
  * resolves once fast-import has reported it done.
  */
-export class CommitWriter {
+export class CommitWriter implements GitWriter {
   private child: ChildProcessWithoutNullStreams
   private closed = false
   /** Set by kill(): its exit is expected and reported to nobody. */

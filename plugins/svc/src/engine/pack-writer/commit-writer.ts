@@ -1,7 +1,8 @@
 /**
  * `CommitWriter`'s interface over the in-process pack writer (a worker thread) instead of
  * `git fast-import`: the same commits, trees and blobs (the same object ids), visible at each
- * checkpoint. Not the engine's default writer; `bench/svc-packwriter.mjs` compares the two.
+ * checkpoint. The engine's writer when opened with `writer: 'pack'` (or `SVC_WRITER=pack`), not
+ * by default; `bench/svc-packwriter.mjs` compares the two.
  */
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -9,7 +10,7 @@ import {Worker} from 'node:worker_threads'
 
 import {EngineError} from '../errors.js'
 import {gitEnv} from '../git.js'
-import type {CommitSpec} from '../writer.js'
+import type {CommitSpec, GitWriter} from '../writer.js'
 import {RecordEncoder, REC_CHECKPOINT, REC_RESTART} from './protocol.js'
 import type {BuilderStats} from './builder.js'
 import type {FromWorker, ToWorker} from './worker.js'
@@ -24,7 +25,7 @@ export interface WriterStats {
   stats: BuilderStats
 }
 
-export class PackCommitWriter {
+export class PackCommitWriter implements GitWriter {
   private readonly worker: Worker
   private readonly encoder = new RecordEncoder()
   private flushScheduled = false
