@@ -3,6 +3,7 @@ import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import {chmodSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {defaultWriter} from '../src/engine/engine.js'
 import {type Engine, nullLogger, openEngine} from '../src/engine/index.js'
 import {useGitSpawner} from '../src/engine/git-spawner.js'
 import {geometricSplit, rollUp} from '../src/engine/roll-up.js'
@@ -162,7 +163,10 @@ describe('svc roll-up by object list', function () {
   })
 
   for (const stall of ['pack-objects', 'prune-packed']) {
-    it(`loses nothing acknowledged when the server is killed during a roll-up's ${stall}, and the next start cleans up after it`, async () => {
+    // prune-packed runs only when loose objects are there to pack: fast-import leaves them (small
+    // checkpoints under its unpack limit), the pack writer (SVC_WRITER=pack) never does.
+    const test = stall === 'prune-packed' && defaultWriter() === 'pack' ? it.skip : it
+    test(`loses nothing acknowledged when the server is killed during a roll-up's ${stall}, and the next start cleans up after it`, async () => {
       const dir = tempDir()
       const repo = join(dir, 'repo')
       // A git that stalls at the roll-up's step: after pack-objects has written its pack, or before

@@ -202,7 +202,10 @@ describe('svc fault soak: a full disk and a killed Git writer lose no acknowledg
     await verify(dir, acked, start)
   })
 
-  it(`Git writer killed on its own 3 times a cycle over ${CYCLES} cycles, then the server: nothing acknowledged lost`, async () => {
+  // The kill comes from outside the server, at fast-import's pid; the pack writer (SVC_WRITER=pack)
+  // is a thread of the server, with no process of its own to kill (engine.test.ts kills it from inside).
+  const writerKill = process.env.SVC_WRITER === 'pack' ? it.skip : it
+  writerKill(`Git writer killed on its own 3 times a cycle over ${CYCLES} cycles, then the server: nothing acknowledged lost`, async () => {
     const dir = join(tempDir(), 'data')
     const start = starter(dir)
     // Seeded: writes between kills of the Git writer (10-49).

@@ -14,6 +14,7 @@ import {Health} from '../../src/servers/health.js'
 import {createMetrics} from '../../src/servers/metrics.js'
 import {startRestServer} from '../../src/servers/rest/index.js'
 import {type Harness, sqlError, pgClient, startHarness} from '../redis/harness.js'
+import {killWriter} from '../helpers/writer.js'
 
 
 function psql(port: number, command: string): Promise<string> {
@@ -208,13 +209,10 @@ describe('svc secondary indexes in the engine', function () {
     let db = await openEngine(data, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false, logger: nullLogger})
     await db.put({city: 'Oslo', id: 'p:1'})
     await db.createIndex('p', 'city')
-    // Acknowledged but never committed to Git: fast-import is killed before any checkpoint.
+    // Acknowledged but never committed to Git: the writer is killed before any checkpoint.
     await db.put({city: 'Rome', id: 'p:1'})
     await db.put({city: 'Rome', id: 'p:2'})
-    const writer = (db as unknown as {writer: {child: {kill(sig: string): void; once(e: string, f: () => void): void}}}).writer
-    const gone = new Promise<void>((resolve) => writer.child.once('close', () => resolve()))
-    writer.child.kill('SIGKILL')
-    await gone
+    await killWriter(db)
     await db.close().catch(() => {})
     db = await openEngine(data, {fullText: false, logger: nullLogger})
     try {
