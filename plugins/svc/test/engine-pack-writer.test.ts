@@ -18,6 +18,27 @@ describe('svc engine with the pack writer', () => {
   })
   after(cleanupTempDirs)
 
+  it('refuses to open with an unknown SVC_WRITER, naming the two writers; the writer option wins over it', async () => {
+    const dir = tempDir()
+    const was = process.env.SVC_WRITER
+    process.env.SVC_WRITER = 'packk'
+    try {
+      const error = await openEngine(dir, {fullText: false}).then(
+        () => undefined,
+        (error_: Error) => error_,
+      )
+      expect(error?.message).to.equal('SVC_WRITER must be "fast-import" or "pack", not "packk"')
+      // The option wins over the variable: the same directory opens with the writer it names.
+      db = await openEngine(dir, {fullText: false, writer: 'fast-import'})
+      await db.put({id: 'a:1'})
+      await db.flush()
+    } finally {
+      if (was === undefined) delete process.env.SVC_WRITER
+      else process.env.SVC_WRITER = was
+    }
+    expect(gitOut(join(dir, 'repo'), ['rev-list', '--count', 'main']).trim()).to.equal('1')
+  })
+
   it('stores each write as one commit, across branches and a restart; git fsck is clean', async () => {
     const dir = tempDir()
     const repo = join(dir, 'repo')
