@@ -214,7 +214,9 @@ if (process.env.SVC_BENCH_TIDS) {
       super(source, options)
       const name = jobOf(source)
       this.once('online', () => {
-        for (const tid of tasksOf(process.pid)) if (!tidNames.has(tid)) tidNames.set(tid, name)
+        // Two workers that came online in the same turn cannot be told apart: both are named so.
+        const fresh = tasksOf(process.pid).filter((tid) => !tidNames.has(tid))
+        for (const tid of fresh) tidNames.set(tid, fresh.length === 1 ? name : `${name} or another worker`)
       })
     }
   }
