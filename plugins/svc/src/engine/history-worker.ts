@@ -145,7 +145,8 @@ export class HistoryWorker {
           hold()
           gathered.push(chunk)
           bytes += chunk.length
-          if (bytes >= 256 * 1024) send()
+          // A read that came to wait for this catch-up meanwhile does not wait out the gathering.
+          if (bytes >= 256 * 1024 || (timer !== undefined && urgent())) send()
           else if (!queued) {
             queued = true
             if (urgent()) setImmediate(send)
