@@ -10,7 +10,8 @@
 // Usage: node bench/svc-scale.mjs [--docs 100000,1000000] [--queries 300] [--reads 2000] [--walked 5] [--json]
 // (--writes-only: only the write phase, with the rate and CPU per write by process per 100k block;
 // --build CHECKOUT: with another checkout's build; --repack-every N: the engine's repackEveryCheckpoints;
-// --size: compact after the writes and print the repository's size)
+// --size: compact after the writes and print the repository's size; SVC_BENCH_TIDS=1: each block's
+// CPU per write of each of the engine's threads, worker threads named by their job)
 //
 // On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
@@ -184,11 +185,50 @@ function gcPer(before, after, ops) {
   return Object.fromEntries(Object.keys(after).map((k) => [`gcUs_${k}`, ((after[k] - (before[k] ?? 0)) * 1000) / ops]))
 }
 
+/**
+ * SVC_BENCH_TIDS=1: this process's worker threads named by what they run (history worker, full-text
+ * workers, pack writer). Every thread here is called "node", so each Worker the engine creates is
+ * wrapped (the builtin's ESM export is swapped before the engine is imported) and the thread that
+ * appears when it comes online is given the name of its job, read from its source. Threads there
+ * before the engine are V8's platform workers (its GC helpers) and libuv's pool, which cannot be
+ * told apart from here; any other is `other`.
+ */
+const tidNames = new Map()
+if (process.env.SVC_BENCH_TIDS) {
+  const {createRequire, syncBuiltinESMExports} = await import('node:module')
+  const wt = createRequire(import.meta.url)('node:worker_threads')
+  const Original = wt.Worker
+  const jobOf = (source) => {
+    const s = String(source)
+    for (const [k, name] of [['commitScanner', 'history worker'], ['countPhraseRows', 'fts count worker'], ['pack-writer', 'pack writer'], ['gitEnv', 'fts extract'], ['documentText', 'fts text worker'], ['parser', 'sql parser'], ['fileMustExist', 'fts check']]) if (s.includes(k)) return name
+    return `worker ${s.slice(0, 30).replaceAll('\n', ' ')}`
+  }
+  for (const tid of tasksOf(process.pid)) tidNames.set(tid, tid === process.pid ? 'event loop' : 'V8 or libuv pool')
+  // libuv's pool starts at its first job (usually before this module runs): started here at the latest,
+  // so no pool thread is taken for a worker's. V8's platform threads (its GC helpers) and the pool
+  // cannot be told apart from here.
+  await (await import('node:fs/promises')).stat('/')
+  for (const tid of tasksOf(process.pid)) if (!tidNames.has(tid)) tidNames.set(tid, 'V8 or libuv pool')
+  wt.Worker = class extends Original {
+    constructor(source, options) {
+      super(source, options)
+      const name = jobOf(source)
+      this.once('online', () => {
+        // Two workers that came online in the same turn cannot be told apart: both are named so.
+        const fresh = tasksOf(process.pid).filter((tid) => !tidNames.has(tid))
+        for (const tid of fresh) tidNames.set(tid, fresh.length === 1 ? name : `${name} or another worker`)
+      })
+    }
+  }
+  syncBuiltinESMExports()
+}
+
 /** CPU seconds of each thread of `pid` by name (threads of one name summed; the main thread as `event loop`). */
 function threadsCpu(pid, byTid = false) {
   const out = {}
   for (const tid of tasksOf(pid).sort((a, b) => a - b)) {
-    const name = byTid ? `${tid - pid} ${threadName(pid, tid)}` : tid === pid ? 'event loop' : threadName(pid, tid)
+    if (byTid && !tidNames.has(tid) && pid === process.pid) tidNames.set(tid, 'other')
+    const name = byTid ? `${tid - pid} ${tidNames.get(tid) ?? threadName(pid, tid)}` : tid === pid ? 'event loop' : threadName(pid, tid)
     out[name] = (out[name] ?? 0) + cpuSecondsOf(`${pid}/task/${tid}`, true)[0]
   }
   return out
@@ -690,7 +730,7 @@ async function one(n) {
   const midTime = {at: 0}
   // Per block of 100k writes: the cumulative rate, the block's own rate and its CPU per write by
   // process (what grows along the run, and where).
-  const block = {at: t0, cpu: treeCpu(process.pid), gc: {...gcMs}, threads: threadsCpu(process.pid)}
+  const block = {at: t0, cpu: treeCpu(process.pid), gc: {...gcMs}, threads: threadsCpu(process.pid), tids: process.env.SVC_BENCH_TIDS ? threadsCpu(process.pid, true) : undefined}
   await Promise.all(Array.from({length: 32}, async () => {
     for (;;) {
       const i = next++
@@ -711,7 +751,10 @@ async function one(n) {
         const files = existsSync(packDir) ? readdirSync(packDir) : []
         const packs = `${files.filter((f) => f.endsWith('.pack')).length} (${files.filter((f) => f.endsWith('.keep')).length} kept)`
         console.error(`  ${i + 1} written (${((i + 1) / ((now - t0) / 1000)).toFixed(0)}/s; this block ${(100_000 / ((now - block.at) / 1000)).toFixed(0)}/s, CPU us per write: ${per}; packs ${packs}; load ${load()})`)
-        Object.assign(block, {at: now, cpu, gc: {...gcMs}, threads})
+        // SVC_BENCH_TIDS=1: the engine's threads one by one (named as at tidNames), us per write in this block.
+        const tids = process.env.SVC_BENCH_TIDS ? threadsCpu(process.pid, true) : undefined
+        if (tids) console.error(`    threads: ${Object.entries(tids).map(([k, v]) => [k, ((v - (block.tids?.[k] ?? 0)) * 1e6) / 100_000]).filter(([, v]) => v >= 0.5).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`)
+        Object.assign(block, {at: now, cpu, gc: {...gcMs}, threads, tids})
       }
     }
   }))

@@ -77,6 +77,9 @@ parentPort.on('message', (m) => {
 })
 `
 
+/** How long a background catch-up gathers git's output before handing it to the thread. */
+const GATHER_MS = 50
+
 interface JobEnd {
   commits: number
   error?: string
@@ -98,11 +101,14 @@ export class HistoryWorker {
   async scan(file: string, repo: string, range: string[], signal: AbortSignal, stillWanted: () => void, urgent: () => boolean = () => false, batchSize = 2000): Promise<number> {
     const {answer: ended, post} = this.jobs.start({batchSize, file, type: 'start'})
     // git flushes its output after every commit, so the helper's chunks are often a few hundred
-    // bytes: they are gathered and sent once per turn of the loop (or per 256 KB), not one
-    // message each (a postMessage per chunk cost the loop's thread ~0.3 s at 100k commits).
+    // bytes: they are gathered and sent every GATHER_MS (or per 256 KB), not one message each (a
+    // postMessage per chunk cost the loop's thread ~0.3 s at 100k commits). Once per turn of the
+    // loop was still a message every few commits under writes, ~5 us of the loop per write
+    // (docs/benchmarks.md, "write-loop"); a request waiting for this catch-up gets each turn's.
     let gathered: Buffer[] = []
     let bytes = 0
     let queued = false
+    let timer: NodeJS.Timeout | undefined
     const gate = new BackgroundGate()
     let control: StreamControl | undefined
     let holding = false
@@ -117,6 +123,8 @@ export class HistoryWorker {
     }
     const send = (): void => {
       queued = false
+      clearTimeout(timer)
+      timer = undefined
       if (bytes === 0) return
       const out = new Uint8Array(bytes)
       let at = 0
@@ -137,10 +145,12 @@ export class HistoryWorker {
           hold()
           gathered.push(chunk)
           bytes += chunk.length
-          if (bytes >= 256 * 1024) send()
+          // A read that came to wait for this catch-up meanwhile does not wait out the gathering.
+          if (bytes >= 256 * 1024 || (timer !== undefined && urgent())) send()
           else if (!queued) {
             queued = true
-            setImmediate(send)
+            if (urgent()) setImmediate(send)
+            else timer = setTimeout(send, GATHER_MS)
           }
         },
         signal,
@@ -149,6 +159,7 @@ export class HistoryWorker {
       )
       send()
     } catch (error) {
+      clearTimeout(timer)
       post({type: 'abort'})
       await ended
       throw error
