@@ -12,12 +12,15 @@
  * a journal (see beginBulk): a crash then leaves a file marked unfinished, which is rebuilt.
  */
 import Database from 'better-sqlite3'
+import {randomUUID} from 'node:crypto'
 
 import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {RowLengths} from './lengths.js'
+import {RowLog} from './row-log.js'
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
 import {Bm25Scorer, parseTotals, type RowCounts, TABLE_TOKENISH} from './score.js'
+import {FTS_TOKENIZE} from './tokens.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
 export const FTS_FORMAT = '4'
@@ -154,13 +157,27 @@ export class IndexStore {
   private readonly docsWith = new Map<string, number>()
   private readonly scorer: Bm25Scorer
   /**
-   * Per-row counts (wantCounts) are asked for only once the index has not been written for this
-   * long (ms): they are dropped by the next write, so under a write stream (indexed every 25 ms)
-   * building them would only burn background CPU.
+   * Per-row counts (wantCounts) are asked for only once no other connection has written the index
+   * for this long (ms): its writes drop them, so under a stream of large documents (indexed by
+   * the worker's connection) building them would only burn background CPU. This connection's
+   * writes are applied to them instead (rowLog).
    */
   countsQuietMs = 1000
-  /** When a search or a slice first saw the index written (0: not since it was opened). */
+  /** When a search or a slice first saw another connection's commit (0: not since it was opened). */
   private changedAt = 0
+  /** SQLite's data_version when last synced: another connection committed when it moves. */
+  private version: number | undefined
+  /**
+   * This connection's writes since a state of the index, so the lists and counts score.ts keeps
+   * are brought up to date instead of dropped (fts/row-log.ts).
+   */
+  private readonly rowLog = new RowLog()
+  /**
+   * Written beside each write's generation in the file (meta `gen`), so the count worker, reading
+   * its own snapshot, tells which of this connection's writes its counts include; another
+   * process's (or another store's) writes carry another epoch.
+   */
+  private readonly epoch = randomUUID().slice(0, 8)
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -173,6 +190,7 @@ export class IndexStore {
     probe: Database.Statement<[string, number], {edge: number | null; n: number}>
     delDoc: Database.Statement<[number | bigint]>
     delText: Database.Statement<[number | bigint]>
+    gen: Database.Statement<[string]>
     insDoc: Database.Statement<[string, string]>
     insText: Database.Statement<[number | bigint, string, string]>
     page: Database.Statement<[number | bigint, number], {id: string; rowid: number; sha: string}>
@@ -193,7 +211,7 @@ export class IndexStore {
     const schema = `
       CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
-      CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='unicode61 remove_diacritics 0');
+      CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='${FTS_TOKENIZE}');
     `
     // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
     const opened = openDerivedSqlite<{count: number; st: IndexStore['st']}>(file, {cacheKiB: 32_000, formatCode: 'SVC_FTS_FORMAT', formatVersion: FTS_FORMAT, schema, what: 'index'}, (db) => {
@@ -215,6 +233,7 @@ export class IndexStore {
         probe: db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
         delDoc: db.prepare('DELETE FROM docs WHERE rowid = ?'),
         delText: db.prepare(PUT_SQL.delText),
+        gen: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('gen', ?)`),
         insDoc: db.prepare(PUT_SQL.insDoc),
         insText: db.prepare(PUT_SQL.insText),
         page: db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
@@ -243,7 +262,7 @@ export class IndexStore {
     })
     this.db = opened.db
     this.lengths = new RowLengths(this.db)
-    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms', this.lengths)
+    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms', this.lengths, this.rowLog)
     this.st = opened.prepared.st
     this.docCount = opened.prepared.count
   }
@@ -270,6 +289,7 @@ export class IndexStore {
       }
     }
     this.db.close()
+    this.rowLog.close()
   }
 
   /**
@@ -325,7 +345,14 @@ export class IndexStore {
 
   /** Runs `fn` in one transaction: a batch of writes costs one commit, not one per document. */
   transaction(fn: () => void): void {
-    this.db.transaction(fn)()
+    try {
+      this.db.transaction(fn)()
+    } catch (error) {
+      // Rolled back: the log holds writes the index does not, so nothing kept can be brought up to date.
+      this.dropKept()
+      throw error
+    }
+    if (this.scorer.keepsAny) this.rowLog.settle()
   }
 
   /**
@@ -346,6 +373,7 @@ export class IndexStore {
     }
     const colon = id.indexOf(':')
     this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
+    this.noteRow(Number(rowid), text)
   }
 
   remove(id: string): boolean {
@@ -356,7 +384,29 @@ export class IndexStore {
     this.st.delText.run(row.rowid)
     this.st.delDoc.run(row.rowid)
     this.docCount--
+    this.noteRow(row.rowid, null)
     return true
+  }
+
+  /**
+   * Row `rowid` was written (null: removed): logged for what score.ts keeps, its generation
+   * written beside it for the count worker (countsDone). A bulk build keeps nothing (its batches
+   * are thousands of rows); a full log is applied to everything kept and started again.
+   */
+  private noteRow(rowid: number, text: null | string): void {
+    this.rowLog.note(rowid, text)
+    this.st.gen.run(`${this.epoch} ${this.rowLog.gen}`)
+    if (this.bulk) this.dropKept()
+    else if (this.rowLog.full) {
+      this.scorer.catchUp()
+      this.rowLog.clear()
+    }
+  }
+
+  /** Drops every list and count score.ts keeps, and the log of writes they would need. */
+  private dropKept(): void {
+    this.scorer.forget()
+    this.rowLog.clear()
   }
 
   /**
@@ -423,22 +473,26 @@ export class IndexStore {
     return answer
   }
 
-  /** Drops what the index's writes since the last search made stale (within a read transaction). */
+  /**
+   * Drops what the index's writes since the last search made stale (within a read transaction):
+   * the answers and the per-search caches after any write; after another connection's commit
+   * (not in the log) also the lists and counts score.ts keeps, the phrase counts and the row
+   * lengths. This connection's own writes are applied to the lists and counts when next used.
+   */
   private sync(): void {
     const version = this.st.dataVersion.get()
     const at = `${this.written} ${version}`
     if (at === this.answersAt) return
-    if (this.answersAt !== '') this.changedAt = Date.now()
     this.answers.clear()
     this.extended.clear()
     this.docsWith.clear()
-    this.scorer.forget()
-    // Another connection's commits are not counted in `written`: the phrase counts and the row
-    // lengths start again.
-    if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
+    if (this.answersAt !== '' && version !== this.version) {
+      this.changedAt = Date.now()
+      this.dropKept()
       this.counted.clear()
       this.lengths.clear()
     }
+    this.version = version
     this.answersAt = at
   }
 
@@ -639,22 +693,41 @@ export class IndexStore {
       const phrase = wanted === undefined ? this.scorer.nextCount() : this.scorer.tried(wanted) ? undefined : wanted
       if (phrase === undefined) return undefined
       const word = phrase.slice(1, phrase.endsWith('*') ? -2 : -1)
-      return {any: !TABLE_TOKENISH.test(word), at: this.answersAt, phrase}
+      return {any: !TABLE_TOKENISH.test(word), at: `${this.rowLog.gen} ${this.version}`, phrase}
     })()
   }
 
   /**
-   * Keeps the counts count-worker.ts read for `job` when the index is still in the state the job
-   * was asked in (then the worker's snapshot was that state); otherwise drops them: counts of an
-   * older state would score rows by instances they no longer hold. True when kept.
+   * Keeps the counts count-worker.ts read for `job` when no other connection wrote the index since
+   * the job was asked (its writes are not in the log); otherwise drops them: counts of another
+   * state would score rows by instances they no longer hold. `counts.gen`: the meta `gen` the
+   * worker read in its snapshot, which says which of this connection's writes it holds (at least
+   * those before the job); the later ones are applied to the counts when next used. Without it,
+   * kept only when this connection did not write since the job was asked. True when kept.
    */
-  countsDone(job: {at: string; phrase: string}, counts: null | RowCounts): boolean {
+  countsDone(job: {at: string; phrase: string}, counts: null | (RowCounts & {gen?: null | string})): boolean {
     return this.db.transaction(() => {
       this.sync()
-      if (this.answersAt !== job.at) return false
-      this.scorer.keepCounts(job.phrase, counts)
+      const [asked, version] = job.at.split(' ').map(Number)
+      if (version !== this.version) return false
+      if (counts === null) {
+        // Left to bm25, whatever this connection wrote since: bm25 is exact.
+        this.scorer.keepCounts(job.phrase, null)
+        return true
+      }
+      const read = this.snapshotGen(counts.gen)
+      const gen = read !== undefined && read >= asked && read <= this.rowLog.gen ? read : this.rowLog.gen === asked ? asked : undefined
+      if (gen === undefined) return false
+      this.scorer.keepCounts(job.phrase, {docs: counts.docs, f: counts.f}, gen)
       return true
     })()
+  }
+
+  /** This connection's generation in a meta `gen` read by the worker (see epoch): 0 when written by none of its writes. */
+  private snapshotGen(value: null | string | undefined): number | undefined {
+    if (value === undefined) return undefined
+    if (value === null || !value.startsWith(`${this.epoch} `)) return 0
+    return Number(value.slice(this.epoch.length + 1))
   }
 
   /**
