@@ -49,8 +49,9 @@
 // as for --only rest (a fixture without a commit-graph has one written in the first pause: give
 // it one first, `git -C DIR/repo commit-graph write --reachable --changed-paths --split`).
 // `--search-writes-per-s R` (default 0: off) runs each pass again with a steady write load beside
-// the searches: a second client PUTs R documents a second (new text from the fixture's generator,
-// 80% rewrites of a random document, 20% new ones), each pass printed with and without writes.
+// the searches: a second client PUTs R documents a second (up to 32 in flight; new text from the
+// fixture's generator, 80% rewrites of a random document, 20% new ones), each pass printed with
+// and without writes, with the write rate reached.
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -559,7 +560,13 @@ async function searchOne(build, fixture, n) {
   const until = performance.now() + 300_000
   while ((await get('kalo')).index !== undefined && performance.now() < until) await new Promise((r) => setTimeout(r, 200))
   out.readyMs = performance.now() - t0
-  const queries = (count) => Array.from({length: count}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+  // The same queries, in the same order, for every server of the run (each build, each size).
+  let taken = 0
+  const queries = (count) => {
+    while (QUERY_BANK.length < taken + count) QUERY_BANK.push(rand() < 0.5 ? word() : `${word()} ${word()}`)
+    taken += count
+    return QUERY_BANK.slice(taken - count, taken)
+  }
   // The JIT warmed by other queries, as svc-fts-ab.mjs does.
   for (const q of queries(50)) await get(q)
   const writesPerS = Number(opt('search-writes-per-s', 0))
@@ -568,22 +575,31 @@ async function searchOne(build, fixture, n) {
   const wrand = () => (wseed = (wseed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
   let nextNew = n
   let written = 0
-  /** PUTs `writesPerS` documents a second (one request at a time, paced to the clock) until `stop` resolves. */
+  /**
+   * PUTs `writesPerS` documents a second, paced to the clock, until `stop` resolves: a durable
+   * write is answered after its fsync (~20 ms here), so up to 32 are in flight at once.
+   */
   const writeLoad = async (stop) => {
     let stopped = false
     void stop.then(() => (stopped = true))
+    const inFlight = new Set()
     const t0 = performance.now()
     for (let k = 0; !stopped; k++) {
       const due = t0 + (k * 1000) / writesPerS
       const wait = due - performance.now()
       if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      while (inFlight.size >= 32 && !stopped) await Promise.race(inFlight)
       if (stopped) break
       const j = wrand() < 0.8 ? Math.floor(wrand() * nextNew) : nextNew++
       const doc = makeDoc(j, n + k)
-      const r = await http(server.port, 'PUT', `/api/v1/documents/${doc.id}`, JSON.stringify(doc))
-      if (r.status !== 200 && r.status !== 201) throw new Error(`PUT ${doc.id}: ${r.status} ${r.body.slice(0, 100)}`)
-      written++
+      const put = http(server.port, 'PUT', `/api/v1/documents/${doc.id}`, JSON.stringify(doc)).then((r) => {
+        if (r.status !== 200 && r.status !== 201) throw new Error(`PUT ${doc.id}: ${r.status} ${r.body.slice(0, 100)}`)
+        written++
+        inFlight.delete(put)
+      })
+      inFlight.add(put)
     }
+    await Promise.all(inFlight)
   }
   const pass = async (name, writes = false) => {
     const qs = queries(Number(opt('queries', 300)))
@@ -622,6 +638,9 @@ async function searchOne(build, fixture, n) {
   rmSync(dir, {force: true, recursive: true})
   return out
 }
+
+/** `--only search`: the queries of every server, made once (searchOne). */
+const QUERY_BANK = []
 
 /** `--only search`: issue 26's search figure (p95 at 1M <= 15 ms, one client), per size and build, alternating. */
 async function searchParent() {
