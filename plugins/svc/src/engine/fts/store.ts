@@ -715,7 +715,7 @@ export class IndexStore {
         this.scorer.keepCounts(job.phrase, null)
         return true
       }
-      const read = this.snapshotGen(counts.gen)
+      const read = this.snapshotGen(counts.gen, asked)
       const gen = read !== undefined && read >= asked && read <= this.rowLog.gen ? read : this.rowLog.gen === asked ? asked : undefined
       if (gen === undefined) return false
       this.scorer.keepCounts(job.phrase, {docs: counts.docs, f: counts.f}, gen)
@@ -723,10 +723,17 @@ export class IndexStore {
     })()
   }
 
-  /** This connection's generation in a meta `gen` read by the worker (see epoch): 0 when written by none of its writes. */
-  private snapshotGen(value: null | string | undefined): number | undefined {
+  /**
+   * The generation of this connection's writes a worker's snapshot holds, from the meta `gen` it
+   * read there (see epoch), for a job asked at generation `asked` when no other connection wrote
+   * since (countsDone checks). Another epoch (or none) there: the last write before the snapshot
+   * was another connection's, made before the job was asked (its commit would have moved
+   * data_version otherwise), and none of this connection's came after it, so the snapshot is the
+   * state the job was asked in.
+   */
+  private snapshotGen(value: null | string | undefined, asked: number): number | undefined {
     if (value === undefined) return undefined
-    if (value === null || !value.startsWith(`${this.epoch} `)) return 0
+    if (value === null || !value.startsWith(`${this.epoch} `)) return asked
     return Number(value.slice(this.epoch.length + 1))
   }
 
