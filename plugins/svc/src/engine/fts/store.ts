@@ -362,18 +362,33 @@ export class IndexStore {
   put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
     this.written++
     let rowid: number | bigint
-    if (row) {
-      this.lengths.forget(row.rowid)
-      this.st.delText.run(row.rowid)
-      this.st.updDoc.run(sha, row.rowid)
-      rowid = row.rowid
-    } else {
-      rowid = this.st.insDoc.run(id, sha).lastInsertRowid
-      this.docCount++
+    this.unlogged(() => {
+      if (row) {
+        this.lengths.forget(row.rowid)
+        this.st.delText.run(row.rowid)
+        this.st.updDoc.run(sha, row.rowid)
+        rowid = row.rowid
+      } else {
+        rowid = this.st.insDoc.run(id, sha).lastInsertRowid
+        this.docCount++
+      }
+      const colon = id.indexOf(':')
+      this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
+    })
+    this.noteRow(Number(rowid!), text)
+  }
+
+  /**
+   * Runs a write's statements; when one fails, what score.ts keeps is dropped: outside a
+   * transaction the statements before it stay written, and the log would not know of them.
+   */
+  private unlogged(fn: () => void): void {
+    try {
+      fn()
+    } catch (error) {
+      this.dropKept()
+      throw error
     }
-    const colon = id.indexOf(':')
-    this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
-    this.noteRow(Number(rowid), text)
   }
 
   remove(id: string): boolean {
@@ -381,8 +396,10 @@ export class IndexStore {
     if (!row) return false
     this.written++
     this.lengths.forget(row.rowid)
-    this.st.delText.run(row.rowid)
-    this.st.delDoc.run(row.rowid)
+    this.unlogged(() => {
+      this.st.delText.run(row.rowid)
+      this.st.delDoc.run(row.rowid)
+    })
     this.docCount--
     this.noteRow(row.rowid, null)
     return true
