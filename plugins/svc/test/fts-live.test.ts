@@ -149,4 +149,32 @@ describe('svc full-text search while the index is written (issue 26)', () => {
       ix.close()
     }
   })
+
+  it('drops what it keeps when a transaction of writes fails (rolled back, those writes are not in the index)', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 1800; i++) ix.put(`a:${i}`, `v${i}`, `${i % 3 ? 'rare' : 'lone'} f${i % 17} f${i % 5}`)
+      })
+      // The word's lists read whole and kept (a search of one word under the window).
+      ix.search('lone', {limit: 10, offset: 0})
+      expect(scorer.keeps('"lone"')).to.equal(true)
+      expect(() =>
+        ix.transaction(() => {
+          for (let i = 0; i < 50; i++) ix.put(`a:${i}`, `w${i}`, 'lone lone lone')
+          throw new Error('failed midway')
+        }),
+      ).to.throw('failed midway')
+      expect(scorer.keeps('"lone"')).to.equal(false)
+      for (const q of ['lone', 'rare', 'lone f3']) {
+        const got = ix.search(q, {limit: 10, offset: 0})
+        expect(got.hits, q).to.deep.equal(bm25(file, q, undefined, {limit: 10, offset: 0}))
+        expect(got.total, q).to.equal(matches(file, q, undefined))
+      }
+    } finally {
+      ix.close()
+    }
+  })
 })
