@@ -42,7 +42,7 @@
 //
 // Issue 26's search figure (search p95 at 1M <= 15 ms, one client, real server over loopback):
 //   node bench/svc-scale.mjs --only search --fixtures /tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000
-//     [--queries 300] [--warm-wait S] [--ab OTHER_CHECKOUT] [--restart] [--search-writes-per-s R]
+//     [--queries 300] [--warm-wait S] [--ab OTHER_CHECKOUT] [--restart] [--search-writes-per-s R] [--first-start]
 // A server per size and build on a copy of the fixture (as --only rest); searches as svc-fts-ab.mjs
 // makes them, once the index has caught up and again S seconds later (default 20: the background
 // warm-ups of the index done), with the server's CPU per search and while idle, and its RSS; `--restart`
@@ -51,7 +51,8 @@
 // `--search-writes-per-s R` (default 0: off) runs each pass again with a steady write load beside
 // the searches: a second client PUTs R documents a second (up to 32 in flight; new text from the
 // fixture's generator, 80% rewrites of a random document, 20% new ones), each pass printed with
-// and without writes, with the write rate reached.
+// and without writes, with the write rate reached. `--first-start`: the copy is made without its
+// index folder, so the server first builds the full-text index (the first pass starts once built).
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -319,12 +320,12 @@ async function kept() {
  * hard-linked (git never changes an existing file: new packs, the commit-graph and refs are new
  * files renamed into place), the index (SQLite, written in place) and the WAL copied.
  */
-function linkedCopy(fixture) {
+function linkedCopy(fixture, withIndex = true) {
   const dir = join(tempDir('svc-scale-'), 'data')
   mkdirSync(dir)
   const r = spawnSync('cp', ['-al', join(fixture, 'repo'), join(dir, 'repo')])
   if (r.status !== 0) throw new Error(`cp -al ${fixture}/repo failed: ${r.stderr}`)
-  for (const d of ['index', 'wal']) if (existsSync(join(fixture, d))) cpSync(join(fixture, d), join(dir, d), {recursive: true})
+  for (const d of withIndex ? ['index', 'wal'] : ['wal']) if (existsSync(join(fixture, d))) cpSync(join(fixture, d), join(dir, d), {recursive: true})
   return dir
 }
 
@@ -545,7 +546,8 @@ async function restParent() {
  * server's CPU per search from /proc.
  */
 async function searchOne(build, fixture, n) {
-  const dir = linkedCopy(fixture)
+  // --first-start: the copy has no index folder, so the server builds the full-text index first.
+  const dir = linkedCopy(fixture, !process.argv.includes('--first-start'))
   if (process.argv.includes('--restart')) await cleanStop(build, dir, n, performance.now())
   const t0 = performance.now()
   const server = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
