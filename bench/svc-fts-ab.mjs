@@ -20,7 +20,13 @@
 // build with neither does nothing. --warm-counts first runs the engine's warm-up of the commonest
 // terms' per-row counts (count-worker.ts warmCommonCounts, after the row lengths) on a store that
 // has it, waited for, and prints its time, CPU (the worker's included) and the RSS after it.
-// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--fixture DIR] [--per-query] [--warm-lengths] [--idle]   (both built)
+// --writes-per-search K puts K documents between two searches, through the store's write path
+// (one transaction, as the engine indexes a batch of acknowledged writes), the same ones on both
+// stores: new text from the fixture's generator, 80% rewrites of a random document, 20% new
+// documents. Their CPU is printed apart; the searches' figures are then searches on an index that
+// is written between them (every kept answer, count and list of a store that drops them on a
+// write is gone by the next search).
+// Usage: node bench/svc-fts-ab.mjs <checkout A> <checkout B> [--docs N] [--fixture DIR] [--per-query] [--warm-lengths] [--warm-counts] [--idle] [--writes-per-search K]   (both built)
 import {copyFileSync, existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {loadavg} from 'node:os'
@@ -89,11 +95,28 @@ if (process.argv.includes('--warm-counts')) {
 }
 const queries = Array.from({length: 300}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
 const warm = Array.from({length: 50}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+const perSearchArg = process.argv.indexOf('--writes-per-search')
+const PER_SEARCH = perSearchArg === -1 ? 0 : Number(process.argv[perSearchArg + 1])
+// Made after the queries, so the queries are the same with and without writes.
+let nextNew = DOCS
+const writes = Array.from({length: queries.length}, (_, i) => Array.from({length: PER_SEARCH}, (_, k) => {
+  const j = rand() < 0.8 ? Math.floor(rand() * nextNew) : nextNew++
+  return makeDoc(j, DOCS + i * PER_SEARCH + k)
+}))
+const writeCpu = {a: 0, b: 0}
+if (PER_SEARCH > 0) console.log(`${PER_SEARCH} document writes between searches (${nextNew - DOCS} of them new documents)`)
 for (const q of warm) { sa.search(q, {limit: 10, offset: 0}); sb.search(q, {limit: 10, offset: 0}) }
 const idle = {a: 0, b: 0}
 const lat = {a: [], b: []}; const cpu = {a: [], b: []}; let same = 0, sameEst = 0, est = 0, ties = 0; const rows = []
 for (const [i, q] of queries.entries()) {
   const order = i % 2 ? [['a', sa], ['b', sb]] : [['b', sb], ['a', sa]]
+  if (PER_SEARCH > 0) for (const [k, s] of order) {
+    const l = k === 'a' ? la : lb
+    const c = process.cpuUsage()
+    s.transaction(() => { for (const doc of writes[i]) s.put(doc.id, `sha-${doc.id}-${doc.rev}`, l.documentText(doc)) })
+    const d = process.cpuUsage(c)
+    writeCpu[k] += (d.user + d.system) / 1000
+  }
   const r = {}
   for (const [k, s] of order) {
     const c = process.cpuUsage()
@@ -120,6 +143,7 @@ console.log(`load ${loadavg().map(f).join(' ')}`)
 for (const p of [50, 95, 99]) console.log(`p${p} ms A ${f(pct(lat.a, p))}  B ${f(pct(lat.b, p))}   CPU ms A ${f(pct(cpu.a, p))}  B ${f(pct(cpu.b, p))}`)
 console.log(`sum ms A ${f(lat.a.reduce((x, y) => x + y))}  B ${f(lat.b.reduce((x, y) => x + y))}   CPU ms A ${f(cpu.a.reduce((x, y) => x + y))}  B ${f(cpu.b.reduce((x, y) => x + y))}`)
 if (process.argv.includes('--idle')) console.log(`background CPU between searches ms A ${f(idle.a)}  B ${f(idle.b)}`)
+if (PER_SEARCH > 0) console.log(`CPU of the ${300 * PER_SEARCH} writes ms A ${f(writeCpu.a)}  B ${f(writeCpu.b)} (per write A ${f(writeCpu.a / (300 * PER_SEARCH))}  B ${f(writeCpu.b / (300 * PER_SEARCH))})`)
 console.log(`exact queries with identical answers ${same} of ${300 - est}; estimated identical ${sameEst} of ${est}; the rest differ only in ties within 1e-5: ${ties} of ${300 - same - sameEst}`)
 if (process.argv.includes('--per-query')) console.log('CPU ms of A, of B, total (* estimated), query')
 if (process.argv.includes('--per-query')) for (const r of rows.sort((x, y) => y.a - x.a).slice(0, 15)) console.log(`${f(r.a).padStart(7)} ${f(r.b).padStart(7)} ${String(r.total).padStart(6)}${r.est ? '*' : ' '} ${JSON.stringify(r.q)}`)

@@ -43,12 +43,17 @@
 //
 // Issue 26's search figure (search p95 at 1M <= 15 ms, one client, real server over loopback):
 //   node bench/svc-scale.mjs --only search --fixtures /tmp/bgy-fx100k:100000,/tmp/bgy-fx1m:1000000
-//     [--queries 300] [--warm-wait S] [--ab OTHER_CHECKOUT] [--restart]
+//     [--queries 300] [--warm-wait S] [--ab OTHER_CHECKOUT] [--restart] [--search-writes-per-s R] [--first-start]
 // A server per size and build on a copy of the fixture (as --only rest); searches as svc-fts-ab.mjs
 // makes them, once the index has caught up and again S seconds later (default 20: the background
 // warm-ups of the index done), with the server's CPU per search and while idle, and its RSS; `--restart`
 // as for --only rest (a fixture without a commit-graph has one written in the first pause: give
 // it one first, `git -C DIR/repo commit-graph write --reachable --changed-paths --split`).
+// `--search-writes-per-s R` (default 0: off) runs each pass again with a steady write load beside
+// the searches: a second client PUTs R documents a second (up to 32 in flight; new text from the
+// fixture's generator, 80% rewrites of a random document, 20% new ones), each pass printed with
+// and without writes, with the write rate reached. `--first-start`: the copy is made without its
+// index folder, so the server first builds the full-text index (the first pass starts once built).
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -355,12 +360,12 @@ async function kept() {
  * hard-linked (git never changes an existing file: new packs, the commit-graph and refs are new
  * files renamed into place), the index (SQLite, written in place) and the WAL copied.
  */
-function linkedCopy(fixture) {
+function linkedCopy(fixture, withIndex = true) {
   const dir = join(tempDir('svc-scale-'), 'data')
   mkdirSync(dir)
   const r = spawnSync('cp', ['-al', join(fixture, 'repo'), join(dir, 'repo')])
   if (r.status !== 0) throw new Error(`cp -al ${fixture}/repo failed: ${r.stderr}`)
-  for (const d of ['index', 'wal']) if (existsSync(join(fixture, d))) cpSync(join(fixture, d), join(dir, d), {recursive: true})
+  for (const d of withIndex ? ['index', 'wal'] : ['wal']) if (existsSync(join(fixture, d))) cpSync(join(fixture, d), join(dir, d), {recursive: true})
   return dir
 }
 
@@ -581,7 +586,8 @@ async function restParent() {
  * server's CPU per search from /proc.
  */
 async function searchOne(build, fixture, n) {
-  const dir = linkedCopy(fixture)
+  // --first-start: the copy has no index folder, so the server builds the full-text index first.
+  const dir = linkedCopy(fixture, !process.argv.includes('--first-start'))
   if (process.argv.includes('--restart')) await cleanStop(build, dir, n, performance.now())
   const t0 = performance.now()
   const server = await startServer(dir, [], 'rest', join(build, 'bin', 'run.js'))
@@ -596,11 +602,54 @@ async function searchOne(build, fixture, n) {
   const until = performance.now() + 300_000
   while ((await get('kalo')).index !== undefined && performance.now() < until) await new Promise((r) => setTimeout(r, 200))
   out.readyMs = performance.now() - t0
-  const queries = (count) => Array.from({length: count}, () => (rand() < 0.5 ? word() : `${word()} ${word()}`))
+  // The same queries, in the same order, for every server of the run (each build, each size).
+  let taken = 0
+  const queries = (count) => {
+    while (QUERY_BANK.length < taken + count) QUERY_BANK.push(rand() < 0.5 ? word() : `${word()} ${word()}`)
+    taken += count
+    return QUERY_BANK.slice(taken - count, taken)
+  }
   // The JIT warmed by other queries, as svc-fts-ab.mjs does.
   for (const q of queries(50)) await get(q)
-  const pass = async (name) => {
+  const writesPerS = Number(opt('search-writes-per-s', 0))
+  // The writes' own generator: the queries stay those of a run without writes.
+  let wseed = 7
+  const wrand = () => (wseed = (wseed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+  let nextNew = n
+  let written = 0
+  /**
+   * PUTs `writesPerS` documents a second, paced to the clock, until `stop` resolves: a durable
+   * write is answered after its fsync (~20 ms here), so up to 32 are in flight at once.
+   */
+  const writeLoad = async (stop) => {
+    let stopped = false
+    void stop.then(() => (stopped = true))
+    const inFlight = new Set()
+    const t0 = performance.now()
+    for (let k = 0; !stopped; k++) {
+      const due = t0 + (k * 1000) / writesPerS
+      const wait = due - performance.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+      while (inFlight.size >= 32 && !stopped) await Promise.race(inFlight)
+      if (stopped) break
+      const j = wrand() < 0.8 ? Math.floor(wrand() * nextNew) : nextNew++
+      const doc = makeDoc(j, n + k)
+      const put = http(server.port, 'PUT', `/api/v1/documents/${doc.id}`, JSON.stringify(doc)).then((r) => {
+        if (r.status !== 200 && r.status !== 201) throw new Error(`PUT ${doc.id}: ${r.status} ${r.body.slice(0, 100)}`)
+        written++
+        inFlight.delete(put)
+      })
+      inFlight.add(put)
+    }
+    await Promise.all(inFlight)
+  }
+  const pass = async (name, writes = false) => {
     const qs = queries(Number(opt('queries', 300)))
+    let stop
+    const stopped = new Promise((r) => (stop = r))
+    const w0 = written
+    const loader = writes ? writeLoad(stopped) : undefined
+    const t0 = performance.now()
     const before = treeCpu(pid, {}, pid, 'server')
     const lat = []
     for (const q of qs) {
@@ -608,10 +657,15 @@ async function searchOne(build, fixture, n) {
       await get(q)
       lat.push(performance.now() - t)
     }
+    // The server's CPU per search includes the writes' when writes run beside (their rate is printed).
     const cpu = cpuPer(before, treeCpu(pid, {}, pid, 'server'), qs.length)
-    out.passes.push({name, p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), ...cpu, load: load()})
+    const seconds = (performance.now() - t0) / 1000
+    stop()
+    await loader
+    out.passes.push({name: writes ? `${name}, ${writesPerS} writes/s beside` : name, p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99), ...cpu, load: load(), ...(writes ? {writesPerS: (written - w0) / seconds} : {})})
   }
   await pass('caught up')
+  if (writesPerS > 0) await pass('caught up', true)
   const wait = Number(opt('warm-wait', 20))
   const idleCpu = treeCpu(pid, {}, pid, 'server')
   await new Promise((r) => setTimeout(r, wait * 1000))
@@ -619,12 +673,16 @@ async function searchOne(build, fixture, n) {
   out.idleCpuMs = cpuPer(idleCpu, treeCpu(pid, {}, pid, 'server'), 1000).cpuUs_server ?? 0
   out.rssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
   await pass(`after ${wait} s`)
+  if (writesPerS > 0) await pass(`after ${wait} s`, true)
   out.rssMbEnd = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
   out.loadEnd = load()
   await server.stop()
   rmSync(dir, {force: true, recursive: true})
   return out
 }
+
+/** `--only search`: the queries of every server, made once (searchOne). */
+const QUERY_BANK = []
 
 /** `--only search`: issue 26's search figure (p95 at 1M <= 15 ms, one client), per size and build, alternating. */
 async function searchParent() {
@@ -644,7 +702,7 @@ async function searchParent() {
         const goal = f.n >= 1_000_000 ? (p.p95 <= 15 ? ' (goal p95 <= 15 ms met)' : ' (goal p95 <= 15 ms NOT met)') : ''
         // What ran beside the event loop (worker threads, git children), where it is 100 us a search or more.
         const beside = Object.keys(p).filter((k) => k.startsWith('cpuUs_') && !['cpuUs_total', 'cpuUs_server', 'cpuUs_part:event loop'].includes(k) && p[k] >= 100).map((k) => `${k.slice(6).replace(/^part:/, '')} ${p[k].toFixed(0)}`)
-        line(`  ${p.name}: p50 / p95 / p99 ms`, `${p.p50.toFixed(2)} / ${p.p95.toFixed(2)} / ${p.p99.toFixed(2)}${goal}; server CPU us/search: event loop ${(p['cpuUs_part:event loop'] ?? 0).toFixed(0)}, all ${(p.cpuUs_total ?? 0).toFixed(0)}${beside.length > 0 ? ` (${beside.join(', ')})` : ''}; load ${p.load}`)
+        line(`  ${p.name}: p50 / p95 / p99 ms`, `${p.p50.toFixed(2)} / ${p.p95.toFixed(2)} / ${p.p99.toFixed(2)}${goal}${p.writesPerS === undefined ? '' : `; writes beside ${p.writesPerS.toFixed(0)}/s`}; server CPU us/search: event loop ${(p['cpuUs_part:event loop'] ?? 0).toFixed(0)}, all ${(p.cpuUs_total ?? 0).toFixed(0)}${beside.length > 0 ? ` (${beside.join(', ')})` : ''}; load ${p.load}`)
       }
     }
   }

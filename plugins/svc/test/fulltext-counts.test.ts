@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3'
 import {expect} from 'chai'
 
 import {noteForeground} from '../src/engine/background-gate.js'
 import {FullTextIndex} from '../src/engine/fulltext.js'
+import {matchExpression} from '../src/engine/fts/match.js'
 import type {Bm25Scorer} from '../src/engine/fts/score.js'
 import {type IndexStore, SEARCH_WINDOW} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
@@ -94,6 +96,56 @@ describe('svc full-text index: per-row counts built in the background after a se
       expect(page.ids).to.have.length(7)
     } finally {
       clearInterval(requests)
+      await index.close()
+    }
+  })
+
+  it('keeps the counts across writes through the engine\'s write path, the answers those of bm25 after each', async () => {
+    let seed = 13
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
+      return Math.floor((seed / 4_294_967_296) * n)
+    }
+    const words = ['kalo', 'kaloba', 'kalobi']
+    const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
+    const text = (): string => Array.from({length: 2 + next(20)}, token).join(' ')
+    const docs: Docs = new Map()
+    for (let i = 0; i < 2000; i++) docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text: text()})), sha: i.toString(16).padStart(40, '0')})
+    const index = indexOf(docs, 500)
+    // The general path: bm25 over the whole search on a connection of its own.
+    const bm25 = (file: string, q: string): Array<{id: string; score: number}> => {
+      const raw = new Database(file, {readonly: true})
+      try {
+        return raw
+          .prepare<[string], {id: string; score: number}>(
+            `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? ORDER BY s, rowid LIMIT 100) x
+             JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+          )
+          .all(matchExpression(q)!)
+      } finally {
+        raw.close()
+      }
+    }
+    try {
+      const {scorer, store} = await openReady(index)
+      index.search('main', 'rare kalo', {limit: 100, offset: 0})
+      const built = Date.now() + 10_000
+      while ((store.countsPending || !scorer.counted('"kalo"*')) && Date.now() < built) await new Promise((r) => setTimeout(r, 5))
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+      for (let round = 0; round < 6; round++) {
+        // Rewrites (some gaining "rare" and "kalo"), a new document, a removal: acknowledged writes as the engine passes them.
+        for (let k = 0; k < 3; k++) {
+          const i = next(2000)
+          const body = Buffer.from(JSON.stringify({text: k === 0 ? `rare kalo kaloba ${text()}` : text()}))
+          index.onWrite('main', `notes:${i}`, body, `${round}${k}`.padStart(40, 'a'))
+        }
+        index.onWrite('main', `notes:new${round}`, Buffer.from(JSON.stringify({text: `rare ${text()}`})), 'b'.repeat(40))
+        index.onWrite('main', `notes:${next(2000)}`, undefined, undefined)
+        const got = index.search('main', 'rare kalo', {limit: 100, offset: 0})
+        expect(got.ids, `round ${round}`).to.deep.equal(bm25(store.file, 'rare kalo'))
+        expect(scorer.counted('"kalo"*'), 'kept across the writes').to.equal(true)
+      }
+    } finally {
       await index.close()
     }
   })

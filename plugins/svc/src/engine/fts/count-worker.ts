@@ -20,8 +20,11 @@ import {JobWorker, LOWER_THIS_THREAD, sqliteModule} from '../job-worker.js'
  */
 export const TERM_INSTANCES_MAX = 4_000_000
 
-/** The worker's answer: the phrase's documents and instances by rowid, or why there are none. */
-export type CountAnswer = {docs: number; f: Uint8Array} | {error: string} | {none: true}
+/**
+ * The worker's answer: the phrase's documents and instances by rowid, with the meta `gen` its
+ * snapshot held (which of the store's writes it includes: store.ts countsDone), or why there are none.
+ */
+export type CountAnswer = {docs: number; f: Uint8Array; gen: null | string} | {error: string} | {none: true}
 
 /**
  * Terms whose phrases warmCommonCounts counts after the catch-up, at most: each as a prefix and
@@ -34,8 +37,8 @@ const WARMED_TERMS = 24
 export interface CountedStore {
   readonly file: string
   countJob(phrase?: string): undefined | {any: boolean; at: string; phrase: string}
-  countsDone(job: {at: string; phrase: string}, counts: null | {docs: number; f: Uint8Array}): boolean
-  /** Whether the index has not been written for a while (counts would be dropped at once otherwise). */
+  countsDone(job: {at: string; phrase: string}, counts: null | {docs: number; f: Uint8Array; gen?: null | string}): boolean
+  /** Whether no other connection has written the index for a while (counts would be dropped at once otherwise). */
   readonly countsQuiet: boolean
 }
 
@@ -44,13 +47,13 @@ export interface CountedStore {
  * `minDocs`, the search window: fewer are read whole by a search anyway), each as a prefix (a
  * search's last word) and as a word, so a common word's first search is already scored from
  * them rather than by bm25 counting its lists. The terms come from FTS5's own document counts
- * (fts5vocab, one walk of the index: 2.4 s of the worker's CPU at 1M documents). Stops at a
- * write (countsQuiet) or when `live` turns false; never rejects. `pause` is awaited before each
+ * (fts5vocab, one walk of the index: 2.4 s of the worker's CPU at 1M documents). Stops at another
+ * connection's write (countsQuiet) or when `live` turns false; never rejects. `pause` is awaited before each
  * phrase (the engine's gives way to requests: background-gate.ts).
  */
 export async function warmCommonCounts(counter: PhraseCounter, store: CountedStore, minDocs: number, live: () => boolean, pause: () => Promise<void> = async () => {}): Promise<void> {
-  // Written since (the pause it waited for may have ended 60 s later under writes): the counts
-  // would be dropped at once, so the walk that picks the terms is not worth its seconds.
+  // Written by another connection since (the pause it waited for may have ended 60 s later): the
+  // counts would be dropped at once, so the walk that picks the terms is not worth its seconds.
   if (!live() || !store.countsQuiet) return
   const common = await counter.common(store.file, minDocs, WARMED_TERMS)
   if (!('terms' in common)) return
@@ -136,11 +139,13 @@ parentPort.on('message', ({any, file, job, limit, minDocs, phrase, termMax}) => 
       return
     }
     db.exec("CREATE VIRTUAL TABLE temp.count_terms USING fts5vocab(main, 'text', 'instance')")
-    // One read transaction: every term of the phrase from one snapshot.
+    // One read transaction: every term of the phrase from one snapshot, and the store's
+    // generation in it (which of its writes the counts hold).
     db.exec('BEGIN')
+    const gen = db.prepare("SELECT value FROM meta WHERE key = 'gen'").pluck().get()
     const counts = countPhraseRows(db, phrase, any, termMax)
     db.exec('COMMIT')
-    answer = counts ? {docs: counts.docs, f: counts.f} : {none: true}
+    answer = counts ? {docs: counts.docs, f: counts.f, gen: gen === undefined ? null : gen} : {none: true}
   } catch (error) {
     answer = {error: String(error && error.message)}
   } finally {

@@ -22,6 +22,8 @@
 import type Database from 'better-sqlite3'
 
 import type {RowLengths} from './lengths.js'
+import type {RowLog} from './row-log.js'
+import {phraseInstances, type Terms} from './tokens.js'
 
 const K1 = 1.2
 const B = 0.75
@@ -103,29 +105,37 @@ export interface RowCounts {
   f: Uint8Array
 }
 
+/** Something kept of the index and the generation (fts/row-log.ts) it describes. */
+interface AtGen<T> {
+  gen: number
+  value: T
+}
+
 export class Bm25Scorer {
   /** Scratch arrays by rowid for scoreWhole: each row's place, and the last phrase that counted a document. */
   private slot = new Int32Array(0)
   private mark = new Int32Array(0)
   private stamp = 0
   /**
-   * Whole lists read by scoreWhole, by phrase, until the index is written (forget): the words a
-   * search combines with rarer ones are the common ones, searched again and again, and reading
-   * such a list costs about 0.2 us an instance (3 ms for a word in 13% of 100k documents) where
-   * a kept one costs a pass over an array. Also the rows of a set of phrases (matchesOf, its key
-   * a newline and the phrases: no phrase starts with one). Oldest first.
+   * Whole lists read by scoreWhole, by phrase, until another connection writes the index
+   * (forget): the words a search combines with rarer ones are the common ones, searched again
+   * and again, and reading such a list costs about 0.2 us an instance (3 ms for a word in 13% of
+   * 100k documents) where a kept one costs a pass over an array. Also the rows of a set of
+   * phrases (matchesOf, its key a newline and the phrases: no phrase starts with one). Oldest
+   * first. Each is brought up to date with this connection's writes when next used (current).
    */
-  private readonly kept = new Map<string, Int32Array>()
+  private readonly kept = new Map<string, AtGen<Int32Array>>()
   private keptInstances = 0
   /**
-   * Per-row counts of common phrases, until the index is written (forget): built in a worker
+   * Per-row counts of common phrases, until another connection writes the index (forget), brought
+   * up to date with this connection's writes when next used (countsOf): built in a worker
    * thread (count-worker.ts) for phrases a search left to bm25, whose count of every document of
    * each phrase (37 ms for `"kalo"*` at 1M documents) is paid again by every search naming it.
    * With them a search of few rows reads each row's count, and the phrase's documents, from an
    * array. null: the phrase cannot be kept so (a row holding it 255 times or more, or a term of
    * it with too many instances: count-worker.ts).
    */
-  private readonly counts = new Map<string, null | RowCounts>()
+  private readonly counts = new Map<string, AtGen<null | RowCounts>>()
   private countedBytes = 0
   private readonly countQueue: string[] = []
   private readonly st: {
@@ -139,7 +149,7 @@ export class Bm25Scorer {
   }
 
   /** `vocab`: an fts5vocab table of type instance over the index (store.ts creates it). */
-  constructor(db: Database.Database, vocab: string, private readonly lengths: RowLengths) {
+  constructor(db: Database.Database, vocab: string, private readonly lengths: RowLengths, private readonly log: RowLog) {
     // Lists are read as one string per statement (group_concat): a row per instance or per
     // document through the driver cost 3-4 times as much.
     this.st = {
@@ -157,7 +167,7 @@ export class Bm25Scorer {
     }
   }
 
-  /** The index was written: the lists kept describe another state of it. */
+  /** Another connection wrote the index: the lists kept describe another state of it. */
   forget(): void {
     this.kept.clear()
     this.keptInstances = 0
@@ -171,19 +181,19 @@ export class Bm25Scorer {
     return this.countedDocs(phrase) !== undefined
   }
 
-  /** Whether `phrase` was counted since the last write (its counts kept, or found not keepable). */
+  /** Whether `phrase` was counted since another connection last wrote (its counts kept, or found not keepable). */
   tried(phrase: string): boolean {
     return this.counts.has(phrase)
   }
 
   /** The documents holding `phrase` in the body, when its per-row counts are kept. */
   countedDocs(phrase: string): number | undefined {
-    return this.counts.get(phrase)?.docs
+    return this.countsOf(phrase)?.docs
   }
 
   /** Asks for `phrase`'s per-row counts (a search left it to bm25): see nextCount. */
   wantCounts(phrase: string): void {
-    if (this.counts.has(phrase) || this.countQueue.includes(phrase)) return
+    if (this.tried(phrase) || this.countQueue.includes(phrase)) return
     if (this.countQueue.length < COUNT_QUEUE) this.countQueue.push(phrase)
   }
 
@@ -198,30 +208,36 @@ export class Bm25Scorer {
   }
 
   /**
-   * Keeps `phrase`'s per-row counts, read (count-worker.ts) from the state of the index this
-   * scorer's lists describe (the caller checks: store.ts countsDone); null: left to bm25. The
-   * oldest counts are dropped past COUNTED_BYTES.
+   * Keeps `phrase`'s per-row counts, read (count-worker.ts) from the index at generation `gen` of
+   * this connection's writes (the caller checks that no other connection wrote since: store.ts
+   * countsDone); null: left to bm25. The oldest counts are dropped past COUNTED_BYTES.
    */
-  keepCounts(phrase: string, counts: null | RowCounts): void {
-    const old = this.counts.get(phrase)
-    if (old !== undefined) {
-      this.counts.delete(phrase)
-      this.countedBytes -= old?.f.length ?? 0
-    }
+  keepCounts(phrase: string, counts: null | RowCounts, gen = this.log.gen): void {
+    this.dropCounts(phrase)
     const size = counts?.f.length ?? 0
     if (size > COUNTED_BYTES) return
-    for (const [name, kept] of this.counts) {
+    for (const name of this.counts.keys()) {
       if (this.countedBytes + size <= COUNTED_BYTES) break
-      this.counts.delete(name)
-      this.countedBytes -= kept?.f.length ?? 0
+      this.dropCounts(name)
     }
-    this.counts.set(phrase, counts)
+    this.counts.set(phrase, {gen, value: counts})
     this.countedBytes += size
   }
 
   /** Whether the whole list of `phrase` is kept (scoring with it then costs no read). */
   keeps(phrase: string): boolean {
-    return this.kept.has(phrase)
+    return this.current(phrase) !== undefined
+  }
+
+  /** Whether anything is kept that this connection's writes must be applied to (fts/row-log.ts). */
+  get keepsAny(): boolean {
+    return this.kept.size > 0 || this.counts.size > 0
+  }
+
+  /** Brings everything kept up to date with this connection's writes (before the log starts again). */
+  catchUp(): void {
+    for (const key of [...this.kept.keys()]) this.current(key)
+    for (const phrase of [...this.counts.keys()]) this.countsOf(phrase)
   }
 
   /** The first indexed term at or after `key` (either column), by one seek in the term list. */
@@ -277,7 +293,7 @@ export class Bm25Scorer {
   scoreWhole(phrases: string[], totals: Totals, expected: number, within?: number[]): undefined | {rows: Int32Array; scores: Float64Array} {
     const lists = new Map<string, Int32Array | RowCounts>()
     // Over listed rows, a phrase whose per-row counts are kept is read from them (no list).
-    for (const phrase of phrases) if (!lists.has(phrase)) lists.set(phrase, (within && this.counts.get(phrase)) || this.instancesOf(phrase))
+    for (const phrase of phrases) if (!lists.has(phrase)) lists.set(phrase, (within && this.countsOf(phrase)) || this.instancesOf(phrase))
     let top = within?.at(-1) ?? 0
     for (const docs of lists.values()) if (docs instanceof Int32Array) for (let j = 0; j < docs.length; j++) if (docs[j] > top) top = docs[j]
     this.reserve(top)
@@ -350,7 +366,7 @@ export class Bm25Scorer {
   matchesOf(phrases: string[]): Int32Array {
     const distinct = [...new Set(phrases)]
     const key = `\n${distinct.join('\n')}`
-    const known = this.kept.get(key)
+    const known = this.current(key)
     if (known) return known
     const lists = distinct.map((phrase) => this.instancesOf(phrase))
     let top = 0
@@ -401,7 +417,7 @@ export class Bm25Scorer {
    * per term, a prefix's terms one after another.
    */
   private instancesOf(phrase: string): Int32Array {
-    const known = this.kept.get(phrase)
+    const known = this.current(phrase)
     if (known) return known
     const list = this.readInstances(phrase)
     this.keep(phrase, list)
@@ -414,10 +430,105 @@ export class Bm25Scorer {
     for (const [old, docs] of this.kept) {
       if (this.keptInstances + list.length <= KEPT_INSTANCES) break
       this.kept.delete(old)
-      this.keptInstances -= docs.length
+      this.keptInstances -= docs.value.length
     }
-    this.kept.set(key, list)
+    this.kept.set(key, {gen: this.log.gen, value: list})
     this.keptInstances += list.length
+  }
+
+  /**
+   * The list kept under `key`, brought up to date with the rows this connection wrote since it
+   * was read (their instances removed, their last texts' added); undefined when none is kept, or
+   * when the log no longer reaches back to it (then dropped).
+   */
+  private current(key: string): Int32Array | undefined {
+    const kept = this.kept.get(key)
+    if (kept === undefined || kept.gen === this.log.gen) return kept?.value
+    const changes = this.log.since(kept.gen)
+    this.keptInstances -= kept.value.length
+    if (changes === undefined) {
+      this.kept.delete(key)
+      return undefined
+    }
+    kept.value = key.startsWith('\n') ? this.patchRows(kept.value, key.slice(1).split('\n'), changes) : this.patchInstances(kept.value, key, changes)
+    kept.gen = this.log.gen
+    this.keptInstances += kept.value.length
+    return kept.value
+  }
+
+  /**
+   * The per-row counts kept for `phrase`, brought up to date with the rows this connection wrote
+   * since they were read: each such row's count becomes its instances in its last text, and the
+   * document count follows. Undefined when none are kept (or null: left to bm25), when the log no
+   * longer reaches back to them, or when a row now holds the phrase 255 times or more (dropped).
+   */
+  private countsOf(phrase: string): RowCounts | undefined {
+    const kept = this.counts.get(phrase)
+    if (kept === undefined || kept.value === null) return undefined
+    if (kept.gen === this.log.gen) return kept.value
+    const changes = this.log.since(kept.gen)
+    const counts = kept.value
+    const size = counts.f.length
+    if (changes === undefined || !patchCounts(counts, phrase, changes)) {
+      this.dropCounts(phrase)
+      return undefined
+    }
+    this.countedBytes += counts.f.length - size
+    kept.gen = this.log.gen
+    return counts
+  }
+
+  private dropCounts(phrase: string): void {
+    const kept = this.counts.get(phrase)
+    if (kept === undefined) return
+    this.counts.delete(phrase)
+    this.countedBytes -= kept.value?.f.length ?? 0
+  }
+
+  /**
+   * A phrase's instance list (rowids, ascending for a word, a prefix's terms one after another)
+   * with `changes` applied: every instance of a changed row removed, its last text's added (in
+   * rowid order for a word, at the end for a prefix: matchesOf sorts a prefix's rows).
+   */
+  private patchInstances(list: Int32Array, phrase: string, changes: Array<[number, null | Terms]>): Int32Array {
+    if (changes.length === 0) return list
+    const stamp = this.markRows(changes)
+    const added: number[] = []
+    for (const [r, terms] of changes) for (let k = phraseInstances(terms, phrase); k > 0; k--) added.push(r)
+    return phrase.endsWith('*') ? this.mergeKept(list, stamp, added, false) : this.mergeKept(list, stamp, added, true)
+  }
+
+  /** A set of phrases' rows (matchesOf: ascending, distinct) with `changes` applied. */
+  private patchRows(rows: Int32Array, phrases: string[], changes: Array<[number, null | Terms]>): Int32Array {
+    if (changes.length === 0) return rows
+    const stamp = this.markRows(changes)
+    const added: number[] = []
+    for (const [r, terms] of changes) if (phrases.some((phrase) => phraseInstances(terms, phrase) > 0)) added.push(r)
+    return this.mergeKept(rows, stamp, added, true)
+  }
+
+  /** Marks the rows of `changes` with a fresh stamp (the scratch array `mark`). */
+  private markRows(changes: Array<[number, null | Terms]>): number {
+    this.reserve(changes.at(-1)![0])
+    const stamp = this.nextStamp()
+    for (const [r] of changes) this.mark[r] = stamp
+    return stamp
+  }
+
+  /** `list` without the rows marked `stamp`, with `added` (ascending) merged in order (`sorted`) or appended. */
+  private mergeKept(list: Int32Array, stamp: number, added: number[], sorted: boolean): Int32Array {
+    const {mark} = this
+    const out = new Int32Array(list.length + added.length)
+    let k = 0
+    let j = 0
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i]
+      if (d < mark.length && mark[d] === stamp) continue
+      if (sorted) while (j < added.length && added[j] < d) out[k++] = added[j++]
+      out[k++] = d
+    }
+    while (j < added.length) out[k++] = added[j++]
+    return k === out.length ? out : out.slice(0, k)
   }
 
   private readInstances(phrase: string): Int32Array {
@@ -466,4 +577,27 @@ export class Bm25Scorer {
       return
     }
   }
+}
+
+/**
+ * Per-row counts with `changes` applied (each changed row's count becomes its instances of
+ * `phrase` in its last text; the document count follows). False when a row now holds it 255
+ * times or more (a byte holds at most 254, as count-worker.ts builds them).
+ */
+function patchCounts(counts: RowCounts, phrase: string, changes: Array<[number, null | Terms]>): boolean {
+  for (const [r, terms] of changes) {
+    const now = phraseInstances(terms, phrase)
+    if (now > 254) return false
+    const was = r < counts.f.length ? counts.f[r] : 0
+    if (now === was) continue
+    counts.docs += (now > 0 ? 1 : 0) - (was > 0 ? 1 : 0)
+    if (r >= counts.f.length) {
+      // New rows come at the end: room for more than this one, so each insert does not copy the array.
+      const grown = new Uint8Array(Math.max(r + 1, Math.ceil(counts.f.length * 1.0625) + 1024))
+      grown.set(counts.f)
+      counts.f = grown
+    }
+    counts.f[r] = now
+  }
+  return true
 }

@@ -12,12 +12,15 @@
  * a journal (see beginBulk): a crash then leaves a file marked unfinished, which is rebuilt.
  */
 import Database from 'better-sqlite3'
+import {randomUUID} from 'node:crypto'
 
 import {openDerivedSqlite} from '../derived-sqlite.js'
 
 import {RowLengths} from './lengths.js'
+import {RowLog} from './row-log.js'
 import {groupsExpression, type MatchQuery, parseMatch, tableToken} from './match.js'
 import {Bm25Scorer, parseTotals, type RowCounts, TABLE_TOKENISH} from './score.js'
+import {FTS_TOKENIZE} from './tokens.js'
 
 /** Bumped when the schema or the text extraction changes: an index of another format is rebuilt. */
 export const FTS_FORMAT = '4'
@@ -154,13 +157,27 @@ export class IndexStore {
   private readonly docsWith = new Map<string, number>()
   private readonly scorer: Bm25Scorer
   /**
-   * Per-row counts (wantCounts) are asked for only once the index has not been written for this
-   * long (ms): they are dropped by the next write, so under a write stream (indexed every 25 ms)
-   * building them would only burn background CPU.
+   * Per-row counts (wantCounts) are asked for only once no other connection has written the index
+   * for this long (ms): its writes drop them, so under a stream of large documents (indexed by
+   * the worker's connection) building them would only burn background CPU. This connection's
+   * writes are applied to them instead (rowLog).
    */
   countsQuietMs = 1000
-  /** When a search or a slice first saw the index written (0: not since it was opened). */
+  /** When a search or a slice first saw another connection's commit (0: not since it was opened). */
   private changedAt = 0
+  /** SQLite's data_version when last synced: another connection committed when it moves. */
+  private version: number | undefined
+  /**
+   * This connection's writes since a state of the index, so the lists and counts score.ts keeps
+   * are brought up to date instead of dropped (fts/row-log.ts).
+   */
+  private readonly rowLog = new RowLog()
+  /**
+   * Written beside each write's generation in the file (meta `gen`), so the count worker, reading
+   * its own snapshot, tells which of this connection's writes its counts include; another
+   * process's (or another store's) writes carry another epoch.
+   */
+  private readonly epoch = randomUUID().slice(0, 8)
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -173,6 +190,7 @@ export class IndexStore {
     probe: Database.Statement<[string, number], {edge: number | null; n: number}>
     delDoc: Database.Statement<[number | bigint]>
     delText: Database.Statement<[number | bigint]>
+    gen: Database.Statement<[string]>
     insDoc: Database.Statement<[string, string]>
     insText: Database.Statement<[number | bigint, string, string]>
     page: Database.Statement<[number | bigint, number], {id: string; rowid: number; sha: string}>
@@ -193,7 +211,7 @@ export class IndexStore {
     const schema = `
       CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, sha TEXT NOT NULL);
-      CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='unicode61 remove_diacritics 0');
+      CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(tbl, body, content='', contentless_delete=1, prefix='3 4', tokenize='${FTS_TOKENIZE}');
     `
     // 32 MB of page cache: the hot part of the term b-tree stays in memory, the rest is read on demand.
     const opened = openDerivedSqlite<{count: number; st: IndexStore['st']}>(file, {cacheKiB: 32_000, formatCode: 'SVC_FTS_FORMAT', formatVersion: FTS_FORMAT, schema, what: 'index'}, (db) => {
@@ -215,6 +233,7 @@ export class IndexStore {
         probe: db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT ?)'),
         delDoc: db.prepare('DELETE FROM docs WHERE rowid = ?'),
         delText: db.prepare(PUT_SQL.delText),
+        gen: db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('gen', ?)`),
         insDoc: db.prepare(PUT_SQL.insDoc),
         insText: db.prepare(PUT_SQL.insText),
         page: db.prepare('SELECT rowid, id, sha FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?'),
@@ -243,7 +262,7 @@ export class IndexStore {
     })
     this.db = opened.db
     this.lengths = new RowLengths(this.db)
-    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms', this.lengths)
+    this.scorer = new Bm25Scorer(this.db, 'temp.text_terms', this.lengths, this.rowLog)
     this.st = opened.prepared.st
     this.docCount = opened.prepared.count
   }
@@ -270,6 +289,7 @@ export class IndexStore {
       }
     }
     this.db.close()
+    this.rowLog.close()
   }
 
   /**
@@ -325,7 +345,14 @@ export class IndexStore {
 
   /** Runs `fn` in one transaction: a batch of writes costs one commit, not one per document. */
   transaction(fn: () => void): void {
-    this.db.transaction(fn)()
+    try {
+      this.db.transaction(fn)()
+    } catch (error) {
+      // Rolled back: the log holds writes the index does not, so nothing kept can be brought up to date.
+      this.dropKept()
+      throw error
+    }
+    if (this.scorer.keepsAny) this.rowLog.settle()
   }
 
   /**
@@ -335,17 +362,33 @@ export class IndexStore {
   put(id: string, sha: string, text: string, row: {rowid: number} | null = this.st.row.get(id) ?? null): void {
     this.written++
     let rowid: number | bigint
-    if (row) {
-      this.lengths.forget(row.rowid)
-      this.st.delText.run(row.rowid)
-      this.st.updDoc.run(sha, row.rowid)
-      rowid = row.rowid
-    } else {
-      rowid = this.st.insDoc.run(id, sha).lastInsertRowid
-      this.docCount++
+    this.unlogged(() => {
+      if (row) {
+        this.lengths.forget(row.rowid)
+        this.st.delText.run(row.rowid)
+        this.st.updDoc.run(sha, row.rowid)
+        rowid = row.rowid
+      } else {
+        rowid = this.st.insDoc.run(id, sha).lastInsertRowid
+        this.docCount++
+      }
+      const colon = id.indexOf(':')
+      this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
+    })
+    this.noteRow(Number(rowid!), text)
+  }
+
+  /**
+   * Runs a write's statements; when one fails, what score.ts keeps is dropped: outside a
+   * transaction the statements before it stay written, and the log would not know of them.
+   */
+  private unlogged(fn: () => void): void {
+    try {
+      fn()
+    } catch (error) {
+      this.dropKept()
+      throw error
     }
-    const colon = id.indexOf(':')
-    this.st.insText.run(rowid, colon === -1 ? '' : tableToken(id.slice(0, colon)), text)
   }
 
   remove(id: string): boolean {
@@ -353,10 +396,34 @@ export class IndexStore {
     if (!row) return false
     this.written++
     this.lengths.forget(row.rowid)
-    this.st.delText.run(row.rowid)
-    this.st.delDoc.run(row.rowid)
+    this.unlogged(() => {
+      this.st.delText.run(row.rowid)
+      this.st.delDoc.run(row.rowid)
+    })
     this.docCount--
+    this.noteRow(row.rowid, null)
     return true
+  }
+
+  /**
+   * Row `rowid` was written (null: removed): logged for what score.ts keeps, its generation
+   * written beside it for the count worker (countsDone). A bulk build keeps nothing (its batches
+   * are thousands of rows); a full log is applied to everything kept and started again.
+   */
+  private noteRow(rowid: number, text: null | string): void {
+    this.rowLog.note(rowid, text)
+    this.st.gen.run(`${this.epoch} ${this.rowLog.gen}`)
+    if (this.bulk) this.dropKept()
+    else if (this.rowLog.full) {
+      this.scorer.catchUp()
+      this.rowLog.clear()
+    }
+  }
+
+  /** Drops every list and count score.ts keeps, and the log of writes they would need. */
+  private dropKept(): void {
+    this.scorer.forget()
+    this.rowLog.clear()
   }
 
   /**
@@ -423,22 +490,26 @@ export class IndexStore {
     return answer
   }
 
-  /** Drops what the index's writes since the last search made stale (within a read transaction). */
+  /**
+   * Drops what the index's writes since the last search made stale (within a read transaction):
+   * the answers and the per-search caches after any write; after another connection's commit
+   * (not in the log) also the lists and counts score.ts keeps, the phrase counts and the row
+   * lengths. This connection's own writes are applied to the lists and counts when next used.
+   */
   private sync(): void {
     const version = this.st.dataVersion.get()
     const at = `${this.written} ${version}`
     if (at === this.answersAt) return
-    if (this.answersAt !== '') this.changedAt = Date.now()
     this.answers.clear()
     this.extended.clear()
     this.docsWith.clear()
-    this.scorer.forget()
-    // Another connection's commits are not counted in `written`: the phrase counts and the row
-    // lengths start again.
-    if (this.answersAt !== '' && !this.answersAt.endsWith(` ${version}`)) {
+    if (this.answersAt !== '' && version !== this.version) {
+      this.changedAt = Date.now()
+      this.dropKept()
       this.counted.clear()
       this.lengths.clear()
     }
+    this.version = version
     this.answersAt = at
   }
 
@@ -639,22 +710,48 @@ export class IndexStore {
       const phrase = wanted === undefined ? this.scorer.nextCount() : this.scorer.tried(wanted) ? undefined : wanted
       if (phrase === undefined) return undefined
       const word = phrase.slice(1, phrase.endsWith('*') ? -2 : -1)
-      return {any: !TABLE_TOKENISH.test(word), at: this.answersAt, phrase}
+      return {any: !TABLE_TOKENISH.test(word), at: `${this.rowLog.gen} ${this.version}`, phrase}
     })()
   }
 
   /**
-   * Keeps the counts count-worker.ts read for `job` when the index is still in the state the job
-   * was asked in (then the worker's snapshot was that state); otherwise drops them: counts of an
-   * older state would score rows by instances they no longer hold. True when kept.
+   * Keeps the counts count-worker.ts read for `job` when no other connection wrote the index since
+   * the job was asked (its writes are not in the log); otherwise drops them: counts of another
+   * state would score rows by instances they no longer hold. `counts.gen`: the meta `gen` the
+   * worker read in its snapshot, which says which of this connection's writes it holds (at least
+   * those before the job); the later ones are applied to the counts when next used. Without it,
+   * kept only when this connection did not write since the job was asked. True when kept.
    */
-  countsDone(job: {at: string; phrase: string}, counts: null | RowCounts): boolean {
+  countsDone(job: {at: string; phrase: string}, counts: null | (RowCounts & {gen?: null | string})): boolean {
     return this.db.transaction(() => {
       this.sync()
-      if (this.answersAt !== job.at) return false
-      this.scorer.keepCounts(job.phrase, counts)
+      const [asked, version] = job.at.split(' ').map(Number)
+      if (version !== this.version) return false
+      if (counts === null) {
+        // Left to bm25, whatever this connection wrote since: bm25 is exact.
+        this.scorer.keepCounts(job.phrase, null)
+        return true
+      }
+      const read = this.snapshotGen(counts.gen, asked)
+      const gen = read !== undefined && read >= asked && read <= this.rowLog.gen ? read : this.rowLog.gen === asked ? asked : undefined
+      if (gen === undefined) return false
+      this.scorer.keepCounts(job.phrase, {docs: counts.docs, f: counts.f}, gen)
       return true
     })()
+  }
+
+  /**
+   * The generation of this connection's writes a worker's snapshot holds, from the meta `gen` it
+   * read there (see epoch), for a job asked at generation `asked` when no other connection wrote
+   * since (countsDone checks). Another epoch (or none) there: the last write before the snapshot
+   * was another connection's, made before the job was asked (its commit would have moved
+   * data_version otherwise), and none of this connection's came after it, so the snapshot is the
+   * state the job was asked in.
+   */
+  private snapshotGen(value: null | string | undefined, asked: number): number | undefined {
+    if (value === undefined) return undefined
+    if (value === null || !value.startsWith(`${this.epoch} `)) return asked
+    return Number(value.slice(this.epoch.length + 1))
   }
 
   /**
@@ -686,13 +783,23 @@ export class IndexStore {
       .sort((x, y) => y.score - x.score || Buffer.compare(Buffer.from(x.id), Buffer.from(y.id)))
   }
 
-  /** The documents holding a body phrase now: counted once until the next write. */
+  /**
+   * The documents holding a body phrase now: counted once until the next write. A phrase counted
+   * here in more documents than wantCounts asks for gets its per-row counts asked for: they give
+   * its document count from then on, kept across this connection's writes, where this count
+   * (bm25's kind: every document of the phrase, 20-70 ms at 1M documents) is made again after
+   * every write (the server's profile under 50 writes a second: a quarter of the search's CPU).
+   */
   private documentsWith(phrase: string): number {
     let n = this.docsWith.get(phrase)
     if (n === undefined) {
       if (this.docsWith.size >= COUNTED_PHRASES) this.docsWith.clear()
       // A list score.ts keeps gives the count without a walk of the index.
-      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : (this.scorer.countedDocs(phrase) ?? this.st.count.get(`body : ${phrase}`) ?? 0)
+      n = this.scorer.keeps(phrase) ? this.scorer.matchesOf([phrase]).length : this.scorer.countedDocs(phrase)
+      if (n === undefined) {
+        n = this.st.count.get(`body : ${phrase}`) ?? 0
+        if (n > SEARCH_WINDOW * ASK_COUNTS_WINDOWS && this.countsQuiet) this.scorer.wantCounts(phrase)
+      }
       this.docsWith.set(phrase, n)
     }
     return n

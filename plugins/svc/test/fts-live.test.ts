@@ -1,0 +1,180 @@
+import Database from 'better-sqlite3'
+import {expect} from 'chai'
+import {join} from 'node:path'
+
+import {PhraseCounter, warmCommonCounts} from '../src/engine/fts/count-worker.js'
+import {matchExpression} from '../src/engine/fts/match.js'
+import {Bm25Scorer} from '../src/engine/fts/score.js'
+import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
+import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
+
+/**
+ * The general path: bm25 over a search's matches on a connection of its own; among rows of
+ * equal score the lower rowid first, then the page by score and id. `ranked`: an estimated
+ * search ranks only its first matches (the rows up to the ranked-th).
+ */
+function bm25(file: string, q: string, table: string | undefined, at: {limit: number; offset: number}, ranked?: number): StoreHit[] {
+  const raw = new Database(file, {readonly: true})
+  try {
+    const match = matchExpression(q, table)!
+    const to = ranked === undefined ? Number.MAX_SAFE_INTEGER : raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
+    return raw
+      .prepare<[string, number, number, number], StoreHit>(
+        `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
+         JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
+      )
+      .all(match, to, at.limit, at.offset)
+  } finally {
+    raw.close()
+  }
+}
+
+/** The rows a search matches, counted by FTS5 on a connection of its own. */
+function matches(file: string, q: string, table: string | undefined): number {
+  const raw = new Database(file, {readonly: true})
+  try {
+    return raw.prepare<[string], number>('SELECT count(*) FROM text WHERE text MATCH ?').pluck().get(matchExpression(q, table)!)!
+  } finally {
+    raw.close()
+  }
+}
+
+describe('svc full-text search while the index is written (issue 26)', () => {
+  after(cleanupTempDirs)
+
+  it('gives every page exactly as bm25 after each update, insert and removal, from the counts and lists kept across this connection\'s writes', async () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const counter = new PhraseCounter()
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    ix.countsQuietMs = 0
+    let seed = 29
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    // "kalo" and its longer words each in about a quarter of the rows (the prefix in more than
+    // half), "bisu" in a quarter, "rare"/"lone" in a few; words repeated in a row, two tables.
+    // No word is in half the rows: the store would leave it out of the scoring (its 1e-6 weight).
+    const common = ['kalo', 'kaloba', 'kalobi', 'bisu']
+    const token = (): string => (next(10) === 0 ? common[next(common.length)] : next(200) === 0 ? (next(2) ? 'rare' : 'lone') : `f${next(40)}`)
+    const text = (): string => Array.from({length: 2 + next(20)}, token).join(' ')
+    const id = (i: number): string => `${i % 3 ? 'a' : 'b'}:${i}`
+    // A window under the common words' documents: their lists are too long to read whole, and
+    // single words are estimated searches ranked from the kept lists.
+    const window = 150
+    const queries = ['rare kalo', 'lone kalo', 'rare bisu', 'lone kaloba', 'rare kal', 'kalobi', 'bisu', 'kalo', 'lone bis', 'f3 kalob', 'rare lone', 'rare', 'lon']
+    // Whole lists read from the index, by phrase: writes here must not make a search read a list
+    // again (it is brought up to date instead).
+    const reads: string[] = []
+    const readInstances = (Bm25Scorer.prototype as unknown as {readInstances: (phrase: string) => Int32Array}).readInstances
+    ;(Bm25Scorer.prototype as unknown as {readInstances: (phrase: string) => Int32Array}).readInstances = function (phrase: string) {
+      reads.push(phrase)
+      return readInstances.call(this, phrase)
+    }
+    let compared = 0
+    const check = (): void => {
+      for (const q of queries) {
+        for (const table of [undefined, 'a']) {
+          for (const at of [{limit: 10, offset: 0}, {limit: 7, offset: 12}]) {
+            const got = ix.search(q, {...at, table}, window)
+            const ranked = got.estimated ? Math.max(Math.floor(window / 5), 4 * (at.offset + at.limit)) : undefined
+            expect(got.hits, `${q} ${table} ${at.offset}`).to.deep.equal(bm25(file, q, table, at, ranked))
+            if (ranked === undefined) expect(got.total, `${q} ${table} total`).to.equal(matches(file, q, table))
+            compared++
+          }
+        }
+      }
+    }
+    const drain = async (): Promise<void> => {
+      for (let job = ix.countJob(); job !== undefined; job = ix.countJob()) {
+        const answer = await counter.count(file, job.phrase, job.any)
+        expect(answer).to.not.have.property('error')
+        ix.countsDone(job, 'none' in answer ? null : (answer as {docs: number; f: Uint8Array; gen: string}))
+      }
+    }
+    try {
+      let rows = 2000
+      ix.transaction(() => {
+        for (let i = 0; i < rows; i++) ix.put(id(i), `v${i}`, text())
+      })
+      await warmCommonCounts(counter, ix, window, () => true)
+      check()
+      await drain()
+      check()
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+      // Writes between searches, one transaction each, as the engine indexes a batch: rewrites
+      // (rows gaining, losing or changing how often they hold a kept phrase), new rows past the
+      // counted ones, removals; every page compared after each.
+      const holders = (word: string): string[] => {
+        const raw = new Database(file, {readonly: true})
+        try {
+          return raw.prepare<[string], string>('SELECT d.id FROM text JOIN docs d ON d.rowid = text.rowid WHERE text MATCH ? ORDER BY text.rowid').pluck().all(`body : ${word}`)
+        } finally {
+          raw.close()
+        }
+      }
+      for (let round = 0; round < 12; round++) {
+        // Rows that hold a rare word kept whole: one loses it, one holds it more often, one is removed.
+        const [lose, more, gone] = [holders('rare'), holders('lone'), holders('rare')].map((ids) => ids[next(ids.length)])
+        ix.transaction(() => {
+          ix.put(lose, `x${round}`, 'f1 kalo f2')
+          ix.put(more, `m${round}`, `lone lone ${text()}`)
+          ix.remove(gone)
+        })
+        check()
+        ix.transaction(() => {
+          for (let k = 0; k < 4; k++) {
+            const kind = next(5)
+            if (kind === 0) ix.put(id(rows), `n${rows}`, text()), rows++
+            else if (kind === 1) ix.remove(id(next(rows)))
+            else if (kind === 2) ix.put(id(next(rows)), `g${round}`, `rare lone kalo kalo kaloba bisu ${text()}`)
+            else if (kind === 3) ix.put(id(next(rows)), `l${round}`, 'f1 f2 f3')
+            else ix.put(id(next(rows)), `r${round}`, text())
+          }
+        })
+        check()
+        // A row written alone, outside a transaction.
+        ix.put(id(next(rows)), `s${round}`, `kalobi ${text()}`)
+        check()
+      }
+      expect(compared).to.equal(38 * queries.length * 4)
+      // The lists and counts kept were brought up to date, not read again.
+      expect(reads.length).to.be.greaterThan(0)
+      expect(reads).to.deep.equal([...new Set(reads)])
+      expect(scorer.counted('"kalo"*')).to.equal(true)
+    } finally {
+      ;(Bm25Scorer.prototype as unknown as {readInstances: (phrase: string) => Int32Array}).readInstances = readInstances
+      await counter.close()
+      ix.close()
+    }
+  })
+
+  it('drops what it keeps when a transaction of writes fails (rolled back, those writes are not in the index)', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 1800; i++) ix.put(`a:${i}`, `v${i}`, `${i % 3 ? 'rare' : 'lone'} f${i % 17} f${i % 5}`)
+      })
+      // The word's lists read whole and kept (a search of one word under the window).
+      ix.search('lone', {limit: 10, offset: 0})
+      expect(scorer.keeps('"lone"')).to.equal(true)
+      expect(() =>
+        ix.transaction(() => {
+          for (let i = 0; i < 50; i++) ix.put(`a:${i}`, `w${i}`, 'lone lone lone')
+          throw new Error('failed midway')
+        }),
+      ).to.throw('failed midway')
+      expect(scorer.keeps('"lone"')).to.equal(false)
+      for (const q of ['lone', 'rare', 'lone f3']) {
+        const got = ix.search(q, {limit: 10, offset: 0})
+        expect(got.hits, q).to.deep.equal(bm25(file, q, undefined, {limit: 10, offset: 0}))
+        expect(got.total, q).to.equal(matches(file, q, undefined))
+      }
+    } finally {
+      ix.close()
+    }
+  })
+})
