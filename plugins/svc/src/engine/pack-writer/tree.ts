@@ -34,6 +34,8 @@ export class TreeNode {
   /** The tree's last serialized content: the unchanged entries' bytes are copied from it in runs. */
   raw: Buffer | undefined
   written: WrittenVersion | undefined
+  /** The checkpoint generation it was last loaded or changed in: the tree cache drops the least recent first (tree-cache.ts). */
+  used = 0
 
   constructor(entries?: TreeEntry[], raw?: Buffer) {
     this.entries = entries
