@@ -12,7 +12,7 @@ import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, obj
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
 import {entrySize, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode} from './tree.js'
 import {PackReader} from './pack-reader.js'
-import {nodeBytes, TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
+import {TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
 import {Deflater} from './zlib-stream.js'
 
 /** Longest delta chain a tree gets before it is written whole again (git's default pack depth). */
@@ -159,9 +159,8 @@ export class PackBuilder {
     }
     // The children are written: the scratch buffer is this tree's now.
     const {at, buf} = objectScratch(OBJ_TREE, size)
-    const before = node.raw ? nodeBytes(node) : 0
     const id = idOfScratch(serializeInto(node, buf, at))
-    this.cache.written(before, node)
+    this.cache.written(node)
     e.id = id
     const raw = node.raw!
     if (pack.offsetOf(id) !== -1) {

@@ -335,7 +335,7 @@ export function applyDelta(base: Buffer, delta: Buffer): Buffer {
   }
   if (varint() !== base.length) throw new Error('delta base size mismatch')
   const size = varint()
-  const out = Buffer.allocUnsafe(size)
+  const out = Buffer.allocUnsafeSlow(size)
   let o = 0
   while (at < delta.length) {
     const op = delta[at++]

@@ -123,7 +123,8 @@ export class Inflater {
   }
 
   inflate(input: Buffer, size: number): Buffer {
-    const out = Buffer.allocUnsafe(size + 1)
+    // Not from the pool: a tree read here may stay in the tree cache (tree.ts, serializeInto).
+    const out = Buffer.allocUnsafeSlow(size + 1)
     const h = this.native._handle
     const state = this.native._writeState
     if (h && state) {
