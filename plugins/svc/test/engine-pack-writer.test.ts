@@ -1,5 +1,5 @@
 import {expect} from 'chai'
-import {readdirSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {type Engine, openEngine} from '../src/engine/index.js'
@@ -71,7 +71,8 @@ describe('svc engine with the pack writer', () => {
     const repo = join(dir, 'repo')
     // No byte cache: each read goes to git, after roll-ups removed the packs the writer wrote.
     db = await openEngine(dir, {cacheBytes: 0, fullText: false, repackEveryCheckpoints: 1, writer: 'pack'})
-    const packs = (): string[] => readdirSync(join(repo, 'objects', 'pack')).filter((f) => f.endsWith('.pack'))
+    // Finished packs only: the one being written (tmp_svcpack_*) is renamed at the checkpoint, not merged away.
+    const packs = (): string[] => readdirSync(join(repo, 'objects', 'pack')).filter((f) => f.startsWith('pack-') && f.endsWith('.pack'))
     const seen = new Set<string>()
     let writes = 0
     for (let round = 0; round < 8; round++) {
@@ -114,4 +115,43 @@ describe('svc engine with the pack writer', () => {
     expect(await db.getMany(['w:1', 'w:2', 'w:3'])).to.deep.equal([{id: 'w:1', v: 1}, {id: 'w:2', v: 2}, {id: 'w:3', v: 3}])
     gitOut(join(dir, 'repo'), ['fsck', '--full'])
   })
+
+  it('a pack writer terminated from outside leaves no git process behind, zombie or alive', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false, writer: 'pack'})
+    for (let i = 0; i < 50; i++) await db.put({id: `z:${i}`, i})
+    await db.close()
+    // Reopened: the new writer reads the trees it continues from the repository, then is terminated.
+    db = await openEngine(dir, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false, writer: 'pack'})
+    await db.put({id: 'z:50', i: 50})
+    const before = gitChildren()
+    await killWriter(db)
+    await db.put({id: 'z:51', i: 51})
+    await db.flush()
+    expect(db.details().writerRestarts).to.equal(1)
+    await new Promise((r) => setTimeout(r, 200))
+    // The engine's own reader is the only git process before and after: the writers keep none (they
+    // run theirs to the end on their thread), so a terminated one cannot leave one behind, zombie or not.
+    expect(gitChildren(), 'git children of this process').to.deep.equal(before)
+    expect(before.every((c) => !c.includes(' Z '))).to.equal(true)
+    expect(await db.getMany(['z:0', 'z:50', 'z:51'])).to.deep.equal([{i: 0, id: 'z:0'}, {i: 50, id: 'z:50'}, {i: 51, id: 'z:51'}])
+  })
 })
+
+/** `pid state comm` of every git child of this process (Linux /proc; state Z: exited and never waited for). */
+function gitChildren(): string[] {
+  const out: string[] = []
+  for (const pid of readdirSync('/proc').filter((f) => /^\d+$/.test(f))) {
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    const close = stat.lastIndexOf(')')
+    const [state, ppid] = stat.slice(close + 2).split(' ')
+    const comm = stat.slice(stat.indexOf('(') + 1, close)
+    if (Number(ppid) === process.pid && comm === 'git') out.push(`${pid} ${state} ${comm}`)
+  }
+  return out
+}

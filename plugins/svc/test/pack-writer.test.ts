@@ -1,10 +1,11 @@
 import {expect} from 'chai'
 import {spawn, spawnSync} from 'node:child_process'
-import {readdirSync} from 'node:fs'
+import {readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {docPath, expiryPath, parseId} from '../src/engine/ids.js'
+import {openEngine} from '../src/engine/index.js'
 import {PackCommitWriter} from '../src/engine/pack-writer/commit-writer.js'
 import {type CommitSpec, CommitWriter} from '../src/engine/writer.js'
 import {cleanupTempDirs, gitOut, tempDir} from './helpers/tmp.js'
@@ -117,6 +118,27 @@ describe('svc pack writer', function () {
     assertSound(pw)
   })
 
+  it('makes the same objects as fast-import when every tree is dropped at each checkpoint and read back from packs, compacted ones too', async () => {
+    const fi = bareRepo()
+    const pw = bareRepo()
+    const first = stream(0, 300, false)
+    await run(new CommitWriter(fi, () => branchesOf(fi)), first)
+    // A budget of one byte: after each checkpoint every tree but the roots is read again from the repository.
+    await run(new PackCommitWriter(pw, () => branchesOf(pw), undefined, undefined, undefined, {treeCacheBytes: 1}), first)
+    expect(history(pw, 'main')).to.equal(history(fi, 'main'))
+    // compact's deltas (OFS_DELTA chains), then REF_DELTA ones: the next writer reads its trees through them.
+    gitOut(pw, ['repack', '-a', '-d', '-f', '-q', '--depth=50', '--window=20'])
+    const second = stream(1000, 200, true)
+    await run(new CommitWriter(fi, () => branchesOf(fi)), second)
+    await run(new PackCommitWriter(pw, () => branchesOf(pw), undefined, undefined, undefined, {treeCacheBytes: 1}), second)
+    gitOut(pw, ['-c', 'repack.useDeltaBaseOffset=false', 'repack', '-a', '-d', '-f', '-q', '--window=20'])
+    const third = stream(2000, 100, true)
+    await run(new CommitWriter(fi, () => branchesOf(fi)), third)
+    await run(new PackCommitWriter(pw, () => branchesOf(pw), undefined, undefined, undefined, {treeCacheBytes: 1}), third)
+    for (const b of ['main', 'b0', 'b1000', 'b2000']) expect(history(pw, b), b).to.equal(history(fi, b))
+    assertSound(pw)
+  })
+
   it('stores what was written: documents read back with git cat-file, one commit per write', async () => {
     const repo = bareRepo()
     const w = new PackCommitWriter(repo, () => branchesOf(repo))
@@ -182,6 +204,65 @@ describe('svc pack writer', function () {
     // It died with the commits after the checkpoint in its open pack, under the temporary name.
     expect(packs.some((f) => f.startsWith('tmp_svcpack_'))).to.equal(true)
     for (const f of packs.filter((f) => f.startsWith('pack-') && f.endsWith('.pack'))) expect(packs).to.include(f.replace(/\.pack$/, '.idx'))
+    assertSound(repo)
+  })
+
+  it('a process killed (SIGKILL) between renaming its pack and its index leaves a pack the next engine removes at open', async () => {
+    const dir = tempDir()
+    const repo = join(dir, 'repo')
+    gitOut(dir, ['init', '--bare', '-q', repo])
+    gitOut(repo, ['symbolic-ref', 'HEAD', 'refs/heads/main'])
+    const builder = fileURLToPath(new URL('../src/engine/pack-writer/builder.ts', import.meta.url))
+    const protocol = fileURLToPath(new URL('../src/engine/pack-writer/protocol.ts', import.meta.url))
+    // The builder on the process's own thread, killed by itself right after finish() renamed the .pack (before the .idx).
+    const script = `
+      const fs = (await import('node:fs')).default
+      const {syncBuiltinESMExports} = await import('node:module')
+      const {PackBuilder} = await import(${JSON.stringify(builder)})
+      const {RecordEncoder, decodeRecords} = await import(${JSON.stringify(protocol)})
+      const rename = fs.renameSync
+      let finished = 0
+      fs.renameSync = (a, b) => {
+        rename(a, b)
+        if (b.endsWith('.pack') && ++finished === 2) process.kill(process.pid, 'SIGKILL')
+      }
+      syncBuiltinESMExports()
+      const b = new PackBuilder(${JSON.stringify(repo)}, process.env)
+      for (let round = 0; round < 2; round++) {
+        const e = new RecordEncoder()
+        for (let i = 0; i < 10; i++) e.commit('main', false, 'svc <svc@localhost> 0 +0000', 'svc <svc@localhost> 0 +0000', 'put t:' + round + i + '\\n', [{content: Buffer.from('{}\\n'), path: 't/' + i + '/' + round + '.json'}])
+        e.token(3, round + 1)
+        for (const r of decodeRecords(e.take())) b.apply(r)
+      }
+    `
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {stdio: ['ignore', 'inherit', 'inherit']})
+    const signal = await new Promise((r) => child.once('exit', (_code, sig) => r(sig)))
+    expect(signal).to.equal('SIGKILL')
+    const packDir = join(repo, 'objects', 'pack')
+    const names = readdirSync(packDir)
+    const orphans = names.filter((f) => f.startsWith('pack-') && f.endsWith('.pack') && !names.includes(f.replace(/\.pack$/, '.idx')))
+    expect(orphans, 'a pack without its index').to.have.length(1)
+    expect(names.some((f) => f.startsWith('tmp_svcpack_') && f.endsWith('.idx'))).to.equal(true)
+    const kept = names.filter((f) => f.startsWith('pack-') && f.endsWith('.idx'))
+    expect(kept).to.have.length(1)
+    // A pack without an index that is not the writer's (git's own, say) is left alone.
+    const foreign = 'pack-0123456789012345678901234567890123456789.pack'
+    writeFileSync(join(packDir, foreign), 'PACK')
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('10')
+    const db = await openEngine(dir, {fullText: false, writer: 'pack'})
+    try {
+      const after = readdirSync(packDir)
+      expect(after.filter((f) => f.startsWith('tmp_'))).to.deep.equal([])
+      expect(after).to.not.include(orphans[0])
+      expect(after).to.include.members([...kept, kept[0].replace(/\.idx$/, '.pack'), foreign])
+      expect(await db.get('t:05')).to.equal(undefined)
+      await db.put({id: 't:x'})
+      await db.flush()
+    } finally {
+      await db.close()
+    }
+    rmSync(join(packDir, foreign))
+    expect(gitOut(repo, ['rev-list', '--count', 'main']).trim()).to.equal('11')
     assertSound(repo)
   })
 })

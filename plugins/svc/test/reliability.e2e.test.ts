@@ -81,7 +81,8 @@ describe('svc: it stores what it acknowledged, and one request cannot stop it (b
     const realGit = execFileSync('sh', ['-c', 'command -v git'], {encoding: 'utf8'}).trim()
     writeFileSync(join(bin, 'git'), `#!/bin/sh\nif [ -e "${flag}" ]; then for a in "$@"; do [ "$a" = fast-import ] && { echo "fast-import refused by the test" >&2; exit 1; }; done; fi\nexec ${realGit} "$@"\n`)
     chmodSync(join(bin, 'git'), 0o755)
-    const env = {...cliEnv(), PATH: `${bin}:${process.env.PATH}`}
+    // fast-import, whatever SVC_WRITER says: the test kills it by the pid it records (the pack writer is a thread).
+    const env = {...cliEnv(), PATH: `${bin}:${process.env.PATH}`, SVC_WRITER: 'fast-import'}
     const {base, s} = await start(dir, REST_ONLY, env)
     const writerPid = (): number => Number(readFileSync(join(dir, 'fast-import.pid'), 'utf8'))
     const put = (i: number): Promise<number> => fetch(`${base}/api/v1/documents/k:${i}`, {body: JSON.stringify({i}), method: 'PUT'}).then((r) => r.status)

@@ -7,6 +7,7 @@ import {git} from './git.js'
 import {DEFAULT_BRANCH} from './ids.js'
 import {LAYOUT_NAMES} from './layout.js'
 import {removeStaleGitLocks, waitForOrphanWriter} from './lock.js'
+import {removeStaleTemps} from './pack-writer/pack-file.js'
 import type {BlobReader} from './reader.js'
 import type {Logger} from './types.js'
 
@@ -29,6 +30,9 @@ export async function prepareRepository(dataDir: string, repo: string, previousC
     const orphan = await waitForOrphanWriter(dataDir, (pid) => log.warn('waiting for the git fast-import of the previous run to end', {pid}))
     if (orphan) log.warn('waited for the git fast-import of the previous run to end', {pid: orphan})
   }
+  // Before the locks' sweep of tmp_*: the pack writer's temporary index names a pack it renamed
+  // into place without its index (killed between the two renames), which goes too.
+  for (const f of removeStaleTemps(join(repo, 'objects', 'pack'))) log.warn('removed a pack the pack writer left unfinished', {file: f})
   for (const p of removeStaleGitLocks(repo, previousCrashed)) log.warn('removed stale git lock file', {path: p})
 }
 

@@ -4,14 +4,15 @@
  * appends them to the open pack, and at a checkpoint finishes the pack and moves the refs.
  * Object ids are exactly fast-import's for the same command stream (test/pack-writer.test.ts).
  */
-import {spawn} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 
 import {spanDelta} from './delta.js'
 import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, objectKey, objectScratch, PackFile, removeStaleTemps} from './pack-file.js'
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
 import {entrySize, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode} from './tree.js'
-import {ObjectReader} from './object-reader.js'
+import {PackReader} from './pack-reader.js'
+import {TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
 import {Deflater} from './zlib-stream.js'
 
 /** Longest delta chain a tree gets before it is written whole again (git's default pack depth). */
@@ -30,108 +31,87 @@ export interface BuilderStats {
   packs: number
   treeDeltas: number
   treeLoads: number
+  /** The tree cache's estimated size after the last checkpoint (bytes). */
+  treeCacheBytes: number
 }
 
 export class PackBuilder {
   private readonly branches = new Map<string, BranchTip>()
   /** Branches moved since the last checkpoint. */
   private readonly moved = new Set<string>()
-  private readonly reader: ObjectReader
+  private readonly reader: PackReader
   private readonly deflater = new Deflater()
   private readonly packDir: string
   private pack: PackFile | undefined
   /** Which pack a tree's `written` version is in: deltas only ever point inside the open one. */
   private gen = 0
-  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeDeltas: 0, treeLoads: 0}
+  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0}
+  private readonly cache: TreeCache
 
   constructor(
     private readonly repo: string,
     private readonly env: NodeJS.ProcessEnv,
+    treeCacheBytes = TREE_CACHE_BYTES,
   ) {
+    this.cache = new TreeCache(treeCacheBytes)
     this.packDir = join(repo, 'objects', 'pack')
     // Only one writer runs per repository (the engine's instance lock): a temporary pack here is a dead writer's.
     removeStaleTemps(this.packDir)
-    this.reader = new ObjectReader(repo, env)
-  }
-
-  get readerPid(): number | undefined {
-    return this.reader.pid
+    this.reader = new PackReader(repo, env)
   }
 
   /**
-   * Applies a commit at once when every tree it touches is in memory (the common case); false
-   * means it needs trees read from the repository: `apply` it instead.
+   * Applies a commit or a branch creation at once (trees it has not in memory are read from the
+   * repository's files on the way); false for a checkpoint or restart: `apply` it instead.
    */
   applyNow(r: WriterRecord): boolean {
-    if (r.type !== REC_COMMIT) return false
-    const t = this.branches.get(r.branch)
-    if (!t) return false
-    for (const f of r.files) if (missingOnPath(t.root, latin1Path(f.path))) return false
-    this.writeCommit(t, r)
-    return true
-  }
-
-  /**
-   * Loads, a level at a time, every tree the commits of `records` will need that is not in
-   * memory: one round trip to cat-file per level for the whole batch instead of one per tree
-   * (each answer woke this thread and cat-file once: ~160 us of the two per tree at 100k documents).
-   */
-  async prefetch(records: WriterRecord[]): Promise<void> {
-    for (;;) {
-      const want = new Set<TreeEntry>()
-      for (const r of records) {
-        if (r.type !== REC_COMMIT) continue
-        const t = this.branches.get(r.branch)
-        if (!t) continue
-        for (const f of r.files) {
-          const m = missingOnPath(t.root, latin1Path(f.path))
-          if (m) want.add(m)
-        }
+    if (r.type === REC_COMMIT) {
+      const t = this.tip(r.branch, r.fromRef)
+      for (const f of r.files) {
+        const path = latin1Path(f.path)
+        for (let m = missingOnPath(t.root, path); m; m = missingOnPath(t.root, path)) this.load(m)
       }
-      if (want.size === 0) return
-      this.reader.cork()
-      const loads = [...want].map((e) => this.load(e))
-      this.reader.uncork()
-      await Promise.all(loads)
+      this.writeCommit(t, r)
+      return true
     }
+    if (r.type === REC_BRANCH) {
+      const src = this.tip(r.from, r.fromRef)
+      this.branches.set(r.name, {commit: src.commit, root: copyTree(src.root)})
+      this.moved.add(r.name)
+      return true
+    }
+    return false
   }
 
-  /** Applies one record; resolves once its objects are in the open pack (or its checkpoint is done). */
-  async apply(r: WriterRecord): Promise<void> {
-    if (r.type === REC_COMMIT) await this.commit(r)
-    else if (r.type === REC_BRANCH) await this.createBranch(r.name, r.from, r.fromRef)
-    else if (r.type === REC_CHECKPOINT) await this.checkpoint()
-    else if (r.type === REC_RESTART) await this.restart()
+  /** Applies one record: its objects are in the open pack (or its checkpoint is done) when this returns. */
+  apply(r: WriterRecord): void {
+    if (this.applyNow(r)) return
+    if (r.type === REC_CHECKPOINT) this.checkpoint()
+    else if (r.type === REC_RESTART) this.restart()
   }
 
-  private async tip(branch: string, fromRef: boolean): Promise<BranchTip> {
+  private tip(branch: string, fromRef: boolean): BranchTip {
     let t = this.branches.get(branch)
     if (t) return t
     if (fromRef) {
-      const c = await this.reader.read(`refs/heads/${branch}^0`)
+      const id = this.reader.branchTip(branch)
+      const c = id === undefined ? undefined : this.reader.read(Buffer.from(id, 'hex').toString('latin1'))
       if (!c || c.type !== 'commit') throw new Error(`not a valid object name refs/heads/${branch}^0`)
       const tree = /^tree ([0-9a-f]{40})/.exec(c.data.toString('latin1', 0, 46))
-      if (!tree) throw new Error(`commit ${c.id} has no tree`)
-      t = {commit: Buffer.from(c.id, 'hex').toString('latin1'), root: {id: Buffer.from(tree[1], 'hex').toString('latin1'), mode: MODE_DIR, name: ''}}
+      if (!tree) throw new Error(`commit ${id} has no tree`)
+      t = {commit: Buffer.from(id!, 'hex').toString('latin1'), root: {id: Buffer.from(tree[1], 'hex').toString('latin1'), mode: MODE_DIR, name: ''}}
     } else t = {commit: undefined, root: {id: undefined, mode: MODE_DIR, name: '', node: new TreeNode([])}}
     this.branches.set(branch, t)
     return t
   }
 
-  private async load(e: TreeEntry): Promise<void> {
-    const o = await this.reader.read(keyHex(e.id!))
+  private load(e: TreeEntry): void {
+    const o = this.reader.read(e.id!)
     if (!o || o.type !== 'tree') throw new Error(`tree ${keyHex(e.id!)} is missing from the repository`)
     e.node = new TreeNode(parseTree(o.data), o.data)
+    e.node.used = this.gen
     this.stats.treeLoads++
-  }
-
-  private async commit(r: Extract<WriterRecord, {type: typeof REC_COMMIT}>): Promise<void> {
-    const t = await this.tip(r.branch, r.fromRef)
-    for (const f of r.files) {
-      const path = latin1Path(f.path)
-      for (let m = missingOnPath(t.root, path); m; m = missingOnPath(t.root, path)) await this.load(m)
-    }
-    this.writeCommit(t, r)
+    this.cache.loaded(e.node)
   }
 
   /** The commit's objects into the open pack; every tree on its paths is in memory. */
@@ -170,6 +150,7 @@ export class PackBuilder {
   private writeTree(e: TreeEntry, pack: PackFile): ObjectKey {
     if (e.id) return e.id
     const node = e.node!
+    node.used = this.gen
     const entries = node.entries!
     let size = 0
     for (const c of entries) {
@@ -179,6 +160,7 @@ export class PackBuilder {
     // The children are written: the scratch buffer is this tree's now.
     const {at, buf} = objectScratch(OBJ_TREE, size)
     const id = idOfScratch(serializeInto(node, buf, at))
+    this.cache.written(node)
     e.id = id
     const raw = node.raw!
     if (pack.offsetOf(id) !== -1) {
@@ -195,19 +177,13 @@ export class PackBuilder {
     return id
   }
 
-  private async createBranch(name: string, from: string, fromRef: boolean): Promise<void> {
-    const src = await this.tip(from, fromRef)
-    this.branches.set(name, {commit: src.commit, root: copyTree(src.root)})
-    this.moved.add(name)
-  }
-
   private open(): PackFile {
     this.pack ??= new PackFile(this.packDir)
     return this.pack
   }
 
   /** Finishes the open pack (fsynced, renamed into objects/pack) and then moves the refs of every branch written since the last one. */
-  async checkpoint(): Promise<void> {
+  checkpoint(): void {
     if (this.pack) {
       const pack = this.pack
       this.pack = undefined
@@ -221,13 +197,17 @@ export class PackBuilder {
       if (c) updates.push(`update refs/heads/${b} ${keyHex(c)}\n`)
     }
     this.moved.clear()
-    if (updates.length > 0) await updateRefs(this.repo, this.env, updates.join(''))
+    if (updates.length > 0) updateRefs(this.repo, this.env, updates.join(''))
+    // Packs a roll-up merged away are let go (their space freed), the new ones found.
+    this.reader.refresh()
+    // Every tree is in a finished pack now: any of them may be dropped and read again later.
+    this.cache.checkpointed([...this.branches.values()].map((t) => t.root))
+    this.stats.treeCacheBytes = this.cache.bytes
   }
 
-  /** A checkpoint that also forgets every tree read or written (they are all in the repository now): memory stays bounded. */
-  private async restart(): Promise<void> {
-    await this.checkpoint()
-    for (const t of this.branches.values()) if (t.root.id) t.root = {id: t.root.id, mode: MODE_DIR, name: ''}
+  /** fast-import's restart (before a roll-up): only a checkpoint here, the tree cache bounds the memory. */
+  private restart(): void {
+    this.checkpoint()
   }
 
   /** Ends without a checkpoint: the open pack's temporary file is removed, refs stay where the last checkpoint put them. */
@@ -256,14 +236,13 @@ function copyTree(e: TreeEntry): TreeEntry {
   return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree), e.node.raw)}
 }
 
-function updateRefs(repo: string, env: NodeJS.ProcessEnv, input: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, 'update-ref', '--stdin'], {env, stdio: ['pipe', 'ignore', 'pipe']})
-    let err = ''
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git update-ref exited (${code}): ${err.trim()}`))))
-    child.stdin.on('error', () => {})
-    child.stdin.end(input)
-  })
+/**
+ * Moves the refs in one `git update-ref --stdin` transaction, waited for on this thread (the
+ * records after a checkpoint wait for it anyway), so the process is reaped before this returns:
+ * a worker terminated from outside leaves no child behind.
+ */
+function updateRefs(repo: string, env: NodeJS.ProcessEnv, input: string): void {
+  const r = spawnSync('git', ['-C', repo, 'update-ref', '--stdin'], {encoding: 'utf8', env, input})
+  if (r.error) throw r.error
+  if (r.status !== 0) throw new Error(`git update-ref exited (${r.status ?? r.signal}): ${r.stderr.trim()}`)
 }

@@ -21,8 +21,12 @@ const HIGH_WATER = 16 * 1024 * 1024
 export interface WriterStats {
   /** CPU seconds of the worker thread. */
   cpu: number
-  readerPid: number | undefined
   stats: BuilderStats
+}
+
+export interface PackWriterOptions {
+  /** The tree cache's budget in bytes (tree-cache.ts; tests make it tiny so every write reads its trees back). */
+  treeCacheBytes?: number
 }
 
 export class PackCommitWriter implements GitWriter {
@@ -47,8 +51,9 @@ export class PackCommitWriter implements GitWriter {
     private readonly committer = 'svc <svc@localhost>',
     _pidFile?: string,
     private readonly onExit?: (error: Error) => void,
+    options: PackWriterOptions = {},
   ) {
-    this.worker = startWorker(repo)
+    this.worker = startWorker(repo, options)
     this.worker.on('message', (m: FromWorker) => this.onMessage(m))
     this.worker.on('error', (e) => this.failed(e))
     this.worker.on('exit', (code) => {
@@ -166,7 +171,7 @@ export class PackCommitWriter implements GitWriter {
       }
     } else if (m.type === 'error') this.failed(new Error(m.message))
     else if (m.type === 'stats') {
-      this.statsWaiter?.({cpu: m.cpu, readerPid: m.readerPid, stats: m.stats})
+      this.statsWaiter?.({cpu: m.cpu, stats: m.stats})
       this.statsWaiter = undefined
     }
   }
@@ -189,9 +194,9 @@ export class PackCommitWriter implements GitWriter {
  * The worker runs from dist (its own entry point, `dist/engine/pack-writer/worker.js`, wherever
  * the bundler put this module) or, under the test runner, from the TypeScript source through tsx.
  */
-function startWorker(repo: string): Worker {
+function startWorker(repo: string, options: PackWriterOptions): Worker {
   const here = fileURLToPath(import.meta.url)
-  const workerData = {env: gitEnv(), repo}
+  const workerData = {env: gitEnv(), repo, treeCacheBytes: options.treeCacheBytes}
   if (here.endsWith('.ts')) {
     const url = new URL('worker.ts', import.meta.url).href
     return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}) })`, {eval: true, execArgv: [], workerData})

@@ -10,7 +10,7 @@
  * collection than the encoding itself.
  */
 import {createHash, hash} from 'node:crypto'
-import {closeSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, fstatSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import zlib from 'node:zlib'
 
@@ -277,7 +277,13 @@ function ofsBytes(out: Buffer, at: number, ofs: number): number {
   return at
 }
 
-/** Removes what a writer killed before its checkpoint left: temporary packs and indexes, never a finished pack. */
+/**
+ * Removes what a writer killed before its checkpoint ended left: temporary packs and indexes, and
+ * a pack renamed into place whose index was not (killed between finish()'s two renames; its
+ * temporary index names it). A finished pack with its index is never touched, nor a `pack-*` no
+ * temporary index of this writer names (git's own, perhaps being written). Nothing removed here
+ * was referenced: the refs move only after both renames.
+ */
 export function removeStaleTemps(packDir: string): string[] {
   const removed: string[] = []
   let names: string[] = []
@@ -286,10 +292,37 @@ export function removeStaleTemps(packDir: string): string[] {
   } catch {
     return removed
   }
+  const present = new Set(names)
   for (const name of names) {
     if (!name.startsWith(TEMP_PREFIX)) continue
+    if (name.endsWith('.idx')) {
+      const pack = packNamedBy(join(packDir, name))
+      if (pack && present.has(`${pack}.pack`) && !present.has(`${pack}.idx`)) {
+        rmSync(join(packDir, `${pack}.pack`), {force: true})
+        removed.push(`${pack}.pack`)
+      }
+    }
     rmSync(join(packDir, name), {force: true})
     removed.push(name)
   }
   return removed
+}
+
+/** `pack-<sha>` of the pack a complete v2 index describes (its trailer's first id), or undefined. */
+function packNamedBy(idxPath: string): string | undefined {
+  let fd: number
+  try {
+    fd = openSync(idxPath, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const size = fstatSync(fd).size
+    if (size < 8 + 1024 + 40) return undefined
+    const tail = Buffer.alloc(40)
+    if (readSync(fd, tail, 0, 40, size - 40) !== 40) return undefined
+    return `pack-${tail.toString('hex', 0, 20)}`
+  } finally {
+    closeSync(fd)
+  }
 }

@@ -34,6 +34,10 @@ export class TreeNode {
   /** The tree's last serialized content: the unchanged entries' bytes are copied from it in runs. */
   raw: Buffer | undefined
   written: WrittenVersion | undefined
+  /** The checkpoint generation it was last loaded or changed in: the tree cache drops the least recent first (tree-cache.ts). */
+  used = 0
+  /** Bytes the tree cache counts for it (tree-cache.ts), so a rewrite adds only its difference. */
+  counted = 0
 
   constructor(entries?: TreeEntry[], raw?: Buffer) {
     this.entries = entries
@@ -114,7 +118,12 @@ export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
     e.at = pos
     pos += entrySize(e)
   }
-  node.raw = Buffer.from(out.subarray(start, at))
+  // A buffer of its own, not a slice of Node's 8 KiB pool: a tree kept for long would hold a
+  // whole pool slab alive, and the cache's leaf trees, each the last one alive of its slab, held
+  // ~150 MB per 100k writes beyond the cache's estimate.
+  const raw = Buffer.allocUnsafeSlow(at - start)
+  out.copy(raw, 0, start, at)
+  node.raw = raw
   return at
 }
 

@@ -14,15 +14,15 @@ export type FromWorker =
   | {token: number; type: 'checkpointed'}
   | {message: string; type: 'error'}
   | {type: 'closed'}
-  | {cpu: number; readerPid: number | undefined; stats: PackBuilder['stats']; type: 'stats'}
+  | {cpu: number; stats: PackBuilder['stats']; type: 'stats'}
 
 const port = parentPort!
-const data = workerData as {env: NodeJS.ProcessEnv; repo: string}
+const data = workerData as {env: NodeJS.ProcessEnv; repo: string; treeCacheBytes?: number}
 const post = (m: FromWorker): void => port.postMessage(m)
 
 let builder: PackBuilder
 try {
-  builder = new PackBuilder(data.repo, data.env)
+  builder = new PackBuilder(data.repo, data.env, data.treeCacheBytes)
 } catch (error) {
   post({message: (error as Error).message, type: 'error'})
   throw error
@@ -35,8 +35,8 @@ let closing = false
 port.on('message', (m: ToWorker) => {
   if (m.type === 'records') {
     queue.push(m.data)
-    if (!running && !failed) void pump()
-  } else if (m.type === 'stats') post({cpu: threadCpu(), readerPid: builder.readerPid, stats: builder.stats, type: 'stats'})
+    if (!running && !failed) pump()
+  } else if (m.type === 'stats') post({cpu: threadCpu(), stats: builder.stats, type: 'stats'})
   else {
     closing = true
     if (!running) finish()
@@ -46,17 +46,17 @@ port.on('message', (m: ToWorker) => {
 /** Bytes applied since the last 'consumed' message: one message a megabyte (or when the queue runs dry), not one a batch. */
 let unreported = 0
 
-async function pump(): Promise<void> {
+/**
+ * Applies every queued batch. Synchronous (reads and the ref move included), so it runs in one
+ * go from the message that queued the work; messages that arrive meanwhile wait for the next turn.
+ */
+function pump(): void {
   running = true
   try {
     while (queue.length > 0) {
       const batch = queue.shift()!
-      const records = [...decodeRecords(batch)]
-      await builder.prefetch(records)
-      for (const r of records) {
-        // Most commits touch only trees in memory: no promise, no microtask per commit.
-        if (builder.applyNow(r)) continue
-        await builder.apply(r)
+      for (const r of decodeRecords(batch)) {
+        builder.apply(r)
         if (r.type === REC_CHECKPOINT || r.type === REC_RESTART) post({token: r.token, type: 'checkpointed'})
       }
       unreported += batch.byteLength

@@ -105,3 +105,44 @@ export class Deflater {
     ;(this.native as unknown as zlib.Deflate).close()
   }
 }
+
+/**
+ * One native inflate stream reused for every object read from a pack (a fresh `inflateSync`
+ * per object costs its set-up each time, as deflate does). Output is exactly `size` bytes or an
+ * error: a stream that errs is replaced and the object inflated again by `inflateSync`, which
+ * throws git's damage as an error.
+ */
+export class Inflater {
+  private native = Inflater.create()
+
+  private static create(): zlib.Inflate & NativeDeflate {
+    const s = zlib.createInflate() as zlib.Inflate & NativeDeflate
+    // Its errors are seen after each call (destroyed); the event would otherwise be unhandled.
+    s.on('error', () => {})
+    return s
+  }
+
+  inflate(input: Buffer, size: number): Buffer {
+    // Not from the pool: a tree read here may stay in the tree cache (tree.ts, serializeInto).
+    const out = Buffer.allocUnsafeSlow(size + 1)
+    const h = this.native._handle
+    const state = this.native._writeState
+    if (h && state) {
+      h.writeSync(zlib.constants.Z_FINISH, input, 0, input.length, out, 0, out.length)
+      // One byte of room left: the stream ended after exactly `size` bytes.
+      if (!this.native.destroyed && state[0] === 1) {
+        h.reset()
+        return out.subarray(0, size)
+      }
+      this.native.close()
+      this.native = Inflater.create()
+    }
+    const z = zlib.inflateSync(input, {finishFlush: zlib.constants.Z_SYNC_FLUSH})
+    if (z.length !== size) throw new Error(`object inflated to ${z.length} bytes, its header says ${size}`)
+    return z
+  }
+
+  close(): void {
+    this.native.close()
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * The pack writer's reads of objects it has not written itself (trees, branch tips), straight
+ * from the repository's files: each pack's `.idx` (fan-out, then a search of the ids under the
+ * first byte with positioned reads, nothing of the index kept but its fan-out), the pack entry
+ * inflated, OFS_DELTA/REF_DELTA chains applied (a roll-up's `--window=0` packs have none, `compact`'s
+ * have many), then loose objects. Why not `git cat-file --batch` (docs/benchmarks.md, "The pack
+ * writer as the default"): a pipe round trip per level woke this thread and cat-file for each tree,
+ * and a long-lived child of a worker thread is left a zombie when the thread is terminated.
+ * Anything found nowhere here (an alternate object store, a pack added and removed while we looked)
+ * is asked of a one-shot `git cat-file --batch`, spawned synchronously (reaped before it returns).
+ */
+import {spawnSync} from 'node:child_process'
+import {closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync} from 'node:fs'
+import {join} from 'node:path'
+import zlib from 'node:zlib'
+
+import type {ObjectKey} from './pack-file.js'
+import {Inflater} from './zlib-stream.js'
+
+export interface RawObject {
+  data: Buffer
+  type: 'blob' | 'commit' | 'tag' | 'tree'
+}
+
+const TYPES = ['', 'commit', 'tree', 'blob', 'tag'] as const
+const OFS_DELTA = 6
+const REF_DELTA = 7
+/** Every how many ids of a large first-byte range one is kept in memory (per pack, loaded on first use of the range). */
+const SAMPLE_EVERY = 32
+/** Resolved delta bases kept (bytes, per generation): a compacted pack's trees are chains against each other. */
+const BASE_CACHE_BYTES = 8 * 1024 * 1024
+/** Bytes read at an entry's offset: its header and, for a tree or a delta, usually all of its zlib stream. */
+const ENTRY_READ = 1024
+
+interface Resolved {
+  data: Buffer
+  type: number
+}
+
+interface Pack {
+  /** Entries with a first id byte below i: fanout[i] (fanout[256] = count). */
+  fanout: Uint32Array
+  idxFd: number
+  name: string
+  packFd: number
+  packSize: number
+  /** Per first byte with more than 4 * SAMPLE_EVERY ids: every SAMPLE_EVERY-th id of its range. */
+  samples: Array<Buffer | undefined>
+}
+
+export class PackReader {
+  private packs: Pack[] = []
+  private readonly packDir: string
+  private readonly inflater = new Inflater()
+  /** Resolved delta bases in two generations: the older one is dropped whole when the newer fills (no per-entry eviction). */
+  private bases = new Map<string, Resolved>()
+  private older = new Map<string, Resolved>()
+  private baseBytes = 0
+  private readonly scratch = Buffer.allocUnsafeSlow(SAMPLE_EVERY * 20 * 4)
+  private readonly head = Buffer.allocUnsafeSlow(ENTRY_READ)
+
+  constructor(
+    private readonly repo: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.packDir = join(repo, 'objects', 'pack')
+    this.refresh()
+  }
+
+  /** The object, or undefined when the repository does not have it. */
+  read(id: ObjectKey): RawObject | undefined {
+    return this.fromPacks(id) ?? this.loose(id) ?? (this.refresh() ? this.fromPacks(id) : undefined) ?? this.fromGit(id)
+  }
+
+  /** The commit a branch's ref names (`refs/heads/<branch>^0`), or undefined without one. */
+  branchTip(branch: string): string | undefined {
+    const r = spawnSync('git', ['-C', this.repo, 'rev-parse', '-q', '--verify', `refs/heads/${branch}^0`], {encoding: 'utf8', env: this.env})
+    const out = r.stdout?.trim()
+    return r.status === 0 && /^[0-9a-f]{40}$/.test(out) ? out : undefined
+  }
+
+  close(): void {
+    for (const p of this.packs) closePack(p)
+    this.packs = []
+    this.inflater.close()
+  }
+
+  /** Opens packs that appeared, closes those gone (a roll-up merged them); true when anything changed. */
+  refresh(): boolean {
+    let names: string[]
+    try {
+      names = readdirSync(this.packDir)
+    } catch {
+      names = []
+    }
+    const present = new Set(names.filter((n) => n.startsWith('pack-') && n.endsWith('.idx')).map((n) => n.slice(0, -4)).filter((n) => names.includes(`${n}.pack`)))
+    let changed = false
+    const kept: Pack[] = []
+    for (const p of this.packs) {
+      if (present.has(p.name)) {
+        kept.push(p)
+        present.delete(p.name)
+      } else {
+        closePack(p)
+        changed = true
+      }
+    }
+    for (const name of present) {
+      const p = openPack(this.packDir, name)
+      if (p) {
+        kept.push(p)
+        changed = true
+      }
+    }
+    // The largest first: most objects live there; a pack that answers moves to the front (fromPacks).
+    if (changed) kept.sort((a, b) => b.fanout[256] - a.fanout[256])
+    this.packs = kept
+    return changed
+  }
+
+  private fromPacks(id: ObjectKey): RawObject | undefined {
+    for (let i = 0; i < this.packs.length; i++) {
+      const p = this.packs[i]
+      const offset = this.offsetIn(p, id)
+      if (offset < 0) continue
+      if (i > 0) {
+        this.packs.splice(i, 1)
+        this.packs.unshift(p)
+      }
+      const o = this.entryAt(p, offset)
+      return {data: o.data, type: TYPES[o.type] as RawObject['type']}
+    }
+    return undefined
+  }
+
+  /** The object's offset in the pack, or -1. */
+  private offsetIn(p: Pack, id: ObjectKey): number {
+    const first = id.charCodeAt(0)
+    let lo = p.fanout[first]
+    let hi = p.fanout[first + 1]
+    if (lo === hi) return -1
+    const target = Buffer.from(id, 'latin1')
+    const idsAt = 8 + 1024
+    if (hi - lo > 4 * SAMPLE_EVERY) {
+      // Narrow to one block of SAMPLE_EVERY ids with the range's samples (read once, kept).
+      let sample = p.samples[first]
+      if (!sample) {
+        const n = hi - lo
+        const all = Buffer.allocUnsafe(n * 20)
+        readExactly(p.idxFd, all, all.length, idsAt + lo * 20)
+        sample = Buffer.allocUnsafe(Math.ceil(n / SAMPLE_EVERY) * 20)
+        for (let i = 0, j = 0; i < n; i += SAMPLE_EVERY, j++) all.copy(sample, j * 20, i * 20, i * 20 + 20)
+        p.samples[first] = sample
+      }
+      // The last sample not above the target starts its block.
+      let a = 0
+      let b = sample.length / 20
+      while (a < b) {
+        const m = (a + b) >>> 1
+        if (target.compare(sample, m * 20, m * 20 + 20, 0, 20) >= 0) a = m + 1
+        else b = m
+      }
+      if (a === 0) return -1
+      const start = lo + (a - 1) * SAMPLE_EVERY
+      hi = Math.min(hi, start + SAMPLE_EVERY)
+      lo = start
+    }
+    const n = hi - lo
+    readExactly(p.idxFd, this.scratch, n * 20, idsAt + lo * 20)
+    let a = 0
+    let b = n
+    while (a < b) {
+      const m = (a + b) >>> 1
+      const c = target.compare(this.scratch, m * 20, m * 20 + 20, 0, 20)
+      if (c === 0) return this.offsetAt(p, lo + m)
+      if (c > 0) a = m + 1
+      else b = m
+    }
+    return -1
+  }
+
+  private offsetAt(p: Pack, i: number): number {
+    const count = p.fanout[256]
+    const at = 8 + 1024 + count * 24 + i * 4
+    readExactly(p.idxFd, this.head, 4, at)
+    const v = this.head.readUInt32BE(0)
+    if ((v & 0x80_00_00_00) === 0) return v
+    readExactly(p.idxFd, this.head, 8, 8 + 1024 + count * 28 + (v & 0x7f_ff_ff_ff) * 8)
+    return Number(this.head.readBigUInt64BE(0))
+  }
+
+  /** The object at `offset` with its deltas applied: its type (1-4) and content. */
+  private entryAt(p: Pack, offset: number, asBase = false): Resolved {
+    const key = `${p.name}:${offset}`
+    const cached = this.bases.get(key) ?? this.older.get(key)
+    if (cached) return cached
+    const head = this.head
+    const got = readSync(p.packFd, head, 0, Math.min(head.length, p.packSize - offset), offset)
+    let at = 0
+    let c = head[at++]
+    const type = (c >> 4) & 7
+    let size = c & 15
+    let shift = 4
+    while (c & 0x80) {
+      c = head[at++]
+      size += (c & 0x7f) * 2 ** shift
+      shift += 7
+    }
+    let back = 0
+    let baseId: ObjectKey | undefined
+    if (type === OFS_DELTA) {
+      c = head[at++]
+      back = c & 0x7f
+      while (c & 0x80) {
+        c = head[at++]
+        back = (back + 1) * 128 + (c & 0x7f)
+      }
+    } else if (type === REF_DELTA) {
+      baseId = head.toString('latin1', at, at + 20)
+      at += 20
+    }
+    if (at > got) throw new Error(`truncated pack entry at ${offset} in ${p.name}`)
+    // Deflate's worst case (stored blocks) bounds the compressed bytes: what the first read lacks, one more read brings.
+    const room = Math.min(p.packSize - offset - at, size + Math.ceil(size / 16_000) * 5 + 64)
+    const isDelta = type === OFS_DELTA || type === REF_DELTA
+    let compressed: Buffer
+    // A delta's base is read next, into the same `head`: the delta's bytes get a buffer of their own first.
+    if (at + room <= got && !isDelta) compressed = head.subarray(at, at + room)
+    else {
+      compressed = Buffer.allocUnsafe(room)
+      const have = Math.min(room, got - at)
+      head.copy(compressed, 0, at, at + have)
+      if (have < room) readExactly(p.packFd, compressed.subarray(have), room - have, offset + at + have)
+    }
+    let base: Resolved | undefined
+    if (type === OFS_DELTA) base = this.entryAt(p, offset - back, true)
+    else if (baseId !== undefined) {
+      const o = this.read(baseId)
+      if (!o) throw new Error(`delta base ${Buffer.from(baseId, 'latin1').toString('hex')} is missing from the repository`)
+      base = {data: o.data, type: TYPES.indexOf(o.type)}
+    }
+    const raw = this.inflater.inflate(compressed, size)
+    const out = base ? {data: applyDelta(base.data, raw), type: base.type} : {data: raw, type}
+    if (asBase) this.remember(key, out)
+    return out
+  }
+
+  private remember(key: string, o: Resolved): void {
+    if (o.data.length > BASE_CACHE_BYTES / 16) return
+    this.bases.set(key, o)
+    this.baseBytes += o.data.length
+    if (this.baseBytes > BASE_CACHE_BYTES) {
+      this.older = this.bases
+      this.bases = new Map()
+      this.baseBytes = 0
+    }
+  }
+
+  private loose(id: ObjectKey): RawObject | undefined {
+    const hex = Buffer.from(id, 'latin1').toString('hex')
+    const file = join(this.repo, 'objects', hex.slice(0, 2), hex.slice(2))
+    if (!existsSync(file)) return undefined
+    let raw: Buffer
+    try {
+      raw = zlib.inflateSync(readFileSync(file))
+    } catch {
+      return undefined
+    }
+    const sp = raw.indexOf(0x20)
+    const nul = raw.indexOf(0, sp)
+    const type = raw.toString('latin1', 0, sp) as RawObject['type']
+    return {data: raw.subarray(nul + 1), type}
+  }
+
+  /** Git's own answer, for an object in none of the places above. */
+  private fromGit(id: ObjectKey): RawObject | undefined {
+    const hex = Buffer.from(id, 'latin1').toString('hex')
+    const r = spawnSync('git', ['-C', this.repo, 'cat-file', '--batch'], {env: this.env, input: `${hex}\n`, maxBuffer: 1024 * 1024 * 1024})
+    if (r.status !== 0 || !r.stdout) return undefined
+    const out = r.stdout
+    const nl = out.indexOf(10)
+    const [, type, size] = out.toString('latin1', 0, nl).split(' ')
+    if (size === undefined) return undefined
+    return {data: Buffer.from(out.subarray(nl + 1, nl + 1 + Number(size))), type: type as RawObject['type']}
+  }
+}
+
+function openPack(packDir: string, name: string): Pack | undefined {
+  let idxFd = -1
+  let packFd = -1
+  try {
+    idxFd = openSync(join(packDir, `${name}.idx`), 'r')
+    packFd = openSync(join(packDir, `${name}.pack`), 'r')
+    const head = Buffer.alloc(8 + 1024)
+    readExactly(idxFd, head, head.length, 0)
+    if (head.readUInt32BE(0) !== 0xff_74_4f_63 || head.readUInt32BE(4) !== 2) throw new Error(`${name}.idx is not a version 2 index`)
+    const fanout = new Uint32Array(257)
+    for (let i = 0; i < 256; i++) fanout[i + 1] = head.readUInt32BE(8 + i * 4)
+    return {fanout, idxFd, name, packFd, packSize: fstatSync(packFd).size, samples: []}
+  } catch {
+    // Removed between the listing and the open (a roll-up), or not an index this reader knows: git answers for it.
+    if (idxFd !== -1) closeSync(idxFd)
+    if (packFd !== -1) closeSync(packFd)
+    return undefined
+  }
+}
+
+function closePack(p: Pack): void {
+  closeSync(p.idxFd)
+  closeSync(p.packFd)
+}
+
+function readExactly(fd: number, buf: Buffer, n: number, position: number): void {
+  let done = 0
+  while (done < n) {
+    const got = readSync(fd, buf, done, n - done, position + done)
+    if (got <= 0) throw new Error(`short read at ${position + done}`)
+    done += got
+  }
+}
+
+/** Git's delta format (gitformat-pack): the base and target sizes, then copy and insert opcodes. */
+export function applyDelta(base: Buffer, delta: Buffer): Buffer {
+  let at = 0
+  const varint = (): number => {
+    let v = 0
+    let shift = 0
+    let c
+    do {
+      c = delta[at++]
+      v += (c & 0x7f) * 2 ** shift
+      shift += 7
+    } while (c & 0x80)
+    return v
+  }
+  if (varint() !== base.length) throw new Error('delta base size mismatch')
+  const size = varint()
+  const out = Buffer.allocUnsafeSlow(size)
+  let o = 0
+  while (at < delta.length) {
+    const op = delta[at++]
+    if (op & 0x80) {
+      let off = 0
+      let len = 0
+      if (op & 0x01) off |= delta[at++]
+      if (op & 0x02) off |= delta[at++] << 8
+      if (op & 0x04) off |= delta[at++] << 16
+      if (op & 0x08) off = (off | (delta[at++] << 24)) >>> 0
+      if (op & 0x10) len |= delta[at++]
+      if (op & 0x20) len |= delta[at++] << 8
+      if (op & 0x40) len |= delta[at++] << 16
+      if (len === 0) len = 0x1_00_00
+      if (off + len > base.length || o + len > size) throw new Error('delta copy out of bounds')
+      base.copy(out, o, off, off + len)
+      o += len
+    } else if (op > 0) {
+      if (o + op > size || at + op > delta.length) throw new Error('delta insert out of bounds')
+      delta.copy(out, o, at, at + op)
+      at += op
+      o += op
+    } else throw new Error('delta opcode 0')
+  }
+  if (o !== size) throw new Error('delta result size mismatch')
+  return out
+}
