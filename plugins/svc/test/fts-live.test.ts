@@ -7,6 +7,7 @@ import {matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
+import {seededDoubles} from './helpers/seeded.js'
 
 /**
  * The general path: bm25 over a search's matches on a connection of its own; among rows of
@@ -48,11 +49,7 @@ describe('svc full-text search while the index is written (issue 26)', () => {
     const counter = new PhraseCounter()
     const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
     ix.countsQuietMs = 0
-    let seed = 29
-    const next = (n: number): number => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return Math.floor((seed / 2_147_483_648) * n)
-    }
+    const next = seededDoubles(29)
     // "kalo" and its longer words each in about a quarter of the rows (the prefix in more than
     // half), "bisu" in a quarter, "rare"/"lone" in a few; words repeated in a row, two tables.
     // No word is in half the rows: the store would leave it out of the scoring (its 1e-6 weight).

@@ -7,6 +7,7 @@ import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
+import {seededDoubles} from './helpers/seeded.js'
 
 const page = {limit: 10, offset: 0}
 
@@ -237,11 +238,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
   it('scores the first matches of a search over the window as FTS5 bm25 does, to the bit, before and after writes, also from lists kept', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
-    let seed = 7
-    const next = (n: number): number => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return Math.floor((seed / 2_147_483_648) * n)
-    }
+    const next = seededDoubles(7)
     // Words in 5-40% of the documents, some repeated in a document, lengths 3-30 tokens; "mo"
     // and "mora" are prefixes of longer words, "tiva" is not.
     const vocabulary = ['mo', 'mora', 'morano', 'tiva', 'sel', 'selka', 'pu', 'filler', 'other']
@@ -327,11 +324,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         raw.close()
       }
     }
-    let seed = 11
-    const next = (n: number): number => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return Math.floor((seed / 2_147_483_648) * n)
-    }
+    const next = seededDoubles(11)
     // "common" is in every document (it scores nothing: see scoredPhrases); "tiva", "mora" and
     // "sel" each in about a third, "mora" the prefix of longer words (its prefix in more than
     // half), "tiva" of none; 2-31 tokens, words repeated in a document, so many rows tie and
@@ -428,11 +421,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         raw.close()
       }
     }
-    let seed = 5
-    const next = (n: number): number => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return Math.floor((seed / 2_147_483_648) * n)
-    }
+    const next = seededDoubles(5)
     // "kalo" in about a third of the documents, its longer words as often (the prefix in most),
     // "bisu" (no longer word) in a third, "rare"/"lone" in a few; words repeated in a document.
     const common = ['kalo', 'kaloba', 'kalobi', 'bisu']

@@ -1,6 +1,7 @@
 import {expect} from 'chai'
 
 import {asciiTerms, TextTerms} from '../src/engine/fts/tokens.js'
+import {seeded32} from './helpers/seeded.js'
 
 /**
  * The terms of a written row's new text, read by the search caches kept across writes
@@ -16,11 +17,7 @@ describe('svc full-text: the terms of a written text, as the index tokenizes the
         const x = String.fromCharCode(c)
         texts.push(x, `ab${x}cd`, `1${x}${x}2`, `${x}Qz`, `Zq${x}`)
       }
-      let seed = 3
-      const next = (n: number): number => {
-        seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
-        return Math.floor((seed / 4_294_967_296) * n)
-      }
+      const next = seeded32(3)
       // Random ASCII, letters and digits most often (repeated terms, mixed case), and documents' text.
       for (let i = 0; i < 500; i++) texts.push(Array.from({length: 1 + next(80)}, () => String.fromCharCode(next(3) === 0 ? next(128) : 'aAbB0zZ9 kaLO'.charCodeAt(next(13)))).join(''))
       texts.push('items:12 12.5 -3 true Kalo kalo KALO kaloba', `${'a'.repeat(1024)} b`)

@@ -6,6 +6,7 @@ import {FullTextIndex} from '../src/engine/fulltext.js'
 import {matchExpression} from '../src/engine/fts/match.js'
 import type {Bm25Scorer} from '../src/engine/fts/score.js'
 import {type IndexStore, SEARCH_WINDOW} from '../src/engine/fts/store.js'
+import {seeded32} from './helpers/seeded.js'
 import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
 type Docs = Map<string, {body: Buffer; sha: string}>
@@ -43,12 +44,7 @@ describe('svc full-text index: per-row counts built in the background after a se
   after(cleanupTempDirs)
 
   it('builds the counts a search asked for without being asked again, and answers the same after', async () => {
-    let seed = 9
-    const next = (n: number): number => {
-      // 32-bit arithmetic: a product past 2^53 would lose the low bits and cycle early.
-      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
-      return Math.floor((seed / 4_294_967_296) * n)
-    }
+    const next = seeded32(9)
     const words = ['kalo', 'kaloba', 'kalobi']
     const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
     const docs: Docs = new Map()
@@ -101,11 +97,7 @@ describe('svc full-text index: per-row counts built in the background after a se
   })
 
   it('keeps the counts across writes through the engine\'s write path, the answers those of bm25 after each', async () => {
-    let seed = 13
-    const next = (n: number): number => {
-      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
-      return Math.floor((seed / 4_294_967_296) * n)
-    }
+    const next = seeded32(13)
     const words = ['kalo', 'kaloba', 'kalobi']
     const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
     const text = (): string => Array.from({length: 2 + next(20)}, token).join(' ')

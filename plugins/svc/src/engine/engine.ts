@@ -112,8 +112,9 @@ export interface EngineOptions {
   /** Checkpoints between background geometric repacks that keep pack and loose-object counts low (default 64). */
   repackEveryCheckpoints?: number
   /**
-   * Which writer turns writes into commits: `fast-import` (default) or `pack`, the in-process pack
-   * writer (a worker thread writing the same commits straight into packs; issue 26). Unset, the
+   * Which writer turns writes into commits: `pack` (default), the in-process pack writer (a worker
+   * thread writing the same commits straight into packs; issue 26), or `fast-import`, a long-lived
+   * `git fast-import` child (the default until the pack writer measured ahead). Unset, the
    * environment variable SVC_WRITER chooses, so benches and the test suite can switch every
    * engine without a flag.
    */
@@ -122,11 +123,11 @@ export interface EngineOptions {
 
 export type WriterKind = 'fast-import' | 'pack'
 
-/** The writer an engine opened without `writer` uses: SVC_WRITER=pack or fast-import. */
+/** The writer an engine opened without `writer` uses: SVC_WRITER=fast-import, else the pack writer. */
 export function defaultWriter(): WriterKind {
   const v = process.env.SVC_WRITER
-  if (v === undefined || v === '' || v === 'fast-import') return 'fast-import'
-  if (v === 'pack') return 'pack'
+  if (v === undefined || v === '' || v === 'pack') return 'pack'
+  if (v === 'fast-import') return 'fast-import'
   // A typo must not silently measure or test the other writer.
   throw new EngineError('invalid_argument', `SVC_WRITER must be "fast-import" or "pack", not ${JSON.stringify(v)}`)
 }

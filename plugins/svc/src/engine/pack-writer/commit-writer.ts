@@ -1,8 +1,8 @@
 /**
  * `CommitWriter`'s interface over the in-process pack writer (a worker thread) instead of
  * `git fast-import`: the same commits, trees and blobs (the same object ids), visible at each
- * checkpoint. The engine's writer when opened with `writer: 'pack'` (or `SVC_WRITER=pack`), not
- * by default; `bench/svc-packwriter.mjs` compares the two.
+ * checkpoint. The engine's default writer (`writer: 'fast-import'` or `SVC_WRITER=fast-import`
+ * chooses fast-import instead); `bench/svc-packwriter.mjs` compares the two.
  */
 import {basename, dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
