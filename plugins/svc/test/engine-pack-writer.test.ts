@@ -124,14 +124,19 @@ describe('svc engine with the pack writer', () => {
     // Reopened: the new writer reads the trees it continues from the repository, then is terminated.
     db = await openEngine(dir, {checkpointDelayMs: 60_000, checkpointMaxDelayMs: 60_000, fullText: false, writer: 'pack'})
     await db.put({id: 'z:50', i: 50})
+    await db.flush()
+    // Taken once the writer is idle: a git it runs to its end (a checkpoint's update-ref) is not
+    // one it keeps.
     const before = gitChildren()
     await killWriter(db)
     await db.put({id: 'z:51', i: 51})
     await db.flush()
     expect(db.details().writerRestarts).to.equal(1)
-    await new Promise((r) => setTimeout(r, 200))
     // The engine's own reader is the only git process before and after: the writers keep none (they
-    // run theirs to the end on their thread), so a terminated one cannot leave one behind, zombie or not.
+    // run theirs to the end on their thread), so a terminated one cannot leave one behind, zombie or
+    // not. A git that has just exited is reaped within moments (a loaded machine may take longer
+    // than a fixed pause); one left behind stays.
+    for (let waited = 0; waited < 5000 && JSON.stringify(gitChildren()) !== JSON.stringify(before); waited += 100) await new Promise((r) => setTimeout(r, 100))
     expect(gitChildren(), 'git children of this process').to.deep.equal(before)
     expect(before.every((c) => !c.includes(' Z '))).to.equal(true)
     expect(await db.getMany(['z:0', 'z:50', 'z:51'])).to.deep.equal([{i: 0, id: 'z:0'}, {i: 50, id: 'z:50'}, {i: 51, id: 'z:51'}])
