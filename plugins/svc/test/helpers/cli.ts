@@ -55,8 +55,16 @@ export function startServer(args: string[], options: {cwd?: string; env?: NodeJS
       clearTimeout(timer)
       // A server that dies after it was ready fails a later request with ECONNREFUSED, which says
       // nothing of why: its own last words go to the test log.
-      void exited.then(({code}) => {
-        if (code !== null && code !== 0) process.stderr.write(`\nsvc server (${args.join(' ')}) exited with code ${code}; its stderr ends:\n${stderr.slice(-4000)}\n`)
+      // A signal the test did not send (a native crash, a stray kill) says as much as an exit code.
+      let killedByTest = false
+      const kill = child.kill.bind(child)
+      child.kill = (sig?: NodeJS.Signals | number) => {
+        killedByTest = true
+        return kill(sig)
+      }
+      void exited.then(({code, signal}) => {
+        if ((code !== null && code !== 0) || !killedByTest)
+          process.stderr.write(`\nsvc server (${args.join(' ')}) exited with ${code === null ? `signal ${signal}` : `code ${code}`}; its stderr ends:\n${stderr.slice(-4000)}\n`)
       })
       try {
         resolve({child, exited, ready: JSON.parse(stdout.slice(0, nl)) as Record<string, unknown>, stderr: () => stderr})
