@@ -8,8 +8,12 @@
  */
 import type {TreeEntry, TreeNode} from './tree.js'
 
-/** The default budget (bytes, estimated): all of a 1M-document table's upper levels and ~40% of its leaves. */
-export const TREE_CACHE_BYTES = 64 * 1024 * 1024
+/**
+ * The default budget (bytes, estimated): all of a 1M-document table's trees. At 64 MiB (~40% of
+ * its leaves) the 1M run read evicted leaves back from the packs: 3,981 writes/s against 5,291
+ * (docs/benchmarks.md, "Integration of the thirteenth session").
+ */
+export const TREE_CACHE_BYTES = 192 * 1024 * 1024
 /**
  * An entry's JavaScript object with its name and id strings, and a node's objects (entries array,
  * its own Buffer, the delta base record), roughly (V8, 64-bit). Calibrated on 300k documents of
