@@ -5,30 +5,10 @@ import {join} from 'node:path'
 import {PhraseCounter, warmCommonCounts} from '../src/engine/fts/count-worker.js'
 import {matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
-import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
+import {IndexStore} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
+import {bm25Page} from './helpers/bm25.js'
 import {seededDoubles} from './helpers/seeded.js'
-
-/**
- * The general path: bm25 over a search's matches on a connection of its own; among rows of
- * equal score the lower rowid first, then the page by score and id. `ranked`: an estimated
- * search ranks only its first matches (the rows up to the ranked-th).
- */
-function bm25(file: string, q: string, table: string | undefined, at: {limit: number; offset: number}, ranked?: number): StoreHit[] {
-  const raw = new Database(file, {readonly: true})
-  try {
-    const match = matchExpression(q, table)!
-    const to = ranked === undefined ? Number.MAX_SAFE_INTEGER : raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
-    return raw
-      .prepare<[string, number, number, number], StoreHit>(
-        `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
-         JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
-      )
-      .all(match, to, at.limit, at.offset)
-  } finally {
-    raw.close()
-  }
-}
 
 /** The rows a search matches, counted by FTS5 on a connection of its own. */
 function matches(file: string, q: string, table: string | undefined): number {
@@ -76,7 +56,7 @@ describe('svc full-text search while the index is written (issue 26)', () => {
           for (const at of [{limit: 10, offset: 0}, {limit: 7, offset: 12}]) {
             const got = ix.search(q, {...at, table}, window)
             const ranked = got.estimated ? Math.max(Math.floor(window / 5), 4 * (at.offset + at.limit)) : undefined
-            expect(got.hits, `${q} ${table} ${at.offset}`).to.deep.equal(bm25(file, q, table, at, ranked))
+            expect(got.hits, `${q} ${table} ${at.offset}`).to.deep.equal(bm25Page(file, q, table, at, ranked))
             if (ranked === undefined) expect(got.total, `${q} ${table} total`).to.equal(matches(file, q, table))
             compared++
           }
@@ -167,7 +147,7 @@ describe('svc full-text search while the index is written (issue 26)', () => {
       expect(scorer.keeps('"lone"')).to.equal(false)
       for (const q of ['lone', 'rare', 'lone f3']) {
         const got = ix.search(q, {limit: 10, offset: 0})
-        expect(got.hits, q).to.deep.equal(bm25(file, q, undefined, {limit: 10, offset: 0}))
+        expect(got.hits, q).to.deep.equal(bm25Page(file, q, undefined, {limit: 10, offset: 0}))
         expect(got.total, q).to.equal(matches(file, q, undefined))
       }
     } finally {

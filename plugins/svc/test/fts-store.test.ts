@@ -7,30 +7,10 @@ import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
+import {bm25Page} from './helpers/bm25.js'
 import {seededDoubles} from './helpers/seeded.js'
 
 const page = {limit: 10, offset: 0}
-
-/**
- * bm25 over a search's matches up to the `ranked`-th (an estimated search's rows), on a connection
- * of its own (the general path); among rows of equal score the lower rowid first, then the page
- * by score and id.
- */
-function bm25FirstRanked(file: string, q: string, table: string | undefined, ranked: number, at: {limit: number; offset: number}): StoreHit[] {
-  const raw = new Database(file, {readonly: true})
-  try {
-    const match = matchExpression(q, table)!
-    const to = raw.prepare<[string, number], number>('SELECT rowid FROM text WHERE text MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?').pluck().get(match, ranked - 1)!
-    return raw
-      .prepare<[string, number, number, number], StoreHit>(
-        `SELECT d.id AS id, -x.s AS score FROM (SELECT rowid, bm25(text, 0.0, 1.0) AS s FROM text WHERE text MATCH ? AND rowid <= ? ORDER BY s, rowid LIMIT ? OFFSET ?) x
-         JOIN docs d ON d.rowid = x.rowid ORDER BY x.s, d.id`,
-      )
-      .all(match, to, at.limit, at.offset)
-  } finally {
-    raw.close()
-  }
-}
 
 describe('svc full-text index file (SQLite FTS5)', () => {
   after(cleanupTempDirs)
@@ -252,7 +232,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
             const ranked = Math.max(10, 4 * (page.offset + page.limit))
             const got = ix.search(q, {...page, table}, 50)
             if (!got.estimated) continue
-            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(bm25FirstRanked(file, q, table, ranked, page))
+            expect(got.hits, `${q} ${table} ${page.offset}`).to.deep.equal(bm25Page(file, q, table, page, ranked))
             estimated++
           }
         }
@@ -268,7 +248,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
           const ranked = Math.max(10, 4 * (page.offset + page.limit))
           const got = ix.search(q, page, 50)
           if (!got.estimated) continue
-          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(bm25FirstRanked(file, q, undefined, ranked, page))
+          expect(got.hits, `${q} kept ${page.offset}`).to.deep.equal(bm25Page(file, q, undefined, page, ranked))
           estimated++
         }
       }
@@ -556,7 +536,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         raw.close()
       }
     }
-    const firstRanked = (q: string, ranked: number, at: {limit: number; offset: number}): StoreHit[] => bm25FirstRanked(file, q, undefined, ranked, at)
+    const firstRanked = (q: string, ranked: number, at: {limit: number; offset: number}): StoreHit[] => bm25Page(file, q, undefined, at, ranked)
     // Searches over a small window once "alpha"'s list is kept: "alpha" alone takes its rows from
     // the kept lists, "w3 alpha" (its first 4 matches ranked, early in the index: fts/score.ts)
     // weighs "alpha" by the documents of its kept list.
