@@ -29,7 +29,7 @@ export function createMetrics(engine: Engine): ServerMetrics {
   new Gauge({collect() { this.set(d().pendingEntries) }, help: 'Acknowledged writes not yet committed to Git', name: 'svc_wal_pending_entries', registers})
   new Gauge({collect() { this.set(d().maxPendingEntries) }, help: 'Back-pressure bound on pending entries', name: 'svc_wal_max_pending_entries', registers})
   new Gauge({collect() { this.set(d().walBytes) }, help: 'Bytes in write-ahead log segments', name: 'svc_wal_bytes', registers})
-  new Gauge({collect() { this.set(d().walFsyncs) }, help: 'fdatasync calls of the write-ahead log (group commit: many writes each)', name: 'svc_wal_fsyncs', registers})
+  new Gauge({collect() { this.set(d().walFsyncs) }, help: 'durable (O_DSYNC) writes of the write-ahead log (group commit: many writes each)', name: 'svc_wal_fsyncs', registers})
   new Gauge({collect() { this.set(d().seq) }, help: 'Last write-ahead log sequence number', name: 'svc_wal_sequence', registers})
   new Gauge({
     collect() {
