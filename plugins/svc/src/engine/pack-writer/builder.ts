@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {spanDelta} from './delta.js'
 import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, objectKey, objectScratch, PackFile, removeStaleTemps} from './pack-file.js'
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
-import {entrySize, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode} from './tree.js'
+import {entrySize, fold, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode, unfold} from './tree.js'
 import {PackReader} from './pack-reader.js'
 import {TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
 import {Deflater} from './zlib-stream.js'
@@ -31,6 +31,8 @@ export interface BuilderStats {
   packs: number
   treeDeltas: number
   treeLoads: number
+  /** Folded trees parsed again from their bytes (no pack read). */
+  treeUnfolds: number
   /** The tree cache's estimated size after the last checkpoint (bytes). */
   treeCacheBytes: number
 }
@@ -45,8 +47,10 @@ export class PackBuilder {
   private pack: PackFile | undefined
   /** Which pack a tree's `written` version is in: deltas only ever point inside the open one. */
   private gen = 0
-  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0}
+  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0, treeUnfolds: 0}
   private readonly cache: TreeCache
+  /** Nodes parsed or written since the last checkpoint: the leaves among them are folded there (tree.ts `fold`). */
+  private readonly expanded = new Set<TreeNode>()
 
   constructor(
     private readonly repo: string,
@@ -106,12 +110,21 @@ export class PackBuilder {
   }
 
   private load(e: TreeEntry): void {
+    if (e.node?.raw && !e.node.entries) {
+      unfold(e.node)
+      e.node.used = this.gen
+      this.stats.treeUnfolds++
+      this.cache.written(e.node)
+      this.expanded.add(e.node)
+      return
+    }
     const o = this.reader.read(e.id!)
     if (!o || o.type !== 'tree') throw new Error(`tree ${keyHex(e.id!)} is missing from the repository`)
     e.node = new TreeNode(parseTree(o.data), o.data)
     e.node.used = this.gen
     this.stats.treeLoads++
     this.cache.loaded(e.node)
+    this.expanded.add(e.node)
   }
 
   /** The commit's objects into the open pack; every tree on its paths is in memory. */
@@ -161,6 +174,7 @@ export class PackBuilder {
     const {at, buf} = objectScratch(OBJ_TREE, size)
     const id = idOfScratch(serializeInto(node, buf, at))
     this.cache.written(node)
+    this.expanded.add(node)
     e.id = id
     const raw = node.raw!
     if (pack.offsetOf(id) !== -1) {
@@ -200,6 +214,9 @@ export class PackBuilder {
     if (updates.length > 0) updateRefs(this.repo, this.env, updates.join(''))
     // Packs a roll-up merged away are let go (their space freed), the new ones found.
     this.reader.refresh()
+    // The leaves this interval parsed or wrote are kept as bytes only from here on.
+    for (const n of this.expanded) if (fold(n)) this.cache.written(n)
+    this.expanded.clear()
     // Every tree is in a finished pack now: any of them may be dropped and read again later.
     this.cache.checkpointed([...this.branches.values()].map((t) => t.root))
     this.stats.treeCacheBytes = this.cache.bytes
@@ -232,6 +249,8 @@ function latin1Path(p: string): string {
 
 /** A branch's own copy of the loaded part of a tree (a new branch must not change its source's nodes). */
 function copyTree(e: TreeEntry): TreeEntry {
+  // A folded node is copied as its bytes (never changed in place: a write replaces `raw`).
+  if (e.node?.raw && !e.node.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(undefined, e.node.raw)}
   if (!e.node?.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name}
   return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree), e.node.raw)}
 }

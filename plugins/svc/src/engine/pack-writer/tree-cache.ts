@@ -49,11 +49,12 @@ export class TreeCache {
     let total = 0
     const walk = (e: TreeEntry, depth: number): void => {
       const n = e.node
-      if (!n?.entries) return
+      // A folded node (bytes only, tree.ts `fold`) is counted and may go; it has no children loaded.
+      if (!n || (!n.entries && !n.raw)) return
       n.counted = nodeBytes(n)
       total += n.counted
       if (depth > 0) nodes.push({depth, entry: e})
-      for (const c of n.entries) if (c.node) walk(c, depth + 1)
+      if (n.entries) for (const c of n.entries) if (c.node) walk(c, depth + 1)
     }
     for (const r of roots) walk(r, 0)
     this.bytes = total
