@@ -49,7 +49,7 @@ export class PackBuilder {
   private gen = 0
   readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0, treeUnfolds: 0}
   private readonly cache: TreeCache
-  /** Nodes parsed or written since the last checkpoint: the leaves among them are folded there (tree.ts `fold`). */
+  /** Nodes parsed or written since the last checkpoint: their delta bases are let go there, and any leaf still parsed folded. */
   private readonly expanded = new Set<TreeNode>()
 
   constructor(
@@ -173,6 +173,8 @@ export class PackBuilder {
     // The children are written: the scratch buffer is this tree's now.
     const {at, buf} = objectScratch(OBJ_TREE, size)
     const id = idOfScratch(serializeInto(node, buf, at))
+    // A leaf is kept as its bytes from here on (tree.ts `fold`); `written` still makes it a delta base in this pack.
+    fold(node)
     this.cache.written(node)
     this.expanded.add(node)
     e.id = id
@@ -214,8 +216,11 @@ export class PackBuilder {
     if (updates.length > 0) updateRefs(this.repo, this.env, updates.join(''))
     // Packs a roll-up merged away are let go (their space freed), the new ones found.
     this.reader.refresh()
-    // The leaves this interval parsed or wrote are kept as bytes only from here on.
-    for (const n of this.expanded) if (fold(n)) this.cache.written(n)
+    // Leaves parsed but left unchanged are folded too, and no tree's version in the finished pack is a delta base any more.
+    for (const n of this.expanded) {
+      if (!n.entries || fold(n)) this.cache.written(n)
+      n.written = undefined
+    }
     this.expanded.clear()
     // Every tree is in a finished pack now: any of them may be dropped and read again later.
     this.cache.checkpointed([...this.branches.values()].map((t) => t.root))

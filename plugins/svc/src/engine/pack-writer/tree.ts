@@ -49,21 +49,20 @@ export class TreeNode {
 }
 
 /**
- * Drops a written leaf's entry objects and keeps only its bytes (`raw`). Why (issue 26, 1M
+ * Drops a serialized leaf's entry objects and keeps only its bytes (`raw`). Why (issue 26, 1M
  * documents): a tree held as entry objects costs its thread's heap ~150 bytes per document
  * (an object, its name and id strings), ~1M objects that every major GC marks and that pushed
  * the tree cache over its budget, so that evicted leaves were read back from the packs; the bytes
- * are a sixth of that and off the heap. Only a tree none of whose entries has a node of its own
- * (a leaf, in svc's layout) is folded: a parent's entries hold its children's nodes.
- * Returns whether it folded.
+ * are a sixth of that and off the heap. Folded as soon as it is written, the parsed entries die
+ * young instead of being copied by each scavenge until the next checkpoint and then promoted.
+ * Only a tree none of whose entries has a node of its own (a leaf, in svc's layout) is folded:
+ * a parent's entries hold its children's nodes. Returns whether it folded.
  */
 export function fold(node: TreeNode): boolean {
   const entries = node.entries
   if (!entries || !node.raw) return false
   for (const e of entries) if (e.node !== undefined || e.at === undefined || e.id === undefined) return false
   node.entries = undefined
-  // Called after a checkpoint: the version in the pack just finished is no delta base for the next one.
-  node.written = undefined
   return true
 }
 
