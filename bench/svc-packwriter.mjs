@@ -9,6 +9,11 @@
 // Usage: node bench/svc-packwriter.mjs [--commits 20000] [--existing 0|100000] [--rounds 2] [--fixture DIR] [--build DIR]
 //   --existing N: write into a copy of a repository already holding N documents of the same
 //   table (built once with bench/svc-fixture.mjs, kept in --fixture DIR when given).
+// Growth of the pack writer alone, from an empty repository to N documents (issue 26, 1M):
+//   node bench/svc-packwriter.mjs --growth 1000000 [--block 100000] [--ab OTHER_CHECKOUT] [--rounds 1]
+//   Per block: the worker thread's CPU per commit, its V8 heap, the child's RSS, trees read back
+//   from the packs and the tree cache's estimate; with --ab the other checkout's build runs the
+//   same stream, alternating which goes first. SVC_PACKWRITER_PROFILE=DIR profiles the worker.
 import {execFileSync, spawn} from 'node:child_process'
 import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {join, resolve} from 'node:path'
@@ -18,8 +23,11 @@ import {arg, line, tempDir} from './svc-common.mjs'
 
 const CHECKPOINT_EVERY = 2000
 const here = fileURLToPath(import.meta.url)
+/** The growth mode's previous block (declared before the top-level await that runs the child). */
+let lastBlock = {commits: 0, cpu: 0, loads: 0, t: performance.now()}
 
 if (process.argv[2] === '--child') await child()
+else if (process.argv.includes('--growth')) await growth()
 else await main()
 
 function argText(name, def) {
@@ -43,6 +51,7 @@ async function child() {
   const w = new Writer(repo, () => branches, 'svc <svc@localhost>')
   const pad = 'x'.repeat(150)
   const t0 = Date.UTC(2026, 10, 29, 6, 0, 0)
+  const block = Number(process.env.SVC_PW_BLOCK ?? 0)
   const cpu0 = selfCpu()
   const start = performance.now()
   for (let i = 1; i <= n; i++) {
@@ -51,7 +60,10 @@ async function child() {
     const time = t0 + i
     const message = `put ${id}\n\nSvc-Op: put\nSvc-Id: ${id}\nSvc-Seq: ${i}\nSvc-Time: ${new Date(time).toISOString()}\nSvc-Origin: rest\n`
     const more = w.commit({authorName: 'rest', branch: 'main', files: [{content: body, dirEntries: 0, path: docPath(parseId(id))}], message, time})
-    if (i % CHECKPOINT_EVERY === 0) await w.checkpoint()
+    if (i % CHECKPOINT_EVERY === 0) {
+      await w.checkpoint()
+      if (block > 0 && i % block === 0) await reportBlock(w, i)
+    }
     else if (!more) await w.drain()
     // Let the event loop turn now and then, as the engine's does between requests.
     if (i % 64 === 0) await new Promise((r) => setImmediate(r))
@@ -69,6 +81,82 @@ async function child() {
     workerStats: worker?.stats,
   }
   process.stdout.write(`${JSON.stringify(out)}\n`)
+  process.exit(0)
+}
+
+/** One block's figures of the growth mode, a JSON line on stderr: since the last block's. */
+async function reportBlock(w, i) {
+  const s = await w.stats()
+  const status = readFileSync('/proc/self/status', 'utf8')
+  const rssMB = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
+  const n = i - lastBlock.commits
+  const t = performance.now()
+  const out = {
+    cacheMB: s.stats.treeCacheBytes / 2 ** 20,
+    commits: i,
+    heapMB: s.heapBytes === undefined ? undefined : s.heapBytes / 2 ** 20,
+    loadsPerCommit: (s.stats.treeLoads - lastBlock.loads) / n,
+    rate: n / ((t - lastBlock.t) / 1000),
+    rssMB,
+    workerUs: ((s.cpu - lastBlock.cpu) / n) * 1e6,
+  }
+  lastBlock = {commits: i, cpu: s.cpu, loads: s.stats.treeLoads, t}
+  process.stderr.write(`BLOCK ${JSON.stringify(out)}\n`)
+}
+
+/** `--growth N`: the pack writer alone from an empty repository to N documents, per block, optionally against another build. */
+async function growth() {
+  const n = arg('growth', 1_000_000)
+  const block = arg('block', 100_000)
+  const rounds = arg('rounds', 1)
+  const self = resolve(fileURLToPath(new URL('..', import.meta.url)))
+  const builds = [self]
+  const other = argText('ab', undefined)
+  if (other) builds.push(resolve(other))
+  console.log(`load average at start: ${readFileSync('/proc/loadavg', 'utf8').trim()} (${new Date().toISOString()})`)
+  const blocks = new Map(builds.map((b) => [b, []]))
+  for (let r = 0; r < rounds; r++) {
+    for (const build of r % 2 === 0 ? builds : [...builds].reverse()) {
+      const dir = tempDir('svc-pw-growth-')
+      const repo = join(dir, 'repo')
+      execFileSync('git', ['init', '--bare', '-q', repo])
+      execFileSync('git', ['-C', repo, 'symbolic-ref', 'HEAD', 'refs/heads/main'])
+      const rows = await new Promise((res, rej) => {
+        const c = spawn(process.execPath, [here, '--child', 'pw', repo, join(build, 'plugins/svc/dist'), String(n), 'bench'], {
+          env: {...process.env, SVC_PW_BLOCK: String(block)},
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        const got = []
+        let err = ''
+        c.stderr.on('data', (d) => {
+          err += d
+          let nl
+          while ((nl = err.indexOf('\n')) !== -1) {
+            const l = err.slice(0, nl)
+            err = err.slice(nl + 1)
+            if (l.startsWith('BLOCK ')) {
+              const b = JSON.parse(l.slice(6))
+              got.push(b)
+              const f = (x, d = 0) => (x === undefined ? '-' : x.toFixed(d))
+              line(`${build === self ? 'this' : 'other'} r${r + 1} ${b.commits}`, `worker ${f(b.workerUs, 1)} us/commit, ${f(b.rate)} commits/s, heap ${f(b.heapMB)} MB, rss ${f(b.rssMB)} MB, cache ${f(b.cacheMB)} MB, trees read ${f(b.loadsPerCommit, 3)}/commit (load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]})`)
+            } else process.stderr.write(`${l}\n`)
+          }
+        })
+        c.stdout.on('data', () => {})
+        c.on('exit', (code) => (code === 0 ? res(got) : rej(new Error(`child exited ${code}`))))
+      })
+      blocks.get(build).push(rows)
+      execFileSync('rm', ['-rf', dir])
+    }
+  }
+  console.log(`load average at end: ${readFileSync('/proc/loadavg', 'utf8').trim()} (${new Date().toISOString()})`)
+  if (other) {
+    const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
+    const per = (b) => blocks.get(b)[0].map((_, k) => median(blocks.get(b).map((rows) => rows[k].workerUs)))
+    const a = per(self)
+    const o = per(resolve(other))
+    line('worker CPU per commit, this / other, per block', a.map((x, k) => (x / o[k]).toFixed(2)).join(' '))
+  }
   process.exit(0)
 }
 

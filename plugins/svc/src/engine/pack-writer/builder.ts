@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {spanDelta} from './delta.js'
 import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, objectKey, objectScratch, PackFile, removeStaleTemps} from './pack-file.js'
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
-import {entrySize, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode} from './tree.js'
+import {entrySize, fold, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode, unfold} from './tree.js'
 import {PackReader} from './pack-reader.js'
 import {TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
 import {Deflater} from './zlib-stream.js'
@@ -31,6 +31,8 @@ export interface BuilderStats {
   packs: number
   treeDeltas: number
   treeLoads: number
+  /** Folded trees parsed again from their bytes (no pack read). */
+  treeUnfolds: number
   /** The tree cache's estimated size after the last checkpoint (bytes). */
   treeCacheBytes: number
 }
@@ -45,8 +47,10 @@ export class PackBuilder {
   private pack: PackFile | undefined
   /** Which pack a tree's `written` version is in: deltas only ever point inside the open one. */
   private gen = 0
-  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0}
+  readonly stats: BuilderStats = {commits: 0, objects: 0, packBytes: 0, packs: 0, treeCacheBytes: 0, treeDeltas: 0, treeLoads: 0, treeUnfolds: 0}
   private readonly cache: TreeCache
+  /** Nodes parsed or written since the last checkpoint: their delta bases are let go there, and any leaf still parsed folded. */
+  private readonly expanded = new Set<TreeNode>()
 
   constructor(
     private readonly repo: string,
@@ -106,12 +110,21 @@ export class PackBuilder {
   }
 
   private load(e: TreeEntry): void {
+    if (e.node?.raw && !e.node.entries) {
+      unfold(e.node)
+      e.node.used = this.gen
+      this.stats.treeUnfolds++
+      this.cache.written(e.node)
+      this.expanded.add(e.node)
+      return
+    }
     const o = this.reader.read(e.id!)
     if (!o || o.type !== 'tree') throw new Error(`tree ${keyHex(e.id!)} is missing from the repository`)
     e.node = new TreeNode(parseTree(o.data), o.data)
     e.node.used = this.gen
     this.stats.treeLoads++
     this.cache.loaded(e.node)
+    this.expanded.add(e.node)
   }
 
   /** The commit's objects into the open pack; every tree on its paths is in memory. */
@@ -160,7 +173,10 @@ export class PackBuilder {
     // The children are written: the scratch buffer is this tree's now.
     const {at, buf} = objectScratch(OBJ_TREE, size)
     const id = idOfScratch(serializeInto(node, buf, at))
+    // A leaf is kept as its bytes from here on (tree.ts `fold`); `written` still makes it a delta base in this pack.
+    fold(node)
     this.cache.written(node)
+    this.expanded.add(node)
     e.id = id
     const raw = node.raw!
     if (pack.offsetOf(id) !== -1) {
@@ -200,6 +216,12 @@ export class PackBuilder {
     if (updates.length > 0) updateRefs(this.repo, this.env, updates.join(''))
     // Packs a roll-up merged away are let go (their space freed), the new ones found.
     this.reader.refresh()
+    // Leaves parsed but left unchanged are folded too, and no tree's version in the finished pack is a delta base any more.
+    for (const n of this.expanded) {
+      if (!n.entries || fold(n)) this.cache.written(n)
+      n.written = undefined
+    }
+    this.expanded.clear()
     // Every tree is in a finished pack now: any of them may be dropped and read again later.
     this.cache.checkpointed([...this.branches.values()].map((t) => t.root))
     this.stats.treeCacheBytes = this.cache.bytes
@@ -232,6 +254,8 @@ function latin1Path(p: string): string {
 
 /** A branch's own copy of the loaded part of a tree (a new branch must not change its source's nodes). */
 function copyTree(e: TreeEntry): TreeEntry {
+  // A folded node is copied as its bytes (never changed in place: a write replaces `raw`).
+  if (e.node?.raw && !e.node.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(undefined, e.node.raw)}
   if (!e.node?.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name}
   return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree), e.node.raw)}
 }

@@ -21,6 +21,8 @@ const HIGH_WATER = 16 * 1024 * 1024
 export interface WriterStats {
   /** CPU seconds of the worker thread. */
   cpu: number
+  /** The worker's V8 heap in use (bytes). */
+  heapBytes: number
   stats: BuilderStats
 }
 
@@ -171,7 +173,7 @@ export class PackCommitWriter implements GitWriter {
       }
     } else if (m.type === 'error') this.failed(new Error(m.message))
     else if (m.type === 'stats') {
-      this.statsWaiter?.({cpu: m.cpu, stats: m.stats})
+      this.statsWaiter?.({cpu: m.cpu, heapBytes: m.heapBytes, stats: m.stats})
       this.statsWaiter = undefined
     }
   }
@@ -197,13 +199,17 @@ export class PackCommitWriter implements GitWriter {
 function startWorker(repo: string, options: PackWriterOptions): Worker {
   const here = fileURLToPath(import.meta.url)
   const workerData = {env: gitEnv(), repo, treeCacheBytes: options.treeCacheBytes}
+  // The process's own flags are not the worker's (a test runner's loaders, say); a bench's
+  // SVC_PACKWRITER_PROFILE=DIR profiles the worker's thread into DIR.
+  const profile = process.env.SVC_PACKWRITER_PROFILE
+  const execArgv = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
   if (here.endsWith('.ts')) {
     const url = new URL('worker.ts', import.meta.url).href
-    return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}) })`, {eval: true, execArgv: [], workerData})
+    return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}) })`, {eval: true, execArgv, workerData})
   }
   let dir = dirname(here)
   while (basename(dir) !== 'dist' && dirname(dir) !== dir) dir = dirname(dir)
-  return new Worker(join(dir, 'engine', 'pack-writer', 'worker.js'), {execArgv: [], workerData})
+  return new Worker(join(dir, 'engine', 'pack-writer', 'worker.js'), {execArgv, workerData})
 }
 
 function sanitize(name: string): string {

@@ -9,9 +9,12 @@
 import type {TreeEntry, TreeNode} from './tree.js'
 
 /**
- * The default budget (bytes, estimated): all of a 1M-document table's trees. At 64 MiB (~40% of
- * its leaves) the 1M run read evicted leaves back from the packs: 3,981 writes/s against 5,291
- * (docs/benchmarks.md, "Integration of the thirteenth session").
+ * The default budget (bytes, estimated). With leaves held as entry objects it was all of a
+ * 1M-document table's trees; at 64 MiB (~40% of its leaves) the 1M run read evicted leaves back
+ * from the packs: 3,981 writes/s against 5,291 (docs/benchmarks.md, "Integration of the
+ * thirteenth session"). Leaves are folded to their bytes now (tree.ts `fold`): a 1M table's trees
+ * are ~85 MB estimated, so this holds about two million documents' (docs/benchmarks.md, "The pack
+ * writer's thread and the loop's GC at 1M").
  */
 export const TREE_CACHE_BYTES = 192 * 1024 * 1024
 /**
@@ -20,6 +23,7 @@ export const TREE_CACHE_BYTES = 192 * 1024 * 1024
  * one table kept whole: the process's RSS grew ~1.7x this estimate (the heap's own slack).
  */
 const ENTRY_BYTES = 250
+/** A folded leaf (no entry objects) counts this plus its bytes: its node, Buffer and backing store. */
 const NODE_BYTES = 400
 
 export const nodeBytes = (n: TreeNode): number => NODE_BYTES + (n.raw?.length ?? 0) + (n.entries?.length ?? 0) * ENTRY_BYTES
@@ -49,11 +53,12 @@ export class TreeCache {
     let total = 0
     const walk = (e: TreeEntry, depth: number): void => {
       const n = e.node
-      if (!n?.entries) return
+      // A folded node (bytes only, tree.ts `fold`) is counted and may go; it has no children loaded.
+      if (!n || (!n.entries && !n.raw)) return
       n.counted = nodeBytes(n)
       total += n.counted
       if (depth > 0) nodes.push({depth, entry: e})
-      for (const c of n.entries) if (c.node) walk(c, depth + 1)
+      if (n.entries) for (const c of n.entries) if (c.node) walk(c, depth + 1)
     }
     for (const r of roots) walk(r, 0)
     this.bytes = total

@@ -29,7 +29,10 @@ export interface WrittenVersion {
 }
 
 export class TreeNode {
-  /** Undefined until loaded (the entry's id says which tree to load). */
+  /**
+   * Undefined until loaded (the entry's id says which tree to load), or while folded: `raw` then
+   * holds the tree's bytes and `unfold` parses them again, with no read from the packs.
+   */
   entries: TreeEntry[] | undefined
   /** The tree's last serialized content: the unchanged entries' bytes are copied from it in runs. */
   raw: Buffer | undefined
@@ -43,6 +46,29 @@ export class TreeNode {
     this.entries = entries
     this.raw = raw
   }
+}
+
+/**
+ * Drops a serialized leaf's entry objects and keeps only its bytes (`raw`). Why (issue 26, 1M
+ * documents): a tree held as entry objects costs its thread's heap ~150 bytes per document
+ * (an object, its name and id strings), ~1M objects that every major GC marks and that pushed
+ * the tree cache over its budget, so that evicted leaves were read back from the packs; the bytes
+ * are a sixth of that and off the heap. Folded as soon as it is written, the parsed entries die
+ * young instead of being copied by each scavenge until the next checkpoint and then promoted.
+ * Only a tree none of whose entries has a node of its own (a leaf, in svc's layout) is folded:
+ * a parent's entries hold its children's nodes. Returns whether it folded.
+ */
+export function fold(node: TreeNode): boolean {
+  const entries = node.entries
+  if (!entries || !node.raw) return false
+  for (const e of entries) if (e.node !== undefined || e.at === undefined || e.id === undefined) return false
+  node.entries = undefined
+  return true
+}
+
+/** A folded node's entries parsed again from its bytes. */
+export function unfold(node: TreeNode): void {
+  node.entries = parseTree(node.raw!)
 }
 
 const isDir = (mode: number): boolean => (mode & 0o170000) === MODE_DIR

@@ -3,6 +3,7 @@
  * each checkpoint once its pack is in the repository and the refs are moved.
  */
 import {readFileSync} from 'node:fs'
+import {getHeapStatistics} from 'node:v8'
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {PackBuilder} from './builder.js'
@@ -14,7 +15,7 @@ export type FromWorker =
   | {token: number; type: 'checkpointed'}
   | {message: string; type: 'error'}
   | {type: 'closed'}
-  | {cpu: number; stats: PackBuilder['stats']; type: 'stats'}
+  | {cpu: number; heapBytes: number; stats: PackBuilder['stats']; type: 'stats'}
 
 const port = parentPort!
 const data = workerData as {env: NodeJS.ProcessEnv; repo: string; treeCacheBytes?: number}
@@ -36,7 +37,7 @@ port.on('message', (m: ToWorker) => {
   if (m.type === 'records') {
     queue.push(m.data)
     if (!running && !failed) pump()
-  } else if (m.type === 'stats') post({cpu: threadCpu(), stats: builder.stats, type: 'stats'})
+  } else if (m.type === 'stats') post({cpu: threadCpu(), heapBytes: getHeapStatistics().used_heap_size, stats: builder.stats, type: 'stats'})
   else {
     closing = true
     if (!running) finish()
