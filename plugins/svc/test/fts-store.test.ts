@@ -609,7 +609,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       ix.close()
     }
   })
-  it('merges FTS5 segments 16 at a time, also in a file made with FTS5\'s defaults, and finds every document written a transaction each', () => {
+  it('merges FTS5 segments 8 at a time, also in a file made with FTS5\'s defaults, and finds every document written a transaction each', () => {
     const file = join(tempDir(), 'fts.sqlite')
     new IndexStore(file).close()
     // A file of an earlier version: FTS5's defaults.
@@ -628,8 +628,8 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       }
       expect(config()).to.include(FTS_MERGE)
       for (let i = 0; i < 120; i++) ix.transaction(() => ix.put(`t:${i}`, `v${i}`, `common word${i}`))
-      // Merged four at a time (FTS5's defaults) 120 one-row segments leave 12: here a level holds
-      // up to 16 before it is merged (57), and never crisismerge's 64.
+      // Merged four at a time (FTS5's defaults) 120 one-row segments leave 12: here 57 (a level
+      // is merged eight at a time, and only merged whole at crisismerge's 64).
       const db = new Database(file, {readonly: true})
       try {
         expect(db.prepare('SELECT count(DISTINCT segid) FROM text_idx').pluck().get()).to.be.within(20, 64)

@@ -140,13 +140,14 @@ export function inspectIndexFile(file: string): {documents: number} {
  * worker's connection merges alike. Every write transaction flushes a new level-0 segment and
  * FTS5 then merges: with its defaults (`automerge` 4, `crisismerge` 16) a posting was rewritten
  * once per level of a fourfold tree, most of the commit's cost when writes arrive a few hundred
- * per transaction (docs/benchmarks.md, "the full-text apply at 1M"). Merging 16 segments at a
- * time makes half the levels, at the price of up to 16 segments per level for a search to seek
- * in. `crisismerge` (the count at which a level is merged whole in one commit) must stay well
- * above `automerge`: at 16 against 16, levels of the 100k index were merged whole, 0.5-0.7 s
- * of one commit.
+ * per transaction. Merging 8 segments at a time cost 0.59-0.64x of the defaults' CPU per write
+ * at 1M documents, for searches 0.97-1.05x theirs (16 at a time: 0.46-0.67x, but searches
+ * 1.06-1.11x, seeking in twice the segments; docs/benchmarks.md, "the full-text apply at 1M").
+ * `crisismerge` (the count at which a level is merged whole in one commit, a long hold of the
+ * event loop) stays far above it: at 16 against an `automerge` of 16, levels of a 100k index were
+ * merged whole, 0.5-0.7 s of one commit.
  */
-export const FTS_MERGE = {automerge: 16, crisismerge: 64} as const
+export const FTS_MERGE = {automerge: 8, crisismerge: 64} as const
 
 /** The meta key set while a bulk build runs without a journal: a file still holding it is rebuilt. */
 const BUILDING = 'building'
