@@ -120,15 +120,17 @@ const LARGE_DOC_BYTES = 256 * 1024
  * stream paid that per handful of writes (the profile of a Redis SET run: the index took about a
  * third of the server's work). A search, count or status applies what waits first, so no reader
  * ever sees the delay; it only bounds how long the bodies stay queued. At 1M documents a
- * transaction of 400 writes cost FTS5 16-17 us a write against 24-25 for one of 100 (25 ms of
- * writes at 4,000 a second; docs/benchmarks.md, "the full-text apply at 1M").
+ * transaction of 400 writes cost FTS5 20 us a write against 32 for one of 100 (25 ms of writes
+ * at 4,000 a second), with fts/store.ts FTS_MERGE (34 against 50 with FTS5's defaults;
+ * docs/benchmarks.md, "the full-text apply's cost per write").
  */
 const APPLY_DELAY_MS = 100
 
 /**
  * Queued writes of a branch at which they are applied at the next turn rather than after the
- * delay: bounds how long one apply holds the event loop (~8 ms at 1M documents) when writes
- * arrive faster than this many per APPLY_DELAY_MS.
+ * delay: bounds how long one apply holds the event loop when writes arrive faster than this many
+ * per APPLY_DELAY_MS (10-25 ms at 1M documents: the apply is 20-50 us of the loop a write there,
+ * FTS5 and the text's extraction; main's applies of 25 ms of writes held it about as long).
  */
 const APPLY_AT_ONCE = 512
 

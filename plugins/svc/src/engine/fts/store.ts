@@ -142,7 +142,7 @@ export function inspectIndexFile(file: string): {documents: number} {
  * once per level of a fourfold tree, most of the commit's cost when writes arrive a few hundred
  * per transaction. Merging 8 segments at a time cost 0.59-0.64x of the defaults' CPU per write
  * at 1M documents, for searches 0.97-1.05x theirs (16 at a time: 0.46-0.67x, but searches
- * 1.06-1.11x, seeking in twice the segments; docs/benchmarks.md, "the full-text apply at 1M").
+ * 1.06-1.11x, seeking in twice the segments; docs/benchmarks.md, "the full-text apply's cost per write").
  * `crisismerge` (the count at which a level is merged whole in one commit, a long hold of the
  * event loop) stays far above it: at 16 against an `automerge` of 16, levels of a 100k index were
  * merged whole, 0.5-0.7 s of one commit.
