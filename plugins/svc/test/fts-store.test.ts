@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {PhraseCounter, warmCommonCounts} from '../src/engine/fts/count-worker.js'
 import {groupsExpression, matchExpression} from '../src/engine/fts/match.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
-import {IndexStore, type StoreHit} from '../src/engine/fts/store.js'
+import {FTS_MERGE, IndexStore, type StoreHit} from '../src/engine/fts/store.js'
 import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 import {bm25Page} from './helpers/bm25.js'
 import {seededDoubles} from './helpers/seeded.js'
@@ -606,6 +606,39 @@ describe('svc full-text index file (SQLite FTS5)', () => {
       expect(ix.search('word', page).hits[0].id).to.equal('t:21')
     } finally {
       other.close()
+      ix.close()
+    }
+  })
+  it('merges FTS5 segments 8 at a time, also in a file made with FTS5\'s defaults, and finds every document written a transaction each', () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    new IndexStore(file).close()
+    // A file of an earlier version: FTS5's defaults.
+    const raw = new Database(file)
+    raw.exec(`INSERT INTO text(text, rank) VALUES ('automerge', 4); INSERT INTO text(text, rank) VALUES ('crisismerge', 16)`)
+    raw.close()
+    const ix = new IndexStore(file)
+    try {
+      const config = (): Record<string, unknown> => {
+        const db = new Database(file, {readonly: true})
+        try {
+          return Object.fromEntries(db.prepare<[], {k: string; v: unknown}>('SELECT k, v FROM text_config').all().map((r) => [r.k, r.v]))
+        } finally {
+          db.close()
+        }
+      }
+      expect(config()).to.include(FTS_MERGE)
+      for (let i = 0; i < 120; i++) ix.transaction(() => ix.put(`t:${i}`, `v${i}`, `common word${i}`))
+      // Merged four at a time (FTS5's defaults) 120 one-row segments leave 12: here 57 (a level
+      // is merged eight at a time, and only merged whole at crisismerge's 64).
+      const db = new Database(file, {readonly: true})
+      try {
+        expect(db.prepare('SELECT count(DISTINCT segid) FROM text_idx').pluck().get()).to.be.within(20, 64)
+      } finally {
+        db.close()
+      }
+      expect(ix.search('common', {limit: 200, offset: 0}).total).to.equal(120)
+      expect(ix.search('word7 common', page).hits.map((h) => h.id)).to.deep.equal(['t:7'])
+    } finally {
       ix.close()
     }
   })

@@ -119,9 +119,21 @@ const LARGE_DOC_BYTES = 256 * 1024
  * flushes a new segment and merges segments: indexed once per event-loop turn, a durable write
  * stream paid that per handful of writes (the profile of a Redis SET run: the index took about a
  * third of the server's work). A search, count or status applies what waits first, so no reader
- * ever sees the delay; it only bounds how long the bodies stay queued.
+ * ever sees the delay; it only bounds how long the bodies stay queued. At 1M documents a
+ * transaction of 400 writes cost FTS5 20 us a write against 32 for one of 100 (25 ms of writes
+ * at 4,000 a second), with fts/store.ts FTS_MERGE (34 against 50 with FTS5's defaults;
+ * docs/benchmarks.md, "the full-text apply's cost per write").
  */
-const APPLY_DELAY_MS = 25
+const APPLY_DELAY_MS = 100
+
+/**
+ * Queued writes of a branch at which they are applied at the next turn rather than after the
+ * delay: bounds how long one apply holds the event loop when writes arrive faster than this many
+ * per APPLY_DELAY_MS. In the 1M-document A/B (loop profiles, wall time at load 3-5) an apply held
+ * the loop 14-22 ms at the median, as the 25 ms batches before did (14-21), the longest 50-156
+ * against their 64-264: fewer commits of FTS5, each cheaper per write.
+ */
+const APPLY_AT_ONCE = 512
 
 /** Documents per transaction while an index is first built (see process). */
 const BUILD_BATCH = 4000
@@ -304,14 +316,20 @@ export class FullTextIndex {
   }
 
   /**
-   * Records a write; it is indexed off the request path (next turn of the event loop, one
-   * transaction for every write of that turn), and any search or count applies what is still
-   * queued first, so search always sees acknowledged writes.
+   * Records a write; it is indexed off the request path (APPLY_DELAY_MS later, or at the next
+   * turn once APPLY_AT_ONCE wait, one transaction for every write queued), and any search or
+   * count applies what is still queued first, so search always sees acknowledged writes.
    */
   onWrite(branch: string, id: string, body: Buffer | undefined, sha: string | undefined): void {
     const b = this.branches.get(branch)
     if (!b) return
     b.writes.set(id, body === undefined || sha === undefined ? undefined : {body, sha})
+    if (b.writes.size === APPLY_AT_ONCE) {
+      // Not on this write's own path: the next turn, as the timer's apply.
+      setImmediate(() => {
+        if (!this.closed && this.branches.get(branch) === b) void this.drain(branch, b)
+      })
+    }
     if (!this.applyScheduled) {
       this.applyScheduled = true
       const timer = setTimeout(() => {

@@ -135,6 +135,20 @@ export function inspectIndexFile(file: string): {documents: number} {
   }
 }
 
+/**
+ * FTS5's merge settings, kept in the file (its `text_config` table), so the large-document
+ * worker's connection merges alike. Every write transaction flushes a new level-0 segment and
+ * FTS5 then merges: with its defaults (`automerge` 4, `crisismerge` 16) a posting was rewritten
+ * once per level of a fourfold tree, most of the commit's cost when writes arrive a few hundred
+ * per transaction. Merging 8 segments at a time cost 0.59-0.64x of the defaults' CPU per write
+ * at 1M documents, for searches 0.97-1.05x theirs (16 at a time: 0.46-0.67x, but searches
+ * 1.06-1.11x, seeking in twice the segments; docs/benchmarks.md, "the full-text apply's cost per write").
+ * `crisismerge` (the count at which a level is merged whole in one commit, a long hold of the
+ * event loop) stays far above it: at 16 against an `automerge` of 16, levels of a 100k index were
+ * merged whole, 0.5-0.7 s of one commit.
+ */
+export const FTS_MERGE = {automerge: 8, crisismerge: 64} as const
+
 /** The meta key set while a bulk build runs without a journal: a file still holding it is rebuilt. */
 const BUILDING = 'building'
 
@@ -218,6 +232,7 @@ export class IndexStore {
       if (db.prepare(`SELECT 1 FROM meta WHERE key = '${BUILDING}'`).pluck().get() !== undefined) {
         throw Object.assign(new Error('a build without a journal was cut short (the process stopped during it)'), {code: 'SVC_FTS_UNFINISHED'})
       }
+      setMergeSettings(db)
       // FTS5's term list, per connection (temp: nothing is written to the file): see asRun.
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.text_terms USING fts5vocab(main, 'text', 'instance')`)
       const st: IndexStore['st'] = {
@@ -830,6 +845,15 @@ export class IndexStore {
       this.counted.set(phrase, c)
     }
     return 2 * c.n >= rows
+  }
+}
+
+/** Writes FTS_MERGE into the file when it holds other values (a file of an earlier version, or new). */
+function setMergeSettings(db: Database.Database): void {
+  const config = db.prepare<[], {k: string; v: unknown}>('SELECT k, v FROM text_config').all()
+  for (const [k, v] of Object.entries(FTS_MERGE)) {
+    // FTS5 takes its settings only as these special inserts, values inline (bound ones are refused).
+    if (!config.some((c) => c.k === k && c.v === v)) db.exec(`INSERT INTO text(text, rank) VALUES ('${k}', ${v})`)
   }
 }
 
