@@ -75,7 +75,19 @@ describe('svc history store: appends kept in two levels answer as one', () => {
     // Forced mid-walk once past 4x the mark, whatever waits.
     const three = await built(2, () => true)
     expect(recentRows(three.file)).to.be.below(9)
+    expect(recentRows(three.file)).to.be.above(1)
     expect(answers(three.store, paths, shas)).to.deep.equal(expected)
+
+    // Built from the first commit in one walk while a read waits: merged at its end all the same.
+    const file = join(tempDir(), 'main.sqlite')
+    const full = new HistoryStore(file)
+    const worker = new HistoryWorker(10)
+    expect(await worker.scan(file, repo, [shas[59]], new AbortController().signal, never, () => true, 4)).to.equal(60)
+    await worker.close()
+    full.reload()
+    expect(recentRows(file)).to.equal(0)
+    expect(answers(full, paths, shas)).to.deep.equal(expected)
+    full.close()
 
     // Cut back into the sealed rows: both agree again, and the positions past the cut are gone.
     one.store.truncate(40)

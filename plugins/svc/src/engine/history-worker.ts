@@ -52,7 +52,8 @@ parentPort.on('message', (m) => {
       db.pragma('busy_timeout = 5000')
       db.pragma('synchronous = NORMAL')
       const state = readHistoryState(db)
-      const job = {commits: 0, db, error: undefined, mergeAt: m.mergeAt, recent: recentCommits(db)}
+      // A build from the first commit ends merged whatever waits: no read uses the index before it ends.
+      const job = {commits: 0, db, error: undefined, full: state.pos === 0, mergeAt: m.mergeAt, recent: recentCommits(db)}
       job.scanner = commitScanner(parseTrailers, new StringDecoder('utf8'), (batch) => {
         appendCommits(db, state, batch, asOfKey)
         job.commits += batch.length
@@ -78,7 +79,7 @@ parentPort.on('message', (m) => {
       if (m.type === 'data') job.scanner.push(m.bytes)
       else {
         job.scanner.end()
-        if (m.merge && job.recent >= job.mergeAt) mergeRecent(job.db)
+        if ((m.merge || job.full) && job.recent >= job.mergeAt) mergeRecent(job.db)
       }
     } catch (error) {
       job.error = error.message
