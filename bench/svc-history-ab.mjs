@@ -11,7 +11,7 @@
 // `history` (limit 10) of documents never read before, `history` after the cursor of the version
 // found (the commit-id lookup), and `asOf` by a time between the first and the last commit. Prints
 // p50 / p99 ms, this process's CPU per read (the engine's own share; cat-file is a child) and
-// whether every answer was the same as the first build's.
+// whether every answer was the same as the other build's in that round. Which build goes first alternates.
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs'
 import {loadavg, tmpdir} from 'node:os'
@@ -81,7 +81,9 @@ async function reads() {
   const results = []
   let reference
   for (let round = 0; round < rounds; round++) {
-    for (const [b, {build, fixture}] of pairs.entries()) {
+    // Which build goes first alternates by round (the first one in a process also warms its JIT).
+    for (const b of round % 2 === 0 ? pairs.keys() : [...pairs.keys()].reverse()) {
+      const {build, fixture} = pairs[b]
       const dir = join(mkdtempSync(join(tmpdir(), 'svc-history-reads-')), 'data')
       mkdirSync(dir)
       spawnSync('cp', ['-al', join(fixture, 'repo'), join(dir, 'repo')])
@@ -115,8 +117,9 @@ async function reads() {
       await db.close()
       rmSync(join(dir, '..'), {force: true, recursive: true})
       const key = JSON.stringify(answers.filter((_, i) => i % 7 === 0))
-      if (b === 0 && round === 0) reference = key
-      const r = {asOf, build, cursor, fixture, history, load, round: round + 1, same: round > 0 || b === 0 ? undefined : key === reference}
+      const r = {asOf, build, cursor, fixture, history, load, round: round + 1, same: undefined}
+      if (reference?.round === round) r.same = key === reference.key
+      else reference = {key, round}
       results.push(r)
       const f = (x) => `${x.p50.toFixed(3)} / ${x.p99.toFixed(3)} ms, ${x.cpuUs.toFixed(0)} us CPU`
       console.log(`round ${r.round} ${build} on ${fixture} (load ${load}): history ${f(history)}; after a cursor ${f(cursor)}; as-of ${f(asOf)}${r.same === undefined ? '' : `; answers ${r.same ? 'the same' : 'DIFFER'}`}`)
