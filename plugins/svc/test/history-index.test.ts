@@ -2,6 +2,8 @@ import {expect} from 'chai'
 import {existsSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
+
 import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, memoryLogger, tempDir} from './helpers/tmp.js'
 
@@ -164,5 +166,50 @@ describe('svc engine: the history index answers history and as-of reads exactly 
     expect((await db.history('a:1', {branch: 'dev', limit: 2})).versions.map((v) => v.doc?.v)).to.deep.equal([7, 5])
     expect(lines.some((l) => l.includes('rebuilding it from Git'))).to.equal(true)
     expect(lines.some((l) => l.includes('cut back'))).to.equal(true)
+  })
+
+  it('rebuilds a history file of the earlier format at open', async () => {
+    const dir = tempDir()
+    db = await openEngine(dir, {fullText: false})
+    for (let v = 1; v <= 3; v++) for (const id of ['a:1', 'a:2']) await db.put({id, v})
+    await db.delete('a:2')
+    expect((await db.history('a:1')).versions).to.have.length(3)
+    await db.close()
+    // The first format (one commit-id index, one changes table), with every commit but no changes:
+    // read as this version's, its tip is the branch's and nothing would catch up, so a:1 would have no history.
+    const file = join(dir, 'index', '.history', 'main.sqlite')
+    const current = new Database(file, {readonly: true})
+    const commits = current.prepare('SELECT pos, sha, ct, ms, ttext, meta, k FROM commits ORDER BY pos').raw().all()
+    current.close()
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, {force: true})
+    const old = new Database(file)
+    old.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE commits (pos INTEGER PRIMARY KEY, sha BLOB NOT NULL, ct INTEGER NOT NULL, ms INTEGER, ttext TEXT, meta TEXT, k INTEGER);
+      CREATE UNIQUE INDEX commits_sha ON commits (sha);
+      CREATE TABLE changes (path TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (path, pos)) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('format', '1'), ('monotonic', '1');
+    `)
+    const ins = old.prepare('INSERT INTO commits VALUES (?, ?, ?, ?, ?, ?, ?)')
+    for (const row of commits) ins.run(...(row as unknown[]))
+    old.close()
+    expect(commits).to.have.length(7)
+
+    const {lines, logger} = memoryLogger()
+    db = await openEngine(dir, {fullText: false, logger})
+    const indexed = [await db.history('a:1'), await db.history('a:2', {limit: 2})]
+    const next = await db.history('a:2', {cursor: indexed[1].nextCursor, limit: 2})
+    await db.close()
+    expect(lines.some((l) => l.includes('of another format; rebuilding it from Git') && l.includes('format 1, this version reads 2'))).to.equal(true)
+    const rebuilt = new Database(file, {readonly: true})
+    expect(rebuilt.prepare(`SELECT value FROM meta WHERE key = 'format'`).pluck().get()).to.equal('2')
+    rebuilt.close()
+
+    db = await openEngine(dir, {fullText: false, historyIndex: false})
+    const walked = [await db.history('a:1'), await db.history('a:2', {limit: 2})]
+    expect(indexed).to.deep.equal(walked)
+    expect(next).to.deep.equal(await db.history('a:2', {cursor: walked[1].nextCursor, limit: 2}))
+    expect(indexed[0].versions.map((v) => v.doc?.v)).to.deep.equal([3, 2, 1])
+    expect(next.versions.map((v) => v.op)).to.deep.equal(['put', 'put'])
   })
 })

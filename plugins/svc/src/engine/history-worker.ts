@@ -18,7 +18,7 @@ import {BackgroundGate} from './background-gate.js'
 import {parseTrailers} from './commit-message.js'
 import {gitStream, type StreamControl} from './git.js'
 import {commitScanner, logArgs} from './history-scan.js'
-import {appendCommits, asOfKey, readHistoryState} from './history-store.js'
+import {appendCommits, asOfKey, MERGE_AT, mergeRecent, readHistoryState, recentCommits} from './history-store.js'
 import {JobWorker, LOWER_THIS_THREAD, sqliteModule} from './job-worker.js'
 
 // Source as a string (as fts/large-writer.ts) so it runs the same from dist and under the test
@@ -34,6 +34,8 @@ const asOfKey = ${asOfKey.toString()}
 const commitScanner = ${commitScanner.toString()}
 const appendCommits = ${appendCommits.toString()}
 const readHistoryState = ${readHistoryState.toString()}
+const recentCommits = ${recentCommits.toString()}
+const mergeRecent = ${mergeRecent.toString()}
 const jobs = new Map()
 const finish = (id, job, error) => {
   jobs.delete(id)
@@ -50,10 +52,17 @@ parentPort.on('message', (m) => {
       db.pragma('busy_timeout = 5000')
       db.pragma('synchronous = NORMAL')
       const state = readHistoryState(db)
-      const job = {commits: 0, db, error: undefined}
+      // A build from the first commit ends merged whatever waits: no read uses the index before it ends.
+      const job = {commits: 0, db, error: undefined, full: state.pos === 0, mergeAt: m.mergeAt, recent: recentCommits(db)}
       job.scanner = commitScanner(parseTrailers, new StringDecoder('utf8'), (batch) => {
         appendCommits(db, state, batch, asOfKey)
         job.commits += batch.length
+        job.recent += batch.length
+        // Mid-walk (a full build, a long catch-up) only well past the mark: see 'end'.
+        if (job.recent >= 4 * job.mergeAt) {
+          mergeRecent(db)
+          job.recent = 0
+        }
       }, m.batchSize)
       jobs.set(m.job, job)
     } catch (error) {
@@ -68,7 +77,10 @@ parentPort.on('message', (m) => {
   if (job.error === undefined) {
     try {
       if (m.type === 'data') job.scanner.push(m.bytes)
-      else job.scanner.end()
+      else {
+        job.scanner.end()
+        if ((m.merge || job.full) && job.recent >= job.mergeAt) mergeRecent(job.db)
+      }
     } catch (error) {
       job.error = error.message
     }
@@ -86,6 +98,9 @@ interface JobEnd {
 }
 
 export class HistoryWorker {
+  /** @param mergeAt how many commits the file's recent tables gather before they move into the sealed ones (history-store.ts mergeRecent). */
+  constructor(private readonly mergeAt = MERGE_AT) {}
+
   private readonly jobs = new JobWorker<JobEnd>({failed: (error) => ({commits: 0, error}), name: 'history worker', source: () => WORKER, workerData: {module: sqliteModule}})
 
   /**
@@ -99,7 +114,7 @@ export class HistoryWorker {
    * or the bounded hold runs out, or `urgent()` says a request waits for this catch-up.
    */
   async scan(file: string, repo: string, range: string[], signal: AbortSignal, stillWanted: () => void, urgent: () => boolean = () => false, batchSize = 2000): Promise<number> {
-    const {answer: ended, post} = this.jobs.start({batchSize, file, type: 'start'})
+    const {answer: ended, post} = this.jobs.start({batchSize, file, mergeAt: this.mergeAt, type: 'start'})
     // git flushes its output after every commit, so the helper's chunks are often a few hundred
     // bytes: they are gathered and sent every GATHER_MS (or per 256 KB), not one message each (a
     // postMessage per chunk cost the loop's thread ~0.3 s at 100k commits). Once per turn of the
@@ -164,7 +179,9 @@ export class HistoryWorker {
       await ended
       throw error
     }
-    post({type: 'end'})
+    // The merge (at 1M commits ~0.3 s of this thread, once per MERGE_AT commits) waits for a
+    // catch-up no read waits for; past 4x the mark it runs mid-walk whatever waits.
+    post({merge: !urgent(), type: 'end'})
     const r = await ended
     if (r.error !== undefined) throw new Error(`history index not written: ${r.error}`)
     return r.commits
