@@ -238,11 +238,15 @@ export class PackReader {
       this.depth = depth
     }
     let out: Resolved
-    if (base) {
-      let d = this.deltaBufs[depth]
-      if (!d || d.length < size + 1) d = this.deltaBufs[depth] = Buffer.allocUnsafeSlow(Math.max(size + 1, 4096))
-      out = {data: applyDelta(base.data, this.inflater.inflate(compressed, size, d)), type: base.type}
-    } else out = {data: this.inflater.inflate(compressed, size), type}
+    try {
+      if (base) {
+        let d = this.deltaBufs[depth]
+        if (!d || d.length < size + 1) d = this.deltaBufs[depth] = Buffer.allocUnsafeSlow(Math.max(size + 1, 4096))
+        out = {data: applyDelta(base.data, this.inflater.inflate(compressed, size, d)), type: base.type}
+      } else out = {data: this.inflater.inflate(compressed, size), type}
+    } catch (error) {
+      throw new Error(`damaged pack entry at ${offset} in ${p.name}.pack: ${(error as Error).message}`)
+    }
     if (asBase) this.remember(key, out)
     return out
   }
