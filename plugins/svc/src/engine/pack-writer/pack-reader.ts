@@ -29,12 +29,8 @@ const OFS_DELTA = 6
 const REF_DELTA = 7
 /** Ids read per positioned read while a first-byte range is loaded. */
 const LOAD_IDS = 8192
-/**
- * Resolved delta bases kept (bytes, per generation): a compacted pack's trees are chains against
- * each other, ~15 entries resolved per cold leaf tree at 1M documents with 8 MiB, ~10 with 32
- * (docs/benchmarks.md, "The pack writer's cold tree reads").
- */
-const BASE_CACHE_BYTES = 32 * 1024 * 1024
+/** Resolved delta bases kept (bytes, per generation): a compacted pack's trees are chains against each other. */
+const BASE_CACHE_BYTES = 8 * 1024 * 1024
 /** Bytes read at an entry's offset: its header and, for a tree or a delta, usually all of its zlib stream. */
 const ENTRY_READ = 1024
 
