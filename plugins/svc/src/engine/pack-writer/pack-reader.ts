@@ -33,6 +33,11 @@ const LOAD_IDS = 8192
 const BASE_CACHE_BYTES = 8 * 1024 * 1024
 /** Bytes read at an entry's offset: its header and, for a tree or a delta, usually all of its zlib stream. */
 const ENTRY_READ = 1024
+/**
+ * Bytes read before it too: git writes a delta chain's bases just before their deltas (OFS_DELTA
+ * distances of 47-59 bytes for the 1M fixture's trees), so one read holds a cold tree's chain of ~16.
+ */
+const WINDOW_BACK = 4096
 
 interface Resolved {
   data: Buffer
@@ -69,7 +74,9 @@ export class PackReader {
   private bases = new Map<number, Resolved>()
   private older = new Map<number, Resolved>()
   private readonly head = Buffer.allocUnsafeSlow(ENTRY_READ)
-  /** Per depth of a delta chain being resolved: its entry's bytes, and the inflated delta (used once, then overwritten). */
+  /** The last bytes read from a pack: a buffer of their own (a frame of a chain may still hold a slice of it when it is replaced). */
+  private win: {buf: Buffer; end: number; pack: Pack; start: number} | undefined
+  /** Per depth of a delta chain being resolved: an entry's bytes past the window, and the inflated delta (each used once, then overwritten). */
   private readonly entryBufs: Buffer[] = []
   private readonly deltaBufs: Buffer[] = []
   private depth = 0
@@ -97,6 +104,7 @@ export class PackReader {
   close(): void {
     for (const p of this.packs) closePack(p)
     this.packs = []
+    this.win = undefined
     this.inflater.close()
   }
 
@@ -117,6 +125,7 @@ export class PackReader {
         present.delete(p.name)
       } else {
         closePack(p)
+        if (this.win?.pack === p) this.win = undefined
         changed = true
       }
     }
@@ -187,8 +196,14 @@ export class PackReader {
     // A delta's base is resolved before the delta's own bytes are inflated, with buffers of the next depth.
     const depth = this.depth
     if (offset < 12 || offset >= p.packSize - 20) throw new Error(`damaged pack index: offset ${offset} outside ${p.name}.pack`)
-    let buf = this.entryBufs[depth] ?? (this.entryBufs[depth] = Buffer.allocUnsafeSlow(ENTRY_READ))
-    const got = readSync(p.packFd, buf, 0, Math.min(buf.length, p.packSize - offset), offset)
+    let w = this.win
+    if (!w || w.pack !== p || offset < w.start || offset + 64 > w.end) {
+      const start = Math.max(0, offset - WINDOW_BACK)
+      const buf = Buffer.allocUnsafeSlow(Math.min(p.packSize, offset + ENTRY_READ) - start)
+      w = this.win = {buf, end: start + readSync(p.packFd, buf, 0, buf.length, start), pack: p, start}
+    }
+    const got = w.end - offset
+    const buf = w.buf.subarray(offset - w.start, w.end - w.start)
     let at = 0
     let c = buf[at++]
     const type = (c >> 4) & 7
@@ -215,16 +230,15 @@ export class PackReader {
     if (at > got || type === 0 || type === 5) throw new Error(`damaged pack entry at ${offset} in ${p.name}.pack`)
     // Deflate's worst case (stored blocks) bounds the compressed bytes: what the first read lacks, one more read brings.
     const room = Math.min(p.packSize - offset - at, size + Math.ceil(size / 16_000) * 5 + 64)
+    let compressed = buf.subarray(at, at + room)
     if (at + room > got) {
-      if (at + room > buf.length) {
-        const grown = Buffer.allocUnsafeSlow(Math.max(at + room, buf.length * 2))
-        buf.copy(grown, 0, 0, got)
-        buf = grown
-        this.entryBufs[depth] = grown
-      }
-      readExactly(p.packFd, buf.subarray(got), at + room - got, offset + got)
+      // Past the window: this entry's zlib stream into this depth's buffer (the window stays as it was).
+      let own = this.entryBufs[depth]
+      if (!own || own.length < room) own = this.entryBufs[depth] = Buffer.allocUnsafeSlow(Math.max(room, ENTRY_READ))
+      buf.copy(own, 0, at, got)
+      readExactly(p.packFd, own.subarray(got - at), at + room - got, offset + got)
+      compressed = own.subarray(0, room)
     }
-    const compressed = buf.subarray(at, at + room)
     let base: Resolved | undefined
     this.depth = depth + 1
     try {
