@@ -1,7 +1,9 @@
 /**
  * The pack writer's reads of objects it has not written itself (trees, branch tips), straight
- * from the repository's files: each pack's `.idx` (fan-out, then a search of the ids under the
- * first byte with positioned reads, nothing of the index kept but its fan-out), the pack entry
+ * from the repository's files: each pack's `.idx` (fan-out, then, per first id byte on its first
+ * use, the next four bytes of every id and its offset kept in memory: 8 bytes an object, where the
+ * whole ids would take 24 and a 1M-document repository holds 8M objects; a match is confirmed by
+ * one positioned read of the full id), the pack entry read with one positioned read and
  * inflated, OFS_DELTA/REF_DELTA chains applied (a roll-up's `--window=0` packs have none, `compact`'s
  * have many), then loose objects. Why not `git cat-file --batch` (docs/benchmarks.md, "The pack
  * writer as the default"): a pipe round trip per level woke this thread and cat-file for each tree,
@@ -25,16 +27,28 @@ export interface RawObject {
 const TYPES = ['', 'commit', 'tree', 'blob', 'tag'] as const
 const OFS_DELTA = 6
 const REF_DELTA = 7
-/** Every how many ids of a large first-byte range one is kept in memory (per pack, loaded on first use of the range). */
-const SAMPLE_EVERY = 32
+/** Ids read per positioned read while a first-byte range is loaded. */
+const LOAD_IDS = 8192
 /** Resolved delta bases kept (bytes, per generation): a compacted pack's trees are chains against each other. */
 const BASE_CACHE_BYTES = 8 * 1024 * 1024
 /** Bytes read at an entry's offset: its header and, for a tree or a delta, usually all of its zlib stream. */
 const ENTRY_READ = 1024
+/**
+ * Bytes read before it too: git writes a delta chain's bases just before their deltas (OFS_DELTA
+ * distances of 47-59 bytes for the 1M fixture's trees), so one read holds a cold tree's chain of ~16.
+ */
+const WINDOW_BACK = 4096
 
 interface Resolved {
   data: Buffer
   type: number
+}
+
+/** One first-byte range of a pack's index, in memory: ids' bytes 1-4 (sorted, as the index is) and offsets. */
+interface Range {
+  /** The index's 32-bit offsets as they are: MSB set for one of 2 GiB or more, whose low bits point into its 64-bit table. */
+  offsets: Uint32Array
+  prefixes: Uint32Array
 }
 
 interface Pack {
@@ -44,20 +58,28 @@ interface Pack {
   name: string
   packFd: number
   packSize: number
-  /** Per first byte with more than 4 * SAMPLE_EVERY ids: every SAMPLE_EVERY-th id of its range. */
-  samples: Array<Buffer | undefined>
+  ranges: Array<Range | undefined>
+  /** Distinguishes this pack's entries in the delta base cache (a number key: no string per entry). */
+  serial: number
 }
+
+let serials = 0
 
 export class PackReader {
   private packs: Pack[] = []
   private readonly packDir: string
   private readonly inflater = new Inflater()
   /** Resolved delta bases in two generations: the older one is dropped whole when the newer fills (no per-entry eviction). */
-  private bases = new Map<string, Resolved>()
-  private older = new Map<string, Resolved>()
   private baseBytes = 0
-  private readonly scratch = Buffer.allocUnsafeSlow(SAMPLE_EVERY * 20 * 4)
+  private bases = new Map<number, Resolved>()
+  private older = new Map<number, Resolved>()
   private readonly head = Buffer.allocUnsafeSlow(ENTRY_READ)
+  /** The last bytes read from a pack: a buffer of their own (a frame of a chain may still hold a slice of it when it is replaced). */
+  private win: {buf: Buffer; end: number; pack: Pack; start: number} | undefined
+  /** Per depth of a delta chain being resolved: an entry's bytes past the window, and the inflated delta (each used once, then overwritten). */
+  private readonly entryBufs: Buffer[] = []
+  private readonly deltaBufs: Buffer[] = []
+  private depth = 0
 
   constructor(
     private readonly repo: string,
@@ -82,6 +104,7 @@ export class PackReader {
   close(): void {
     for (const p of this.packs) closePack(p)
     this.packs = []
+    this.win = undefined
     this.inflater.close()
   }
 
@@ -102,6 +125,7 @@ export class PackReader {
         present.delete(p.name)
       } else {
         closePack(p)
+        if (this.win?.pack === p) this.win = undefined
         changed = true
       }
     }
@@ -136,116 +160,112 @@ export class PackReader {
   /** The object's offset in the pack, or -1. */
   private offsetIn(p: Pack, id: ObjectKey): number {
     const first = id.charCodeAt(0)
-    let lo = p.fanout[first]
-    let hi = p.fanout[first + 1]
+    const lo = p.fanout[first]
+    const hi = p.fanout[first + 1]
     if (lo === hi) return -1
-    const target = Buffer.from(id, 'latin1')
-    const idsAt = 8 + 1024
-    if (hi - lo > 4 * SAMPLE_EVERY) {
-      // Narrow to one block of SAMPLE_EVERY ids with the range's samples (read once, kept).
-      let sample = p.samples[first]
-      if (!sample) {
-        const n = hi - lo
-        const all = Buffer.allocUnsafe(n * 20)
-        readExactly(p.idxFd, all, all.length, idsAt + lo * 20)
-        sample = Buffer.allocUnsafe(Math.ceil(n / SAMPLE_EVERY) * 20)
-        for (let i = 0, j = 0; i < n; i += SAMPLE_EVERY, j++) all.copy(sample, j * 20, i * 20, i * 20 + 20)
-        p.samples[first] = sample
-      }
-      // The last sample not above the target starts its block.
-      let a = 0
-      let b = sample.length / 20
-      while (a < b) {
-        const m = (a + b) >>> 1
-        if (target.compare(sample, m * 20, m * 20 + 20, 0, 20) >= 0) a = m + 1
-        else b = m
-      }
-      if (a === 0) return -1
-      const start = lo + (a - 1) * SAMPLE_EVERY
-      hi = Math.min(hi, start + SAMPLE_EVERY)
-      lo = start
-    }
-    const n = hi - lo
-    readExactly(p.idxFd, this.scratch, n * 20, idsAt + lo * 20)
+    const r = p.ranges[first] ?? (p.ranges[first] = loadRange(p, first))
+    const want = ((id.charCodeAt(1) << 24) | (id.charCodeAt(2) << 16) | (id.charCodeAt(3) << 8) | id.charCodeAt(4)) >>> 0
+    const pre = r.prefixes
+    // The first entry whose prefix is not below the target's.
     let a = 0
-    let b = n
+    let b = pre.length
     while (a < b) {
       const m = (a + b) >>> 1
-      const c = target.compare(this.scratch, m * 20, m * 20 + 20, 0, 20)
-      if (c === 0) return this.offsetAt(p, lo + m)
-      if (c > 0) a = m + 1
+      if (pre[m] < want) a = m + 1
       else b = m
+    }
+    // Five bytes agree (one in ~2^40): the whole id, read from the index, decides.
+    for (; a < pre.length && pre[a] === want; a++) {
+      readExactly(p.idxFd, this.head, 20, 8 + 1024 + (lo + a) * 20)
+      if (sameId(this.head, id)) return this.offsetOf(p, r.offsets[a])
     }
     return -1
   }
 
-  private offsetAt(p: Pack, i: number): number {
-    const count = p.fanout[256]
-    const at = 8 + 1024 + count * 24 + i * 4
-    readExactly(p.idxFd, this.head, 4, at)
-    const v = this.head.readUInt32BE(0)
+  private offsetOf(p: Pack, v: number): number {
     if ((v & 0x80_00_00_00) === 0) return v
-    readExactly(p.idxFd, this.head, 8, 8 + 1024 + count * 28 + (v & 0x7f_ff_ff_ff) * 8)
+    readExactly(p.idxFd, this.head, 8, 8 + 1024 + p.fanout[256] * 28 + (v & 0x7f_ff_ff_ff) * 8)
     return Number(this.head.readBigUInt64BE(0))
   }
 
   /** The object at `offset` with its deltas applied: its type (1-4) and content. */
   private entryAt(p: Pack, offset: number, asBase = false): Resolved {
-    const key = `${p.name}:${offset}`
+    const key = p.serial * 2 ** 40 + offset
     const cached = this.bases.get(key) ?? this.older.get(key)
     if (cached) return cached
-    const head = this.head
-    const got = readSync(p.packFd, head, 0, Math.min(head.length, p.packSize - offset), offset)
+    // A delta's base is resolved before the delta's own bytes are inflated, with buffers of the next depth.
+    const depth = this.depth
+    if (offset < 12 || offset >= p.packSize - 20) throw new Error(`damaged pack index: offset ${offset} outside ${p.name}.pack`)
+    let w = this.win
+    if (!w || w.pack !== p || offset < w.start || offset + 64 > w.end) {
+      const start = Math.max(0, offset - WINDOW_BACK)
+      const buf = Buffer.allocUnsafeSlow(Math.min(p.packSize, offset + ENTRY_READ) - start)
+      w = this.win = {buf, end: start + readSync(p.packFd, buf, 0, buf.length, start), pack: p, start}
+    }
+    const got = w.end - offset
+    const buf = w.buf.subarray(offset - w.start, w.end - w.start)
     let at = 0
-    let c = head[at++]
+    let c = buf[at++]
     const type = (c >> 4) & 7
     let size = c & 15
     let shift = 4
     while (c & 0x80) {
-      c = head[at++]
+      c = buf[at++]
       size += (c & 0x7f) * 2 ** shift
       shift += 7
     }
     let back = 0
     let baseId: ObjectKey | undefined
     if (type === OFS_DELTA) {
-      c = head[at++]
+      c = buf[at++]
       back = c & 0x7f
       while (c & 0x80) {
-        c = head[at++]
+        c = buf[at++]
         back = (back + 1) * 128 + (c & 0x7f)
       }
     } else if (type === REF_DELTA) {
-      baseId = head.toString('latin1', at, at + 20)
+      baseId = buf.toString('latin1', at, at + 20)
       at += 20
     }
-    if (at > got) throw new Error(`truncated pack entry at ${offset} in ${p.name}`)
+    if (at > got || type === 0 || type === 5) throw new Error(`damaged pack entry at ${offset} in ${p.name}.pack`)
     // Deflate's worst case (stored blocks) bounds the compressed bytes: what the first read lacks, one more read brings.
     const room = Math.min(p.packSize - offset - at, size + Math.ceil(size / 16_000) * 5 + 64)
-    const isDelta = type === OFS_DELTA || type === REF_DELTA
-    let compressed: Buffer
-    // A delta's base is read next, into the same `head`: the delta's bytes get a buffer of their own first.
-    if (at + room <= got && !isDelta) compressed = head.subarray(at, at + room)
-    else {
-      compressed = Buffer.allocUnsafe(room)
-      const have = Math.min(room, got - at)
-      head.copy(compressed, 0, at, at + have)
-      if (have < room) readExactly(p.packFd, compressed.subarray(have), room - have, offset + at + have)
+    let compressed = buf.subarray(at, at + room)
+    if (at + room > got) {
+      // Past the window: this entry's zlib stream into this depth's buffer (the window stays as it was).
+      let own = this.entryBufs[depth]
+      if (!own || own.length < room) own = this.entryBufs[depth] = Buffer.allocUnsafeSlow(Math.max(room, ENTRY_READ))
+      buf.copy(own, 0, at, got)
+      readExactly(p.packFd, own.subarray(got - at), at + room - got, offset + got)
+      compressed = own.subarray(0, room)
     }
     let base: Resolved | undefined
-    if (type === OFS_DELTA) base = this.entryAt(p, offset - back, true)
-    else if (baseId !== undefined) {
-      const o = this.read(baseId)
-      if (!o) throw new Error(`delta base ${Buffer.from(baseId, 'latin1').toString('hex')} is missing from the repository`)
-      base = {data: o.data, type: TYPES.indexOf(o.type)}
+    this.depth = depth + 1
+    try {
+      if (type === OFS_DELTA) base = this.entryAt(p, offset - back, true)
+      else if (baseId !== undefined) {
+        const o = this.read(baseId)
+        if (!o) throw new Error(`delta base ${Buffer.from(baseId, 'latin1').toString('hex')} is missing from the repository`)
+        base = {data: o.data, type: TYPES.indexOf(o.type)}
+      }
+    } finally {
+      this.depth = depth
     }
-    const raw = this.inflater.inflate(compressed, size)
-    const out = base ? {data: applyDelta(base.data, raw), type: base.type} : {data: raw, type}
+    let out: Resolved
+    try {
+      if (base) {
+        let d = this.deltaBufs[depth]
+        if (!d || d.length < size + 1) d = this.deltaBufs[depth] = Buffer.allocUnsafeSlow(Math.max(size + 1, 4096))
+        out = {data: applyDelta(base.data, this.inflater.inflate(compressed, size, d)), type: base.type}
+      } else out = {data: this.inflater.inflate(compressed, size), type}
+    } catch (error) {
+      throw new Error(`damaged pack entry at ${offset} in ${p.name}.pack: ${(error as Error).message}`)
+    }
     if (asBase) this.remember(key, out)
     return out
   }
 
-  private remember(key: string, o: Resolved): void {
+  private remember(key: number, o: Resolved): void {
     if (o.data.length > BASE_CACHE_BYTES / 16) return
     this.bases.set(key, o)
     this.baseBytes += o.data.length
@@ -296,13 +316,36 @@ function openPack(packDir: string, name: string): Pack | undefined {
     if (head.readUInt32BE(0) !== 0xff_74_4f_63 || head.readUInt32BE(4) !== 2) throw new Error(`${name}.idx is not a version 2 index`)
     const fanout = new Uint32Array(257)
     for (let i = 0; i < 256; i++) fanout[i + 1] = head.readUInt32BE(8 + i * 4)
-    return {fanout, idxFd, name, packFd, packSize: fstatSync(packFd).size, samples: []}
+    return {fanout, idxFd, name, packFd, packSize: fstatSync(packFd).size, ranges: [], serial: ++serials}
   } catch {
     // Removed between the listing and the open (a roll-up), or not an index this reader knows: git answers for it.
     if (idxFd !== -1) closeSync(idxFd)
     if (packFd !== -1) closeSync(packFd)
     return undefined
   }
+}
+
+/** A first-byte range of the index into memory: bytes 1-4 of each id, and its 32-bit offset entry. */
+function loadRange(p: Pack, first: number): Range {
+  const lo = p.fanout[first]
+  const n = p.fanout[first + 1] - lo
+  const prefixes = new Uint32Array(n)
+  const chunk = Buffer.allocUnsafe(Math.min(n, LOAD_IDS) * 20)
+  for (let i = 0; i < n; i += LOAD_IDS) {
+    const k = Math.min(LOAD_IDS, n - i)
+    readExactly(p.idxFd, chunk, k * 20, 8 + 1024 + (lo + i) * 20)
+    for (let j = 0; j < k; j++) prefixes[i + j] = chunk.readUInt32BE(j * 20 + 1)
+  }
+  const raw = Buffer.allocUnsafe(n * 4)
+  readExactly(p.idxFd, raw, n * 4, 8 + 1024 + p.fanout[256] * 24 + lo * 4)
+  const offsets = new Uint32Array(n)
+  for (let i = 0; i < n; i++) offsets[i] = raw.readUInt32BE(i * 4)
+  return {offsets, prefixes}
+}
+
+function sameId(b: Buffer, id: ObjectKey): boolean {
+  for (let i = 0; i < 20; i++) if (b[i] !== id.charCodeAt(i)) return false
+  return true
 }
 
 function closePack(p: Pack): void {

@@ -122,9 +122,13 @@ export class Inflater {
     return s
   }
 
-  inflate(input: Buffer, size: number): Buffer {
+  /**
+   * `input` inflated, into `into` when given (at least `size + 1` bytes: a delta read once and
+   * dropped, no buffer of its own), else into a new buffer.
+   */
+  inflate(input: Buffer, size: number, into?: Buffer): Buffer {
     // Not from the pool: a tree read here may stay in the tree cache (tree.ts, serializeInto).
-    const out = Buffer.allocUnsafeSlow(size + 1)
+    const out = into ? into.subarray(0, size + 1) : Buffer.allocUnsafeSlow(size + 1)
     const h = this.native._handle
     const state = this.native._writeState
     if (h && state) {
