@@ -1,5 +1,5 @@
 /** Index of the first element of the sorted array `a` that is not below `x` (binary search). */
-export function lowerBound(a: readonly string[], x: string): number {
+export function lowerBound<T extends number | string>(a: ArrayLike<T>, x: T): number {
   let lo = 0
   let hi = a.length
   while (lo < hi) {

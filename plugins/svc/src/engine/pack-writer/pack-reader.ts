@@ -16,6 +16,7 @@ import {closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, r
 import {join} from 'node:path'
 import zlib from 'node:zlib'
 
+import {lowerBound} from '../sorted.js'
 import type {ObjectKey} from './pack-file.js'
 import {Inflater} from './zlib-stream.js'
 
@@ -166,14 +167,7 @@ export class PackReader {
     const r = p.ranges[first] ?? (p.ranges[first] = loadRange(p, first))
     const want = ((id.charCodeAt(1) << 24) | (id.charCodeAt(2) << 16) | (id.charCodeAt(3) << 8) | id.charCodeAt(4)) >>> 0
     const pre = r.prefixes
-    // The first entry whose prefix is not below the target's.
-    let a = 0
-    let b = pre.length
-    while (a < b) {
-      const m = (a + b) >>> 1
-      if (pre[m] < want) a = m + 1
-      else b = m
-    }
+    let a = lowerBound(pre, want)
     // Five bytes agree (one in ~2^40): the whole id, read from the index, decides.
     for (; a < pre.length && pre[a] === want; a++) {
       readExactly(p.idxFd, this.head, 20, 8 + 1024 + (lo + a) * 20)
