@@ -68,6 +68,40 @@ describe('svc full-text index: per-row counts built in the background after a se
       await index.close()
     }
   })
+  it('frees the count slot when a count job cannot start yet, so later counts start and the event loop keeps turning', async () => {
+    const next = seeded32(11)
+    const words = ['kalo', 'kaloba', 'kalobi']
+    const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
+    const docs: Docs = new Map()
+    for (let i = 0; i < 2000; i++) {
+      const text = Array.from({length: 2 + next(20)}, token).join(' ')
+      docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
+    }
+    const index = indexOf(docs, 500)
+    try {
+      const {scorer, store} = await openReady(index)
+      const branch = (index as unknown as {branches: Map<string, {counting?: Promise<void>}>}).branches.get('main')!
+      // A search whose count job cannot start (countJob gives none while a bulk build writes the
+      // file without a journal: a search during a first start's build at 1M).
+      const bulk = store as unknown as {bulk: boolean}
+      bulk.bulk = true
+      index.search('main', 'rare kalo', {limit: 100, offset: 0})
+      bulk.bulk = false
+      expect(store.countsPending, 'the counts still wait').to.equal(true)
+      await new Promise((r) => setImmediate(r))
+      // A settled promise left in the slot kept every later count from starting and made the
+      // warm-up's wait for the slot spin the event loop for good (the server answered nothing).
+      expect(branch.counting, 'the count slot freed').to.equal(undefined)
+      const before = index.search('main', 'rare kalo', {limit: 100, offset: 0})
+      const built = Date.now() + 10_000
+      while ((store.countsPending || !scorer.counted('"kalo"*')) && Date.now() < built) await new Promise((r) => setTimeout(r, 5))
+      expect(scorer.counted('"kalo"*'), 'counted by the next search').to.equal(true)
+      expect(index.search('main', 'rare kalo', {limit: 99, offset: 0}).ids).to.deep.equal(before.ids.slice(0, 99))
+    } finally {
+      await index.close()
+    }
+  })
+
   it('counts the commonest phrases only once requests pause, and searches find every match after', async () => {
     // More documents than the search window hold "kalo": the warm-up's kind of phrase.
     const docs: Docs = new Map()

@@ -846,11 +846,16 @@ export class FullTextIndex {
         }
       } catch {
         // left to bm25
-      } finally {
-        b.counting = undefined
       }
     }
-    b.counting = run()
+    // Cleared in a reaction, never inside run(): a run that ends before its first await (no job:
+    // a bulk build going on) would clear the slot before this assignment filled it, and a
+    // resolved promise left there kept every later count from starting and spun the warm-up's
+    // `await b.counting` loop without end, the event loop with it.
+    const running: Promise<void> = run().finally(() => {
+      if (b.counting === running) b.counting = undefined
+    })
+    b.counting = running
   }
 
   private reconcile(name: string, b: BranchIndex, from: StartFrom = 'check'): void {
