@@ -11,6 +11,23 @@ import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
 
 type Docs = Map<string, {body: Buffer; sha: string}>
 
+/**
+ * 2,000 notes of a few words each: about one word in six is `kalo`, `kaloba` or `kalobi` (a common
+ * prefix), one in 200 `rare`, so that `rare kalo` is a search bm25 ranks by counting the prefix's
+ * every document.
+ */
+function kaloNotes(seed: number): Docs {
+  const next = seeded32(seed)
+  const words = ['kalo', 'kaloba', 'kalobi']
+  const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
+  const docs: Docs = new Map()
+  for (let i = 0; i < 2000; i++) {
+    const text = Array.from({length: 2 + next(20)}, token).join(' ')
+    docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
+  }
+  return docs
+}
+
 /** A full-text index over `docs` on branch main, as the engine makes one. */
 function indexOf(docs: Docs, batchSize: number): FullTextIndex {
   return new FullTextIndex({
@@ -44,14 +61,7 @@ describe('svc full-text index: per-row counts built in the background after a se
   after(cleanupTempDirs)
 
   it('builds the counts a search asked for without being asked again, and answers the same after', async () => {
-    const next = seeded32(9)
-    const words = ['kalo', 'kaloba', 'kalobi']
-    const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
-    const docs: Docs = new Map()
-    for (let i = 0; i < 2000; i++) {
-      const text = Array.from({length: 2 + next(20)}, token).join(' ')
-      docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
-    }
+    const docs = kaloNotes(9)
     const index = indexOf(docs, 500)
     try {
       const {scorer, store} = await openReady(index)
@@ -69,14 +79,7 @@ describe('svc full-text index: per-row counts built in the background after a se
     }
   })
   it('frees the count slot when a count job cannot start yet, so later counts start and the event loop keeps turning', async () => {
-    const next = seeded32(11)
-    const words = ['kalo', 'kaloba', 'kalobi']
-    const token = (): string => (next(6) === 0 ? words[next(words.length)] : next(200) === 0 ? 'rare' : `f${next(40)}`)
-    const docs: Docs = new Map()
-    for (let i = 0; i < 2000; i++) {
-      const text = Array.from({length: 2 + next(20)}, token).join(' ')
-      docs.set(`notes:${i}`, {body: Buffer.from(JSON.stringify({text})), sha: i.toString(16).padStart(40, '0')})
-    }
+    const docs = kaloNotes(11)
     const index = indexOf(docs, 500)
     try {
       const {scorer, store} = await openReady(index)
