@@ -1,5 +1,6 @@
 """The Python binding against the built toolkit (TOOLKIT_BIN), embedded and remote."""
 
+import atexit
 import gc
 import json
 import os
@@ -19,8 +20,17 @@ ROOT = Path(__file__).resolve().parents[3]
 BIN = os.environ.setdefault("TOOLKIT_BIN", str(ROOT / "bin" / "run.js"))
 
 
+# Every scratch directory of the run under one, removed at exit (homes, data directories, cwd).
+SCRATCH = tempfile.mkdtemp(prefix="svc-py-tests-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+
+
+def scratch(prefix):
+    return tempfile.mkdtemp(prefix=prefix, dir=SCRATCH)
+
+
 def env():
-    home = tempfile.mkdtemp(prefix="svc-py-home-")
+    home = scratch("home-")
     return {**os.environ, "HOME": home, "TOOLKIT_CONFIG_DIR": home, "XDG_CONFIG_HOME": home, "NO_COLOR": "1"}
 
 
@@ -99,7 +109,7 @@ class Calls:
 
 class EmbeddedTest(Calls, unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="svc-py-")
+        self.dir = scratch("data-")
         self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
 
     def tearDown(self):
@@ -296,7 +306,7 @@ class CrossBindingTest(unittest.TestCase):
     def test_python_writes_ruby_reads_and_writes_back_redis_cli_sees_both(self):
         if shutil.which("ruby") is None:
             self.skipTest("ruby is not installed (scripts/install-peers.sh installs it)")
-        data = os.path.join(tempfile.mkdtemp(prefix="svc-cross-"), "data")
+        data = os.path.join(scratch("cross-"), "data")
         with toolkit_svc.open(data) as db:
             db.put("notes:1", {"text": "written by python", "n": 9007199254740991})
         ruby = (
@@ -326,7 +336,7 @@ class CrossBindingTest(unittest.TestCase):
 
 class RemoteTest(Calls, unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="svc-py-")
+        self.dir = scratch("data-")
         self.server = Server(os.path.join(self.dir, "data"))
         self.db = toolkit_svc.connect(self.server.url)
 
@@ -370,7 +380,7 @@ class ReadmeTest(unittest.TestCase):
     def test_readme_example_runs(self):
         readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
         code = readme.split("```python\n", 1)[1].split("```", 1)[0]
-        cwd = tempfile.mkdtemp(prefix="svc-py-readme-")
+        cwd = scratch("readme-")
         out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120,
                              env={**env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
         self.assertEqual(out.returncode, 0, out.stderr)

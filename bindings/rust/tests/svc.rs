@@ -2,7 +2,8 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use toolkit_svc::{Client, Opts};
 
@@ -16,15 +17,39 @@ fn setup() {
     }
 }
 
-fn temp(name: &str) -> PathBuf {
+/// A scratch directory removed when the test is done with it (after the servers using it: declare it first).
+struct Scratch(PathBuf);
+
+impl Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("svc-rs-{name}-{}-{:?}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 struct Server {
     child: Child,
     url: String,
+    // Removed after `drop` has stopped the child (fields drop after the struct's own Drop).
+    _home: Scratch,
 }
 
 impl Server {
@@ -33,8 +58,8 @@ impl Server {
         let home = temp("home");
         let mut child = Command::new(std::env::var("TOOLKIT_BIN").unwrap())
             .args(["svc", "server", "--data-dir", data, "--http-port", "0", "--disable-redis", "--disable-sql", "--format", "json"])
-            .env("HOME", &home)
-            .env("TOOLKIT_CONFIG_DIR", &home)
+            .env("HOME", &*home)
+            .env("TOOLKIT_CONFIG_DIR", &*home)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -42,7 +67,7 @@ impl Server {
         let mut line = String::new();
         BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
         let ready: Value = serde_json::from_str(&line).unwrap();
-        Server { child, url: format!("http://127.0.0.1:{}", ready["rest"]) }
+        Server { child, url: format!("http://127.0.0.1:{}", ready["rest"]), _home: home }
     }
 }
 
