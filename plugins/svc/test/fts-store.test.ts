@@ -518,6 +518,43 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('keeps per-row counts read after transactions of writes here, each row of the written ones counted as last written', async () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const counter = new PhraseCounter()
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    ix.countsQuietMs = 0
+    const text = (i: number): string => `${i % 3 === 0 ? 'kalo kalo' : 'f1'} ${i % 5 === 0 ? 'rare' : 'f2'} f${i % 7}`
+    try {
+      ix.put('a:first', 'v', 'kalo rare')
+      ix.transaction(() => {
+        for (let i = 0; i < 300; i++) ix.put(`a:${i}`, `v${i}`, text(i))
+      })
+      // Asked after a transaction, and read by the worker after another: the worker's snapshot
+      // must tell that it holds both, or the counts are dropped as of an unknown state.
+      const job = ix.countJob('"kalo"')!
+      ix.transaction(() => {
+        for (let i = 0; i < 300; i += 2) ix.put(`a:${i}`, `w${i}`, text(i + 1))
+        ix.put('a:late', 'l', 'kalo kalo kalo rare')
+        ix.remove('a:9')
+      })
+      const answer = await counter.count(file, job.phrase, job.any)
+      expect(answer).to.have.property('gen')
+      expect(ix.countsDone(job, answer as {docs: number; f: Uint8Array; gen: string})).to.equal(true)
+      expect(scorer.counted('"kalo"')).to.equal(true)
+      const raw = new Database(file, {readonly: true})
+      try {
+        const expected = raw.prepare<[], number>(`SELECT count(*) FROM text WHERE text MATCH 'body : "kalo"'`).pluck().get()
+        expect(scorer.countedDocs('"kalo"')).to.equal(expected)
+      } finally {
+        raw.close()
+      }
+    } finally {
+      await counter.close()
+      ix.close()
+    }
+  })
+
   it('reads a word\'s list again after a write that changes only how often rows hold it, here or by another connection', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
