@@ -23,7 +23,7 @@ import type Database from 'better-sqlite3'
 
 import type {RowLengths} from './lengths.js'
 import type {RowLog} from './row-log.js'
-import {phraseInstances, type Terms} from './tokens.js'
+import {instancesOf, type Terms} from './tokens.js'
 
 const K1 = 1.2
 const B = 0.75
@@ -494,7 +494,8 @@ export class Bm25Scorer {
     if (changes.length === 0) return list
     const stamp = this.markRows(changes)
     const added: number[] = []
-    for (const [r, terms] of changes) for (let k = phraseInstances(terms, phrase); k > 0; k--) added.push(r)
+    const instances = instancesOf(phrase)
+    for (const [r, terms] of changes) for (let k = instances(terms); k > 0; k--) added.push(r)
     return phrase.endsWith('*') ? this.mergeKept(list, stamp, added, false) : this.mergeKept(list, stamp, added, true)
   }
 
@@ -503,7 +504,8 @@ export class Bm25Scorer {
     if (changes.length === 0) return rows
     const stamp = this.markRows(changes)
     const added: number[] = []
-    for (const [r, terms] of changes) if (phrases.some((phrase) => phraseInstances(terms, phrase) > 0)) added.push(r)
+    const instances = phrases.map((phrase) => instancesOf(phrase))
+    for (const [r, terms] of changes) if (instances.some((of) => of(terms) > 0)) added.push(r)
     return this.mergeKept(rows, stamp, added, true)
   }
 
@@ -585,8 +587,9 @@ export class Bm25Scorer {
  * times or more (a byte holds at most 254, as count-worker.ts builds them).
  */
 function patchCounts(counts: RowCounts, phrase: string, changes: Array<[number, null | Terms]>): boolean {
+  const instances = instancesOf(phrase)
   for (const [r, terms] of changes) {
-    const now = phraseInstances(terms, phrase)
+    const now = instances(terms)
     if (now > 254) return false
     const was = r < counts.f.length ? counts.f[r] : 0
     if (now === was) continue
