@@ -143,3 +143,46 @@ function sortedTerms(terms: Terms): string[] {
   }
   return keys
 }
+
+/**
+ * The instances of each of `phrases` (`"w"` or `"w"*`) in each of `rows` (terms; null: removed),
+ * as instancesOf gives them (out[p][r]), in one pass over each row's terms, the phrases a
+ * distinct term counts for found once. Patching every kept count at the log's
+ * end (48 phrases at 1M documents, half of them prefixes of words common enough to be most of a
+ * row's terms) cost 0.5 us a row and prefix phrase one phrase at a time.
+ */
+export function instancesByRow(phrases: string[], rows: Array<null | Terms>): Int32Array[] {
+  const out = phrases.map(() => new Int32Array(rows.length))
+  const exact = new Map<string, number[]>()
+  const prefixes = new Map<string, number[]>()
+  const lengths = new Set<number>()
+  for (const [p, phrase] of phrases.entries()) {
+    const prefix = phrase.endsWith('*')
+    const word = phrase.slice(1, prefix ? -2 : -1)
+    const into = prefix ? prefixes : exact
+    const at = into.get(word)
+    if (at === undefined) into.set(word, [p])
+    else at.push(p)
+    if (prefix) lengths.add(word.length)
+  }
+  const lens = [...lengths]
+  // The phrases each distinct term counts for, found once: the rows repeat a few thousand terms.
+  const found = new Map<string, number[]>()
+  const phrasesOf = (term: string): number[] => {
+    const of = [...(exact.get(term) ?? [])]
+    for (const n of lens) if (term.length >= n) of.push(...(prefixes.get(term.slice(0, n)) ?? []))
+    return of
+  }
+  for (const [r, terms] of rows.entries()) {
+    if (terms === null) continue
+    for (const [term, k] of terms) {
+      let of = found.get(term)
+      if (of === undefined) {
+        of = phrasesOf(term)
+        found.set(term, of)
+      }
+      for (const p of of) out[p][r] += k
+    }
+  }
+  return out
+}
