@@ -555,7 +555,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
-  it('keeps per-row counts of words and prefixes through more writes here than its log holds, each as a fresh count of the index', async () => {
+  it('keeps per-row counts of words and prefixes up to date after each transaction, through more writes here than its log holds, each as a fresh count of the index', async () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)
     const counter = new PhraseCounter()
@@ -577,7 +577,10 @@ describe('svc full-text index file (SQLite FTS5)', () => {
         const answer = await counter.count(file, job.phrase, job.any)
         expect(ix.countsDone(job, answer as {docs: number; f: Uint8Array; gen: string}), phrase).to.equal(true)
       }
-      // Past the log's 4,096 rows: everything kept is brought up to date at once, and the log starts again.
+      // Past the log's 4,096 rows; the counts follow each transaction, so no write pays for the
+      // whole log at once: after each, every count is already at the log's generation.
+      const log = (ix as unknown as {rowLog: {gen: number}}).rowLog
+      const generations = scorer as unknown as {counts: Map<string, {gen: number}>}
       for (let batch = 0; batch < 12; batch++) {
         ix.transaction(() => {
           for (let i = 0; i < 400; i++) {
@@ -586,6 +589,7 @@ describe('svc full-text index file (SQLite FTS5)', () => {
             else ix.put(id, `w${batch}-${i}`, text())
           }
         })
+        for (const phrase of phrases) expect(generations.counts.get(phrase)!.gen, phrase).to.equal(log.gen)
       }
       for (const phrase of phrases) {
         expect(scorer.counted(phrase), phrase).to.equal(true)

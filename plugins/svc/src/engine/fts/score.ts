@@ -237,8 +237,15 @@ export class Bm25Scorer {
   /** Brings everything kept up to date with this connection's writes (before the log starts again). */
   catchUp(): void {
     for (const key of [...this.kept.keys()]) this.current(key)
-    // The counts kept at one generation (usually all: the last catch-up brought them there) are
-    // patched together, each row's terms read once for all of them (instancesByRow).
+    this.catchUpCounts()
+  }
+
+  /**
+   * Brings the kept per-row counts up to date with this connection's writes. The counts kept at
+   * one generation (usually all: the last catch-up brought them there) are patched together,
+   * each row's terms read once for all of them (instancesByRow).
+   */
+  catchUpCounts(): void {
     const byGen = new Map<number, string[]>()
     for (const [phrase, kept] of this.counts) {
       if (kept.value === null || kept.gen === this.log.gen) continue

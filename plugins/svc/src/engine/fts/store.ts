@@ -373,7 +373,12 @@ export class IndexStore {
       this.dropKept()
       throw error
     }
-    if (this.scorer.keepsAny) this.rowLog.settle()
+    if (!this.scorer.keepsAny) return
+    this.rowLog.settle()
+    // The kept counts follow each transaction's rows, not all 4,096 of the log's at once: that
+    // catch-up held the event loop 100-260 ms at 1M documents (48 phrases counted), inside the
+    // write that filled the log (docs/benchmarks.md, fts-cpu).
+    this.scorer.catchUpCounts()
   }
 
   /**
