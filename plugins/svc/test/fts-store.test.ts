@@ -518,6 +518,93 @@ describe('svc full-text index file (SQLite FTS5)', () => {
     }
   })
 
+  it('keeps per-row counts read after transactions of writes here, each row of the written ones counted as last written', async () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const counter = new PhraseCounter()
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    ix.countsQuietMs = 0
+    const text = (i: number): string => `${i % 3 === 0 ? 'kalo kalo' : 'f1'} ${i % 5 === 0 ? 'rare' : 'f2'} f${i % 7}`
+    try {
+      ix.put('a:first', 'v', 'kalo rare')
+      ix.transaction(() => {
+        for (let i = 0; i < 300; i++) ix.put(`a:${i}`, `v${i}`, text(i))
+      })
+      // Asked after a transaction, and read by the worker after another: the worker's snapshot
+      // must tell that it holds both, or the counts are dropped as of an unknown state.
+      const job = ix.countJob('"kalo"')!
+      ix.transaction(() => {
+        for (let i = 0; i < 300; i += 2) ix.put(`a:${i}`, `w${i}`, text(i + 1))
+        ix.put('a:late', 'l', 'kalo kalo kalo rare')
+        ix.remove('a:9')
+      })
+      const answer = await counter.count(file, job.phrase, job.any)
+      expect(answer).to.have.property('gen')
+      expect(ix.countsDone(job, answer as {docs: number; f: Uint8Array; gen: string})).to.equal(true)
+      expect(scorer.counted('"kalo"')).to.equal(true)
+      const raw = new Database(file, {readonly: true})
+      try {
+        const expected = raw.prepare<[], number>(`SELECT count(*) FROM text WHERE text MATCH 'body : "kalo"'`).pluck().get()
+        expect(scorer.countedDocs('"kalo"')).to.equal(expected)
+      } finally {
+        raw.close()
+      }
+    } finally {
+      await counter.close()
+      ix.close()
+    }
+  })
+
+  it('keeps per-row counts of words and prefixes up to date after each transaction, through more writes here than its log holds, each as a fresh count of the index', async () => {
+    const file = join(tempDir(), 'fts.sqlite')
+    const ix = new IndexStore(file)
+    const counter = new PhraseCounter()
+    const scorer = (ix as unknown as {scorer: Bm25Scorer}).scorer
+    const keptCounts = (scorer as unknown as {counts: Map<string, {value: {docs: number; f: Uint8Array}}>}).counts
+    ix.countsQuietMs = 0
+    const next = seededDoubles(11)
+    // "kalo" alone and in longer words, "kal" only as a prefix, "bisu" a word no other extends;
+    // words repeated in a row, rows that lose every one of them.
+    const words = ['kalo', 'kaloba', 'kalobi', 'kal', 'bisu', 'f1', 'f2', 'f3']
+    const text = (): string => Array.from({length: 1 + next(12)}, () => words[next(words.length)]).join(' ')
+    const phrases = ['"kalo"*', '"kalo"', '"kaloba"*', '"kal"*', '"bisu"', '"kaloba"']
+    try {
+      ix.transaction(() => {
+        for (let i = 0; i < 400; i++) ix.put(`a:${i}`, `v${i}`, text())
+      })
+      for (const phrase of phrases) {
+        const job = ix.countJob(phrase)!
+        const answer = await counter.count(file, job.phrase, job.any)
+        expect(ix.countsDone(job, answer as {docs: number; f: Uint8Array; gen: string}), phrase).to.equal(true)
+      }
+      // Past the log's 4,096 rows; the counts follow each transaction, so no write pays for the
+      // whole log at once: after each, every count is already at the log's generation.
+      const log = (ix as unknown as {rowLog: {gen: number}}).rowLog
+      const generations = scorer as unknown as {counts: Map<string, {gen: number}>}
+      for (let batch = 0; batch < 12; batch++) {
+        ix.transaction(() => {
+          for (let i = 0; i < 400; i++) {
+            const id = next(3) === 0 ? `a:${next(400)}` : `b:${batch}-${i}`
+            if (next(20) === 0) ix.remove(id)
+            else ix.put(id, `w${batch}-${i}`, text())
+          }
+        })
+        for (const phrase of phrases) expect(generations.counts.get(phrase)!.gen, phrase).to.equal(log.gen)
+      }
+      for (const phrase of phrases) {
+        expect(scorer.counted(phrase), phrase).to.equal(true)
+        const fresh = (await counter.count(file, phrase, true)) as {docs: number; f: Uint8Array}
+        const kept = keptCounts.get(phrase)!.value
+        expect(kept.docs, phrase).to.equal(fresh.docs)
+        expect([...kept.f.subarray(0, fresh.f.length)], phrase).to.deep.equal([...fresh.f])
+        expect(kept.f.subarray(fresh.f.length).every((n) => n === 0), phrase).to.equal(true)
+      }
+    } finally {
+      await counter.close()
+      ix.close()
+    }
+  })
+
   it('reads a word\'s list again after a write that changes only how often rows hold it, here or by another connection', () => {
     const file = join(tempDir(), 'fts.sqlite')
     const ix = new IndexStore(file)

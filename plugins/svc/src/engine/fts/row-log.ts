@@ -36,6 +36,8 @@ export class RowLog {
   private readonly order: number[] = []
   private readonly last = new Map<number, Written>()
   private textBytes = 0
+  /** The last answer of since: its generation `g` and the log's generation `at` it was made at (callers only read it). */
+  private asked?: {at: number; g: number; rows: Array<[number, null | Terms]>}
   private readonly terms = new TextTerms()
 
   /** Row `rowid` was written (`text`: its body now; null: removed). */
@@ -59,6 +61,10 @@ export class RowLog {
    */
   since(g: number): Array<[number, null | Terms]> | undefined {
     if (g < this.base || g > this.gen) return undefined
+    // Everything kept is usually at one generation (brought up to date together: catchUp), so
+    // the same rows are asked for once per kept list and count: 48 phrases' counts at 1M documents
+    // each listed and sorted the log's 4,096 rows again.
+    if (this.asked?.g === g && this.asked.at === this.gen) return this.asked.rows
     const rows: number[] = []
     for (let i = g - this.base; i < this.order.length; i++) {
       const r = this.order[i]
@@ -66,7 +72,9 @@ export class RowLog {
       if (this.last.get(r)!.gen === this.base + i + 1) rows.push(r)
     }
     this.tokenize(rows)
-    return rows.sort((x, y) => x - y).map((r) => [r, this.last.get(r)!.terms!])
+    const changes = rows.sort((x, y) => x - y).map((r): [number, null | Terms] => [r, this.last.get(r)!.terms!])
+    this.asked = {at: this.gen, g, rows: changes}
+    return changes
   }
 
   /**
@@ -82,6 +90,7 @@ export class RowLog {
   /** Starts again at the current generation (nothing kept is older, or it is all dropped). */
   clear(): void {
     this.base = this.gen
+    this.asked = undefined
     this.order.length = 0
     this.last.clear()
     this.textBytes = 0

@@ -23,7 +23,7 @@ import type Database from 'better-sqlite3'
 
 import type {RowLengths} from './lengths.js'
 import type {RowLog} from './row-log.js'
-import {phraseInstances, type Terms} from './tokens.js'
+import {instancesByRow, instancesOf, type Terms} from './tokens.js'
 
 const K1 = 1.2
 const B = 0.75
@@ -237,7 +237,37 @@ export class Bm25Scorer {
   /** Brings everything kept up to date with this connection's writes (before the log starts again). */
   catchUp(): void {
     for (const key of [...this.kept.keys()]) this.current(key)
-    for (const phrase of [...this.counts.keys()]) this.countsOf(phrase)
+    this.catchUpCounts()
+  }
+
+  /**
+   * Brings the kept per-row counts up to date with this connection's writes. The counts kept at
+   * one generation (usually all: the last catch-up brought them there) are patched together,
+   * each row's terms read once for all of them (instancesByRow).
+   */
+  catchUpCounts(): void {
+    const byGen = new Map<number, string[]>()
+    for (const [phrase, kept] of this.counts) {
+      if (kept.value === null || kept.gen === this.log.gen) continue
+      const at = byGen.get(kept.gen)
+      if (at === undefined) byGen.set(kept.gen, [phrase])
+      else at.push(phrase)
+    }
+    for (const [gen, phrases] of byGen) {
+      const changes = this.log.since(gen)
+      const instances = changes && instancesByRow(phrases, changes.map(([, terms]) => terms))
+      for (const [p, phrase] of phrases.entries()) {
+        const kept = this.counts.get(phrase)!
+        const counts = kept.value!
+        const size = counts.f.length
+        if (changes === undefined || !patchCounts(counts, changes, (k) => instances![p][k])) {
+          this.dropCounts(phrase)
+          continue
+        }
+        this.countedBytes += counts.f.length - size
+        kept.gen = this.log.gen
+      }
+    }
   }
 
   /** The first indexed term at or after `key` (either column), by one seek in the term list. */
@@ -469,7 +499,8 @@ export class Bm25Scorer {
     const changes = this.log.since(kept.gen)
     const counts = kept.value
     const size = counts.f.length
-    if (changes === undefined || !patchCounts(counts, phrase, changes)) {
+    const instances = instancesOf(phrase)
+    if (changes === undefined || !patchCounts(counts, changes, (k) => instances(changes[k][1]))) {
       this.dropCounts(phrase)
       return undefined
     }
@@ -494,7 +525,8 @@ export class Bm25Scorer {
     if (changes.length === 0) return list
     const stamp = this.markRows(changes)
     const added: number[] = []
-    for (const [r, terms] of changes) for (let k = phraseInstances(terms, phrase); k > 0; k--) added.push(r)
+    const instances = instancesOf(phrase)
+    for (const [r, terms] of changes) for (let k = instances(terms); k > 0; k--) added.push(r)
     return phrase.endsWith('*') ? this.mergeKept(list, stamp, added, false) : this.mergeKept(list, stamp, added, true)
   }
 
@@ -503,7 +535,8 @@ export class Bm25Scorer {
     if (changes.length === 0) return rows
     const stamp = this.markRows(changes)
     const added: number[] = []
-    for (const [r, terms] of changes) if (phrases.some((phrase) => phraseInstances(terms, phrase) > 0)) added.push(r)
+    const instances = phrases.map((phrase) => instancesOf(phrase))
+    for (const [r, terms] of changes) if (instances.some((of) => of(terms) > 0)) added.push(r)
     return this.mergeKept(rows, stamp, added, true)
   }
 
@@ -580,13 +613,14 @@ export class Bm25Scorer {
 }
 
 /**
- * Per-row counts with `changes` applied (each changed row's count becomes its instances of
- * `phrase` in its last text; the document count follows). False when a row now holds it 255
+ * Per-row counts with `changes` applied (the row of change k now holds the phrase `instances(k)`
+ * times, in its last text; the document count follows). False when a row now holds it 255
  * times or more (a byte holds at most 254, as count-worker.ts builds them).
  */
-function patchCounts(counts: RowCounts, phrase: string, changes: Array<[number, null | Terms]>): boolean {
-  for (const [r, terms] of changes) {
-    const now = phraseInstances(terms, phrase)
+function patchCounts(counts: RowCounts, changes: Array<[number, null | Terms]>, instances: (change: number) => number): boolean {
+  for (let k = 0; k < changes.length; k++) {
+    const r = changes[k][0]
+    const now = instances(k)
     if (now > 254) return false
     const was = r < counts.f.length ? counts.f[r] : 0
     if (now === was) continue

@@ -192,6 +192,8 @@ export class IndexStore {
    * process's (or another store's) writes carry another epoch.
    */
   private readonly epoch = randomUUID().slice(0, 8)
+  /** Rows were written since the generation was last written to the file (see writeGen). */
+  private genDirty = false
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -361,13 +363,22 @@ export class IndexStore {
   /** Runs `fn` in one transaction: a batch of writes costs one commit, not one per document. */
   transaction(fn: () => void): void {
     try {
-      this.db.transaction(fn)()
+      this.db.transaction(() => {
+        fn()
+        this.writeGen()
+      })()
     } catch (error) {
       // Rolled back: the log holds writes the index does not, so nothing kept can be brought up to date.
+      this.genDirty = false
       this.dropKept()
       throw error
     }
-    if (this.scorer.keepsAny) this.rowLog.settle()
+    if (!this.scorer.keepsAny) return
+    this.rowLog.settle()
+    // The kept counts follow each transaction's rows, not all 4,096 of the log's at once: that
+    // catch-up held the event loop 100-260 ms at 1M documents (48 phrases counted), inside the
+    // write that filled the log (docs/benchmarks.md, fts-cpu).
+    this.scorer.catchUpCounts()
   }
 
   /**
@@ -427,12 +438,24 @@ export class IndexStore {
    */
   private noteRow(rowid: number, text: null | string): void {
     this.rowLog.note(rowid, text)
-    this.st.gen.run(`${this.epoch} ${this.rowLog.gen}`)
+    this.genDirty = true
+    if (!this.db.inTransaction) this.writeGen()
     if (this.bulk) this.dropKept()
     else if (this.rowLog.full) {
       this.scorer.catchUp()
       this.rowLog.clear()
     }
+  }
+
+  /**
+   * Writes the current generation into the file once per transaction, at its end: the count
+   * worker only ever reads committed states, so the generation of every row but a transaction's
+   * last was never seen (one meta write per row was ~1 us of each indexed write).
+   */
+  private writeGen(): void {
+    if (!this.genDirty) return
+    this.st.gen.run(`${this.epoch} ${this.rowLog.gen}`)
+    this.genDirty = false
   }
 
   /** Drops every list and count score.ts keeps, and the log of writes they would need. */
