@@ -94,9 +94,10 @@ export async function loadBranchTree(
 ): Promise<void> {
   const hashed: Array<{path: string; sha: string}> = []
   const markers: Array<{at: number; docPath: string}> = []
-  const add = (id: string, e: DocEntry): void => {
+  const add = (id: string, sha: string, e?: DocEntry): void => {
     const before = state.docs.size
-    state.docs.set(id, e)
+    if (e === undefined) state.docs.setLoaded(id, sha)
+    else state.docs.set(id, e)
     if (state.docs.size !== before) tableState(state, tableOf(id)).count++
   }
   await gitStream(
@@ -109,7 +110,7 @@ export async function loadBranchTree(
         // Written before long keys got hashed names: keep updating the file where it is.
         const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
         // A flag rather than the path: a million documents of an old repository would otherwise hold a million strings.
-        add(kind.id, long ? {path, seq: 0, sha} : isLegacyPath(path) ? {legacy: true, seq: 0, sha} : {seq: 0, sha})
+        add(kind.id, sha, long ? {path, seq: 0, sha} : isLegacyPath(path) ? {legacy: true, seq: 0, sha} : undefined)
       } else if (kind.kind === 'hashed') hashed.push({path, sha})
       else markers.push(kind)
     }),
@@ -125,7 +126,7 @@ export async function loadBranchTree(
         continue
       }
       byPath.set(h.path, id)
-      add(id, isLegacyPath(h.path) ? {legacy: true, seq: 0, sha: h.sha} : {seq: 0, sha: h.sha})
+      add(id, h.sha, isLegacyPath(h.path) ? {legacy: true, seq: 0, sha: h.sha} : undefined)
     }
   }
   for (const m of markers) {
@@ -133,8 +134,7 @@ export async function loadBranchTree(
     const id = c?.kind === 'doc' ? c.id : byPath.get(m.docPath)
     const e = id === undefined ? undefined : state.docs.get(id)
     if (!id || !e) continue
-    // Entries loaded here are this branch's own, so setting the expiry in place is safe.
-    e.expiresAt = m.at
+    state.docs.set(id, {...e, expiresAt: m.at})
     state.expiring.add(id)
     onExpiry(id, m.at)
   }

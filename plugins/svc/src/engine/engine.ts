@@ -567,7 +567,8 @@ export class GitEngine implements Engine {
     const buf = entry.body ?? this.cache.get(entry.sha)
     if (buf === undefined) return false
     const doc = parseFrozen(buf)
-    this.hot.keep(entry, doc, buf.length)
+    // An entry the document map made from a slot becomes the map's own object once it carries a document.
+    if (this.hot.keep(entry, doc, buf.length)) this.branch(options.branch).docs.pin(isCanonicalId(id) ? id : parseId(id).id, entry)
     return doc
   }
 
@@ -665,7 +666,7 @@ export class GitEngine implements Engine {
    */
   damage(): Damage[] {
     for (const [k, d] of this.damaged) {
-      if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
+      if (!this.branchesState.get(d.branch)?.docs.holds(d.id, d.entry)) this.damaged.delete(k)
     }
     return [...this.damaged.values()].map(({branch, id, object, reason}) => ({branch, id, object, reason}))
   }

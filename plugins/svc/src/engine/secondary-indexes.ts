@@ -133,7 +133,7 @@ export class SecondaryIndexes {
       })
       const bodies = await Promise.all(chunk.map((c) => this.readBody(b, c.id, c.e)))
       for (const [j, {e, id}] of chunk.entries()) {
-        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
+        if (!b.docs.holds(id, e) || b.indexes?.get(idx.def.name) !== idx) continue
         idx.set(id, parseBody(bodies[j]))
       }
     }
