@@ -58,4 +58,40 @@ describe('svc document map', () => {
     for (let i = 0; i < 20_000; i++) b.set(id(10_000 + i), entry(i))
     for (let i = 0; i < 20_000; i++) expect(b.lookup(id(10_000 + i))?.seq).to.equal(i)
   })
+
+  it('keeps entries loaded from a tree as slots that read back as equal entries, across copies and pins', () => {
+    const a = new DocMap()
+    for (let i = 0; i < 5000; i++) a.setLoaded(id(i), entry(i).sha)
+    a.setLoaded(id(5000), 'not an object id')
+    expect(a.get(id(7))).to.deep.equal({seq: 0, sha: entry(7).sha})
+    expect(a.lookup(id(4999))).to.deep.equal({seq: 0, sha: entry(4999).sha})
+    expect(a.get(id(5000))).to.deep.equal({seq: 0, sha: 'not an object id'})
+    // Two reads of a slot are equal entries, not one object: `holds` says which is current.
+    const e = a.get(id(3))!
+    expect(a.get(id(3))).not.to.equal(e)
+    expect(a.holds(id(3), e)).to.equal(true)
+    expect(a.holds(id(4), e)).to.equal(false)
+    expect(a.holds(id(3), {...e, expiresAt: 1})).to.equal(false)
+    // A pinned entry is the map's own object from then on, so what is put on it stays.
+    a.pin(id(3), e)
+    e.doc = {id: id(3)}
+    expect(a.get(id(3))).to.equal(e)
+    expect(a.get(id(3))?.doc).to.deep.equal({id: id(3)})
+    // A copy shares the slots; each side's later loads and writes stay its own.
+    const b = DocMap.copyOf(a)
+    b.setLoaded(id(9000), entry(9000).sha)
+    a.setLoaded(id(9001), entry(9001).sha)
+    b.set(id(10), entry(77))
+    expect(b.get(id(9000))?.sha).to.equal(entry(9000).sha)
+    expect(a.get(id(9000))).to.equal(undefined)
+    expect(a.get(id(9001))?.sha).to.equal(entry(9001).sha)
+    expect(b.get(id(9001))).to.equal(undefined)
+    expect(a.get(id(10))).to.deep.equal({seq: 0, sha: entry(10).sha})
+    expect(b.get(id(10))).to.deep.equal(entry(77))
+    for (let i = 0; i < 5000; i++) if (i !== 10) expect(b.get(id(i))?.sha, id(i)).to.equal(entry(i).sha)
+    expect(a.holds(id(3), e) && b.holds(id(3), e)).to.equal(true)
+    b.delete(id(3))
+    expect(b.lookup(id(3))).to.equal(undefined)
+    expect(a.lookup(id(3))).to.equal(e)
+  })
 })

@@ -91,6 +91,27 @@ describe('svc hot documents: one lookup per read, never stale', function () {
     }
   })
 
+  it('keeps a hot document loaded from Git after a restart, past the blob cache, until it is rewritten', async () => {
+    const dir = tempDir()
+    let db = await openEngine(dir, {fullText: false, logger: nullLogger})
+    for (let i = 0; i < 50; i++) await db.put({id: `t:${i}`, n: i})
+    await db.close()
+    db = await openEngine(dir, {cacheBytes: 256, fullText: false, logger: nullLogger})
+    try {
+      // Into the blob cache; then enough reads for one offer in eight to be taken.
+      await db.getRaw('t:0')
+      for (let i = 0; i < 20; i++) expect(db.getParsedIfCached('t:0')).to.deep.equal({id: 't:0', n: 0})
+      // Other reads push its bytes out of the small blob cache: the kept document still answers.
+      for (let i = 1; i < 50; i++) await db.getRaw(`t:${i}`)
+      expect(db.getParsedIfCached('t:1'), 'a document read once is not kept').to.equal(false)
+      expect(db.getParsedIfCached('t:0')).to.deep.equal({id: 't:0', n: 0})
+      await db.put({id: 't:0', n: 2})
+      expect(db.getParsedIfCached('t:0')).to.deep.equal({id: 't:0', n: 2})
+    } finally {
+      await db.close()
+    }
+  })
+
   it('keeps at most its slots and bytes, and no large document', () => {
     const entry = (): DocEntry => ({seq: 0, sha: 'x'})
     const hot = new HotDocs(4, 1000, 1)

@@ -33,7 +33,39 @@ export interface BranchState {
   /** Secondary field indexes by name. */
   indexes?: Map<string, FieldIndex & {failed?: string}>
   name: string
-  tables: Map<string, {ids: Set<string>; sorted?: string[]}>
+  /**
+   * Each table's document count, and its ids in order once a listing asked for them. A count, not
+   * a Set of the ids: the map already holds every id, and at a million documents a second hash
+   * table of them was ~21 MB more for every full GC to mark (issue 26, docs/benchmarks.md "A
+   * denser document map").
+   */
+  tables: Map<string, TableState>
+}
+
+export interface TableState {
+  count: number
+  /** The table's ids in order; replaced (never changed in place) and dropped when an id comes or goes. */
+  sorted?: string[]
+}
+
+/** The state of `table` on `b`, made empty when the branch has none yet. */
+export function tableState(b: BranchState, table: string): TableState {
+  let t = b.tables.get(table)
+  if (t === undefined) b.tables.set(table, (t = {count: 0}))
+  return t
+}
+
+/** The ids of `table` in order, from the document map, sorted once until an id comes or goes. */
+export function sortedTableIds(b: BranchState, table: string): string[] {
+  const t = b.tables.get(table)
+  if (t === undefined) return []
+  if (t.sorted === undefined) {
+    const prefix = `${table}:`
+    const ids: string[] = []
+    for (const id of b.docs.keys()) if (id.startsWith(prefix)) ids.push(id)
+    t.sorted = ids.sort()
+  }
+  return t.sorted
 }
 
 export function emptyBranch(name: string, exists: boolean): BranchState {
@@ -43,7 +75,7 @@ export function emptyBranch(name: string, exists: boolean): BranchState {
 /** A new branch sharing `from`'s entries (they are never mutated, so sharing is safe). */
 export function forkBranch(from: BranchState, name: string): BranchState {
   const state: BranchState = {docs: DocMap.copyOf(from.docs), exists: true, expiring: new Set(from.expiring), name, tables: new Map()}
-  for (const [t, v] of from.tables) state.tables.set(t, {ids: new Set(v.ids)})
+  for (const [t, v] of from.tables) state.tables.set(t, {count: v.count, sorted: v.sorted})
   return state
 }
 
@@ -60,34 +92,29 @@ export async function loadBranchTree(
   log: Logger,
   onExpiry: (id: string, at: number) => void,
 ): Promise<void> {
-  let rest = ''
   const hashed: Array<{path: string; sha: string}> = []
   const markers: Array<{at: number; docPath: string}> = []
-  const add = (id: string, e: DocEntry): void => {
-    state.docs.set(id, e)
-    const table = tableOf(id)
-    const t = state.tables.get(table) ?? state.tables.set(table, {ids: new Set()}).get(table)!
-    t.ids.add(id)
+  const add = (id: string, sha: string, e?: DocEntry): void => {
+    const before = state.docs.size
+    if (e === undefined) state.docs.setLoaded(id, sha)
+    else state.docs.set(id, e)
+    if (state.docs.size !== before) tableState(state, tableOf(id)).count++
   }
-  await gitStream(repo, ['ls-tree', '-r', '-z', commit], (chunk) => {
-    const parts = (rest + chunk.toString('utf8')).split('\0')
-    rest = parts.pop() ?? ''
-    for (const line of parts) {
-      // <mode> SP <type> SP <sha> TAB <path>
-      const tab = line.indexOf('\t')
-      const path = line.slice(tab + 1)
+  await gitStream(
+    repo,
+    ['ls-tree', '-r', '-z', commit],
+    lsTreeEntries((path, sha) => {
       const kind = classifyPath(path)
-      if (kind === undefined) continue
-      const sha = line.slice(tab - 40, tab)
+      if (kind === undefined) return
       if (kind.kind === 'doc') {
         // Written before long keys got hashed names: keep updating the file where it is.
         const long = path.length - path.lastIndexOf('/') - 1 > MAX_FILE_NAME
         // A flag rather than the path: a million documents of an old repository would otherwise hold a million strings.
-        add(kind.id, long ? {path: flat(path), seq: 0, sha} : isLegacyPath(path) ? {legacy: true, seq: 0, sha} : {seq: 0, sha})
+        add(kind.id, sha, long ? {path, seq: 0, sha} : isLegacyPath(path) ? {legacy: true, seq: 0, sha} : undefined)
       } else if (kind.kind === 'hashed') hashed.push({path, sha})
       else markers.push(kind)
-    }
-  })
+    }),
+  )
   const byPath = new Map<string, string>()
   if (hashed.length > 0) {
     const bodies = await Promise.all(hashed.map((h) => reader.read(h.sha)))
@@ -99,7 +126,7 @@ export async function loadBranchTree(
         continue
       }
       byPath.set(h.path, id)
-      add(id, isLegacyPath(h.path) ? {legacy: true, seq: 0, sha: h.sha} : {seq: 0, sha: h.sha})
+      add(id, h.sha, isLegacyPath(h.path) ? {legacy: true, seq: 0, sha: h.sha} : undefined)
     }
   }
   for (const m of markers) {
@@ -107,8 +134,7 @@ export async function loadBranchTree(
     const id = c?.kind === 'doc' ? c.id : byPath.get(m.docPath)
     const e = id === undefined ? undefined : state.docs.get(id)
     if (!id || !e) continue
-    // Entries loaded here are this branch's own, so setting the expiry in place is safe.
-    e.expiresAt = m.at
+    state.docs.set(id, {...e, expiresAt: m.at})
     state.expiring.add(id)
     onExpiry(id, m.at)
   }
@@ -119,7 +145,25 @@ export function entryPath(p: ParsedId, e: DocEntry | undefined): string {
   return e?.path ?? (e?.legacy ? legacyDocPath(p) : docPath(p))
 }
 
-/** A copy that does not keep the whole `ls-tree` chunk it was sliced from alive. */
-function flat(s: string): string {
-  return Buffer.from(s).toString()
+/**
+ * A handler of `git ls-tree -z` output chunks that calls `onEntry` with each line's path and
+ * object id. Both are decoded from the bytes into strings of their own: slices of one decoded
+ * chunk (what `split` and `slice` make) would keep the chunk's whole text alive for as long as any
+ * document-map entry lives, ~80 bytes a document (docs/benchmarks.md "A denser document map").
+ * A line cut between two chunks, even inside a multi-byte character, is decoded once whole.
+ */
+export function lsTreeEntries(onEntry: (path: string, sha: string) => void): (chunk: Buffer) => void {
+  let rest: Buffer | undefined
+  return (chunk) => {
+    const buf = rest === undefined ? chunk : Buffer.concat([rest, chunk])
+    let start = 0
+    for (let nul = buf.indexOf(0, start); nul !== -1; start = nul + 1, nul = buf.indexOf(0, start)) {
+      // <mode> SP <type> SP <sha> TAB <path> NUL
+      const tab = buf.indexOf(9, start)
+      if (tab === -1 || tab > nul || tab - 40 < start) continue
+      onEntry(buf.toString('utf8', tab + 1, nul), buf.toString('latin1', tab - 40, tab))
+    }
+    // A copy: the chunk's buffer may be a slice of a larger one this would otherwise keep.
+    rest = start < buf.length ? Buffer.from(buf.subarray(start)) : undefined
+  }
 }

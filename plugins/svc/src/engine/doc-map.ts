@@ -8,6 +8,14 @@
  * use; redis-benchmark's `-r` key space is mostly empty). The filter is a byte array of 4 to 8
  * slots per id, small enough to stay in cache: a zero slot proves the id absent without touching
  * the Map. It never answers "absent" for a stored id: every change goes through set/delete/clear.
+ *
+ * Why most entries are a number (issue 26, docs/benchmarks.md "A denser document map"): a branch
+ * loaded from Git holds a million `{seq: 0, sha}` entries, each an object and a 40-character
+ * string: ~100 bytes and two heap objects a document that every full GC marks. Such an entry is
+ * kept as a slot in a shared arena of 20-byte object ids instead, a small integer in the Map that
+ * the GC does not follow, and `get` hands out an equal `DocEntry` made on the spot. Entries with
+ * anything more (a write's, with its body or seq; a kept parsed document; an expiry, a path) stay
+ * objects. So an entry got twice from a slot is equal, not the same object: compare with `holds`.
  */
 import type {DocEntry} from './branch-state.js'
 
@@ -40,38 +48,94 @@ function hashAsciiBytes(b: Uint8Array, start: number, end: number): number {
   return h ^ (h >>> 13)
 }
 
-export class DocMap extends Map<string, DocEntry> {
-  // Initialised here, not in a constructor taking entries: Map's constructor would call the
-  // overridden `set` before these fields exist.
+/**
+ * 20-byte object ids, appended and never changed: maps copied from one another share it, each
+ * slot named by one entry of one or more of them.
+ */
+class ShaArena {
+  bytes = Buffer.alloc(20 * 4096)
+  length = 0
+
+  /** The slot of `sha` (40 lowercase hex digits, as Git prints them), or -1 when it is not hex of 20 bytes. */
+  add(sha: string): number {
+    if (sha.length !== 40) return -1
+    if ((this.length + 1) * 20 > this.bytes.length) {
+      const grown = Buffer.alloc(this.bytes.length * 2)
+      this.bytes.copy(grown)
+      this.bytes = grown
+    }
+    const at = this.length * 20
+    // Git prints object ids in lowercase, which is what `hex` gives back.
+    if (this.bytes.write(sha, at, 20, 'hex') !== 20) return -1
+    return this.length++
+  }
+
+  hex(slot: number): string {
+    return this.bytes.toString('hex', slot * 20, slot * 20 + 20)
+  }
+}
+
+export class DocMap {
+  private arena = new ShaArena()
   private counts = new Uint8Array(MIN_SLOTS)
+  private readonly map = new Map<string, DocEntry | number>()
   private mask = MIN_SLOTS - 1
 
-  /** A copy sharing `from`'s entries (they are never mutated) and its filter. */
+  get size(): number {
+    return this.map.size
+  }
+
+  /** A copy sharing `from`'s entries (they are never mutated), its arena and its filter. */
   static copyOf(from: DocMap): DocMap {
     const m = new DocMap()
+    m.arena = from.arena
     m.counts = from.counts.slice()
     m.mask = from.mask
-    for (const [id, e] of from) m.setUncounted(id, e)
+    for (const [id, e] of from.map) m.map.set(id, e)
     return m
   }
 
-  override clear(): void {
-    super.clear()
+  clear(): void {
+    this.map.clear()
+    this.arena = new ShaArena()
     this.counts = new Uint8Array(MIN_SLOTS)
     this.mask = MIN_SLOTS - 1
   }
 
-  override delete(id: string): boolean {
-    if (!super.delete(id)) return false
+  delete(id: string): boolean {
+    if (!this.map.delete(id)) return false
     const slot = hashId(id) & this.mask
     // A saturated slot has lost count of its ids: it stays "maybe" until the next resize.
     if (this.counts[slot] !== SATURATED) this.counts[slot]--
     return true
   }
 
+  get(id: string): DocEntry | undefined {
+    return this.entry(this.map.get(id))
+  }
+
+  has(id: string): boolean {
+    return this.map.has(id)
+  }
+
+  /**
+   * True when `e` is the current entry of `id`: the same object, or for an entry kept as a slot,
+   * one `get` made from that slot (still there: not replaced since).
+   */
+  holds(id: string, e: DocEntry): boolean {
+    const v = this.map.get(id)
+    if (typeof v !== 'number') return v === e
+    // What a slot stands for: seq 0, a sha, no body, expiry or path (a kept `doc` does not count).
+    return e.seq === 0 && e.body === undefined && e.expiresAt === undefined && e.path === undefined && e.legacy === undefined && e.sha === this.arena.hex(v)
+  }
+
+  keys(): IterableIterator<string> {
+    return this.map.keys()
+  }
+
   /** The entry of `id`, looking in the Map only when the filter cannot rule it out. */
   lookup(id: string): DocEntry | undefined {
-    return this.counts[hashId(id) & this.mask] === 0 ? undefined : super.get(id)
+    return this.counts[hashId(id) & this.mask] === 0 ? undefined : this.entry(this.map.get(id))
   }
 
   /**
@@ -83,12 +147,26 @@ export class DocMap extends Map<string, DocEntry> {
     return h !== -1 && this.counts[h & this.mask] === 0
   }
 
-  override set(id: string, e: DocEntry): this {
-    if (super.has(id)) return super.set(id, e)
-    super.set(id, e)
-    if (this.size * 4 > this.counts.length) this.resize()
-    else this.count(id)
+  /**
+   * Keeps `e`, an entry `get` made from a slot, as the object itself from now on (a field is
+   * about to be put on it: HotDocs' parsed document). No-op when `id` holds something else.
+   */
+  pin(id: string, e: DocEntry): void {
+    if (typeof this.map.get(id) === 'number' && this.holds(id, e)) this.map.set(id, e)
+  }
+
+  set(id: string, e: DocEntry): this {
+    this.put(id, e)
     return this
+  }
+
+  /**
+   * The entry of a document as a commit's tree has it, `{seq: 0, sha}`, kept as a slot of the
+   * arena (as an object only if `sha` is not an object id in lowercase hex).
+   */
+  setLoaded(id: string, sha: string): void {
+    const slot = this.arena.add(sha)
+    this.put(id, slot === -1 ? {seq: 0, sha} : slot)
   }
 
   private count(id: string): void {
@@ -96,15 +174,23 @@ export class DocMap extends Map<string, DocEntry> {
     if (this.counts[slot] !== SATURATED) this.counts[slot]++
   }
 
+  private entry(v: DocEntry | number | undefined): DocEntry | undefined {
+    return typeof v === 'number' ? {seq: 0, sha: this.arena.hex(v)} : v
+  }
+
+  private put(id: string, v: DocEntry | number): void {
+    const before = this.map.size
+    this.map.set(id, v)
+    if (this.map.size === before) return
+    if (this.map.size * 4 > this.counts.length) this.resize()
+    else this.count(id)
+  }
+
   /** Rebuilt at twice the slots (from every id, the new one included): 4 to 8 slots per id. */
   private resize(): void {
     const slots = this.counts.length * 2
     this.counts = new Uint8Array(slots)
     this.mask = slots - 1
-    for (const id of this.keys()) this.count(id)
-  }
-
-  private setUncounted(id: string, e: DocEntry): void {
-    super.set(id, e)
+    for (const id of this.map.keys()) this.count(id)
   }
 }

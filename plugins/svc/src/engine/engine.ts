@@ -7,7 +7,7 @@ import {CheckpointLoop} from './checkpoint-loop.js'
 import {commitMessage, parseTrailers} from './commit-message.js'
 import {diffJson} from './diff.js'
 import {damageMessage, EngineError, isDiskFull, skipDamaged, withDiskFullRemedy} from './errors.js'
-import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree} from './branch-state.js'
+import {type BranchState, type DocEntry, emptyBranch, entryPath, forkBranch, loadBranchTree, tableState} from './branch-state.js'
 import {FullTextIndex, type IndexProgress} from './fulltext.js'
 import {git} from './git.js'
 import {noteForeground, whenQuiet} from './background-gate.js'
@@ -360,7 +360,7 @@ export class GitEngine implements Engine {
 
   async count(options: BranchOption & {table?: string} = {}): Promise<number> {
     const b = this.branch(options.branch)
-    const total = options.table === undefined ? b.docs.size : (b.tables.get(options.table)?.ids.size ?? 0)
+    const total = options.table === undefined ? b.docs.size : (b.tables.get(options.table)?.count ?? 0)
     return total - this.expiredCount(b, options.table)
   }
 
@@ -567,7 +567,8 @@ export class GitEngine implements Engine {
     const buf = entry.body ?? this.cache.get(entry.sha)
     if (buf === undefined) return false
     const doc = parseFrozen(buf)
-    this.hot.keep(entry, doc, buf.length)
+    // An entry the document map made from a slot becomes the map's own object once it carries a document.
+    if (this.hot.keep(entry, doc, buf.length)) this.branch(options.branch).docs.pin(isCanonicalId(id) ? id : parseId(id).id, entry)
     return doc
   }
 
@@ -665,7 +666,7 @@ export class GitEngine implements Engine {
    */
   damage(): Damage[] {
     for (const [k, d] of this.damaged) {
-      if (this.branchesState.get(d.branch)?.docs.get(d.id) !== d.entry) this.damaged.delete(k)
+      if (!this.branchesState.get(d.branch)?.docs.holds(d.id, d.entry)) this.damaged.delete(k)
     }
     return [...this.damaged.values()].map(({branch, id, object, reason}) => ({branch, id, object, reason}))
   }
@@ -840,7 +841,7 @@ export class GitEngine implements Engine {
 
   async tables(options: BranchOption = {}): Promise<string[]> {
     const b = this.branch(options.branch)
-    return [...b.tables.entries()].filter(([t, v]) => v.ids.size > this.expiredCount(b, t)).map(([t]) => t).sort()
+    return [...b.tables.entries()].filter(([t, v]) => v.count > this.expiredCount(b, t)).map(([t]) => t).sort()
   }
 
   // ---- internals ------------------------------------------------------------------------
@@ -858,14 +859,14 @@ export class GitEngine implements Engine {
       const p = parseId(op.id)
       const old = b.docs.get(p.id)
       const path = entryPath(p, old)
-      const t = b.tables.get(p.table) ?? b.tables.set(p.table, {ids: new Set()}).get(p.table)!
+      const t = tableState(b, p.table)
       // Both layouts spread a table over 65,536 leaf directories: the writer's estimate of what fast-import loads.
-      const dirEntries = t.ids.size >>> 16
+      const dirEntries = t.count >>> 16
       if (op.op === 'put') {
         const body = bodies?.[i] ?? Buffer.from(op.body ?? '')
         const sha = blobSha(body)
-        if (!t.ids.has(p.id)) {
-          t.ids.add(p.id)
+        if (old === undefined) {
+          t.count++
           t.sorted = undefined
         }
         // An expiry already past when the put was accepted is not kept: that document was gone.
@@ -888,7 +889,7 @@ export class GitEngine implements Engine {
         // The sweeper's delete is void when the document was rewritten or given another expiry since.
         if (op.ifExpiredAt !== undefined && old?.expiresAt !== op.ifExpiredAt) continue
         if (b.docs.delete(p.id)) {
-          t.ids.delete(p.id)
+          t.count--
           t.sorted = undefined
         }
         b.expiring.delete(p.id)

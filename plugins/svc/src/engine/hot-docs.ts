@@ -36,9 +36,9 @@ export class HotDocs {
     this.sizes = new Uint32Array(slots)
   }
 
-  /** Puts `doc` (parsed from `size` bytes) on `e`, unless it is too large to be worth it. */
-  keep(e: DocEntry, doc: Doc, size: number): void {
-    if (size > this.maxBytes / 256 || ++this.offers % this.every !== 0) return
+  /** Puts `doc` (parsed from `size` bytes) on `e`, unless it is too large to be worth it: true when it did. */
+  keep(e: DocEntry, doc: Doc, size: number): boolean {
+    if (size > this.maxBytes / 256 || ++this.offers % this.every !== 0) return false
     for (;;) {
       this.evict(this.next)
       if (this.bytes + size <= this.maxBytes) break
@@ -49,6 +49,7 @@ export class HotDocs {
     this.sizes[this.next] = size
     this.bytes += size
     this.next = (this.next + 1) % this.slots
+    return true
   }
 
   /** Takes every kept document off its entry (a branch's document map was dropped: removeBranch). */

@@ -1,4 +1,4 @@
-import type {BranchState} from './branch-state.js'
+import {type BranchState, sortedTableIds} from './branch-state.js'
 import {EngineError} from './errors.js'
 import {lowerBound} from './sorted.js'
 import type {ListOptions} from './types.js'
@@ -37,10 +37,8 @@ export function pageIds(b: BranchState, options: ListOptions, now: number): {ids
   const expired = (id: string): boolean => now !== 0 && b.expiring.has(id) && b.docs.get(id)!.expiresAt! <= now
   const out: string[] = []
   for (const t of tables) {
-    const entry = b.tables.get(t)
-    if (!entry) continue
-    entry.sorted ??= [...entry.ids].sort()
-    const sorted = entry.sorted
+    if (!b.tables.has(t)) continue
+    const sorted = sortedTableIds(b, t)
     if (order === 'asc') {
       let i = lowerBound(sorted, cursor !== undefined && cursor >= prefix ? cursor : prefix)
       if (cursor !== undefined && sorted[i] === cursor) i++

@@ -3,7 +3,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {writeFileAtomicSync} from '@toolkit/kit'
 
 
-import type {BranchState, DocEntry} from './branch-state.js'
+import {type BranchState, type DocEntry, sortedTableIds} from './branch-state.js'
 import {FieldIndex, type IndexDefinition} from './field-index.js'
 import type {IndexInfo, Json, Logger} from './types.js'
 
@@ -74,8 +74,8 @@ export class SecondaryIndexes {
     const tables = new Set([...old.indexes.values()].map((i) => i.def.table))
     const changed: Array<{e?: DocEntry; id: string; table: string}> = []
     for (const table of tables) {
-      for (const id of next.tables.get(table)?.ids ?? []) if (old.docs.get(id)?.sha !== next.docs.get(id)?.sha) changed.push({e: next.docs.get(id), id, table})
-      for (const id of old.tables.get(table)?.ids ?? []) if (!next.docs.has(id)) changed.push({id, table})
+      for (const id of sortedTableIds(next, table)) if (old.docs.get(id)?.sha !== next.docs.get(id)?.sha) changed.push({e: next.docs.get(id), id, table})
+      for (const id of sortedTableIds(old, table)) if (!next.docs.has(id)) changed.push({id, table})
     }
     for (let i = 0; i < changed.length; i += 256) {
       const chunk = changed.slice(i, i + 256)
@@ -125,7 +125,7 @@ export class SecondaryIndexes {
 
   /** Reads every current document of the table; writes that land meanwhile win over what was read. */
   private async build(b: BranchState, idx: FieldIndex): Promise<void> {
-    const ids = [...(b.tables.get(idx.def.table)?.ids ?? [])]
+    const ids = sortedTableIds(b, idx.def.table)
     for (let i = 0; i < ids.length; i += 256) {
       const chunk = ids.slice(i, i + 256).flatMap((id) => {
         const e = b.docs.get(id)
@@ -133,7 +133,7 @@ export class SecondaryIndexes {
       })
       const bodies = await Promise.all(chunk.map((c) => this.readBody(b, c.id, c.e)))
       for (const [j, {e, id}] of chunk.entries()) {
-        if (b.docs.get(id) !== e || b.indexes?.get(idx.def.name) !== idx) continue
+        if (!b.docs.holds(id, e) || b.indexes?.get(idx.def.name) !== idx) continue
         idx.set(id, parseBody(bodies[j]))
       }
     }
