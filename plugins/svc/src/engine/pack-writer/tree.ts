@@ -109,7 +109,9 @@ export function entryHead(e: TreeEntry): string {
 
 /** Bytes of the entry in its tree. */
 export function entrySize(e: TreeEntry): number {
-  return modeText(e.mode).length + 2 + e.name.length + 20
+  // The two modes svc writes without the mode table's lookup: this runs for every entry of every tree written.
+  const mode = e.mode
+  return (mode === MODE_FILE ? 6 : mode === MODE_DIR ? 5 : modeText(mode).length) + 22 + e.name.length
 }
 
 /**
@@ -135,8 +137,7 @@ export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
       continue
     }
     if (e.id === undefined) throw new Error(`tree entry ${e.name} has no id`)
-    at += out.write(entryHead(e), at, 'latin1')
-    at += out.write(e.id, at, 'latin1')
+    at += out.write(entryHead(e) + e.id, at, 'latin1')
     i++
   }
   let pos = 0
