@@ -161,6 +161,27 @@ describe('svc pack writer', function () {
     assertSound(repo)
   })
 
+  it('asks its caller to wait past 16 MB not yet applied, and lets it go on once the thread has caught up', async () => {
+    const repo = bareRepo()
+    const w = new PackCommitWriter(repo, () => branchesOf(repo))
+    const big = (i: number): CommitSpec => ({authorName: 'rest', branch: 'main', files: [{content: Buffer.alloc(700_000, 97 + (i % 26)), path: docPath(parseId(`big:${i}`))}], message: `put big:${i}\n`, time: T0 + i})
+    let full = -1
+    for (let i = 0; i < 40 && full === -1; i++) if (!w.commit(big(i))) full = i
+    // 700 kB a commit, all in one turn of the event loop: the 24th crosses 16 MB.
+    expect(full).to.equal(23)
+    // Resolves only when the thread's reports bring the bytes in flight under the mark (a writer that never reports hangs here).
+    await w.drain()
+    // Then more writes, and again, so that reports a megabyte apart are what frees it.
+    for (let round = 0; round < 2; round++) {
+      let more = true
+      for (let i = 0; more; i++) more = w.commit(big(100 * (round + 1) + i))
+      await w.drain()
+    }
+    await w.close()
+    expect(Number(gitOut(repo, ['rev-list', '--count', 'main']).trim())).to.be.greaterThan(60)
+    assertSound(repo)
+  })
+
   it('moves refs only at checkpoints; a writer killed before one leaves no pack and the refs where they were', async () => {
     const repo = bareRepo()
     const w = new PackCommitWriter(repo, () => branchesOf(repo))
