@@ -41,6 +41,11 @@ export class TreeNode {
   used = 0
   /** Bytes the tree cache counts for it (tree-cache.ts), so a rewrite adds only its difference. */
   counted = 0
+  /**
+   * `raw` was allocated for this node and is shared with nothing (no branch's copy, no reader's
+   * cache), so a rewrite of the same size may overwrite it (`keepRaw`).
+   */
+  owned = false
 
   constructor(entries?: TreeEntry[], raw?: Buffer) {
     this.entries = entries
@@ -116,13 +121,13 @@ export function entrySize(e: TreeEntry): number {
 
 /**
  * Serializes `node`'s entries into `out` at `at` (room for their total size); unchanged entries
- * are copied from the previous content a run at a time. Returns the end; `node.raw` and the
- * entries' offsets then describe the new content.
+ * are copied from the previous content a run at a time. Returns the end; the entries' offsets
+ * then describe the new content, which `keepRaw` makes `node.raw` (the old one is still there
+ * until then: the base of the new version's delta).
  */
 export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
   const entries = node.entries!
   const old = node.raw
-  const start = at
   let i = 0
   while (i < entries.length) {
     const e = entries[i]
@@ -145,13 +150,27 @@ export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
     e.at = pos
     pos += entrySize(e)
   }
-  // A buffer of its own, not a slice of Node's 8 KiB pool: a tree kept for long would hold a
-  // whole pool slab alive, and the cache's leaf trees, each the last one alive of its slab, held
-  // ~150 MB per 100k writes beyond the cache's estimate.
-  const raw = Buffer.allocUnsafeSlow(at - start)
-  out.copy(raw, 0, start, at)
-  node.raw = raw
   return at
+}
+
+/**
+ * Makes `bytes` (what serializeInto wrote) the node's `raw`: copied over the old one when it is
+ * the node's own and of the same size (a rewrite that changed ids only, as every tree above a
+ * changed document is: most trees of most commits), else into a new buffer. A buffer of its
+ * own, not a slice of Node's 8 KiB pool: a tree kept for long would hold a whole pool slab
+ * alive, and the cache's leaf trees, each the last one alive of its slab, held ~150 MB per 100k
+ * writes beyond the cache's estimate.
+ */
+export function keepRaw(node: TreeNode, bytes: Buffer): void {
+  const old = node.raw
+  if (node.owned && old && old.length === bytes.length) {
+    bytes.copy(old)
+    return
+  }
+  const raw = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(raw)
+  node.raw = raw
+  node.owned = true
 }
 
 /** The entry's id is about to change (its directory changed below it). */
