@@ -146,6 +146,9 @@ async function growth() {
         c.on('exit', (code) => (code === 0 ? res(got) : rej(new Error(`child exited ${code}`))))
       })
       blocks.get(build).push(rows)
+      // Both builds must write the same objects: the same head commit, and how many bytes they took.
+      const head = execFileSync('git', ['-C', repo, 'rev-parse', 'main'], {encoding: 'utf8'}).trim()
+      line(`${build === self ? 'this' : 'other'} r${r + 1} head`, `${head}, ${(packBytes(repo) / n).toFixed(0)} pack bytes per commit`)
       execFileSync('rm', ['-rf', dir])
     }
   }

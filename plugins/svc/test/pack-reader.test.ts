@@ -80,6 +80,27 @@ describe('svc pack reader', function () {
     })
   }
 
+  it('leaves what it returned as it was while it reads on (the chains below are resolved in reused buffers)', () => {
+    const repo = repoWith(300)
+    gitOut(repo, ['repack', '-adf', '-q', '--depth=50', '--window=50'])
+    const ids = allObjects(repo)
+    const reader = new PackReader(repo, process.env)
+    try {
+      // Every object read and kept first, then all compared: a result sharing a chain's buffer would have changed since.
+      const kept = ids.map((hex) => reader.read(key(hex))!.data)
+      const out = execFileSync('git', ['-C', repo, 'cat-file', '--batch'], {input: ids.join('\n') + '\n', maxBuffer: 1 << 30})
+      let at = 0
+      ids.forEach((hex, i) => {
+        const nl = out.indexOf(10, at)
+        const size = Number(out.toString('latin1', at, nl).split(' ')[2])
+        expect(Buffer.compare(kept[i], out.subarray(nl + 1, nl + 1 + size)), hex).to.equal(0)
+        at = nl + 1 + size + 1
+      })
+    } finally {
+      reader.close()
+    }
+  })
+
   it('reads nothing for an id the repository lacks, even one sharing its first bytes with a stored one', () => {
     const repo = repoWith(50)
     gitOut(repo, ['repack', '-adq'])

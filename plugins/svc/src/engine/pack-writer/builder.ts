@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {spanDelta} from './delta.js'
 import {idOfScratch, keyHex, OBJ_BLOB, OBJ_COMMIT, OBJ_TREE, type ObjectKey, objectKey, objectScratch, PackFile, removeStaleTemps} from './pack-file.js'
 import {REC_BRANCH, REC_CHECKPOINT, REC_COMMIT, REC_RESTART, type WriterRecord} from './protocol.js'
-import {entrySize, fold, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode, unfold} from './tree.js'
+import {entrySize, fold, keepRaw, MODE_DIR, MODE_FILE, missingOnPath, parseTree, removePath, serializeInto, setPath, type TreeEntry, TreeNode, unfold} from './tree.js'
 import {PackReader} from './pack-reader.js'
 import {TREE_CACHE_BYTES, TreeCache} from './tree-cache.js'
 import {Deflater} from './zlib-stream.js'
@@ -143,7 +143,10 @@ export class PackBuilder {
     buf.write(head, at)
     buf.set(r.message, at + headBytes)
     const id = idOfScratch(at + size)
-    pack.addDeflated(OBJ_COMMIT, id, buf.subarray(at, at + size), this.deflater)
+    // Stored, not deflated (issue 26): a deflate of the ~300-byte commit saved ~150 bytes of pack
+    // and cost the thread ~10 us of its ~65 us per commit (the call and its Huffman trees, and
+    // the deflate state's cache lines evicting the rest); git reads stored blocks like any zlib.
+    pack.addStored(OBJ_COMMIT, id, buf.subarray(at, at + size))
     this.stats.objects++
     this.stats.commits++
     t.commit = id
@@ -172,24 +175,31 @@ export class PackBuilder {
     }
     // The children are written: the scratch buffer is this tree's now.
     const {at, buf} = objectScratch(OBJ_TREE, size)
-    const id = idOfScratch(serializeInto(node, buf, at))
+    const end = serializeInto(node, buf, at)
+    const id = idOfScratch(end)
+    const bytes = buf.subarray(at, end)
+    e.id = id
+    // Into the pack before keepRaw, which may overwrite the old version in place: the delta's base.
+    const w = node.written
+    let written: TreeNode['written']
+    if (pack.offsetOf(id) !== -1) {
+      // The same tree again (a change undone): one copy per pack. Its chain depth is unknown here, so it is no base.
+      written = undefined
+    } else if (w && w.gen === this.gen && w.depth < MAX_DEPTH) {
+      written = {depth: w.depth + 1, gen: this.gen, offset: pack.addDelta(id, w.offset, spanDelta(w.raw, bytes)), raw: w.raw}
+      this.stats.treeDeltas++
+      this.stats.objects++
+    } else {
+      written = {depth: 0, gen: this.gen, offset: pack.addStored(OBJ_TREE, id, bytes), raw: w?.raw ?? bytes}
+      this.stats.objects++
+    }
+    keepRaw(node, bytes)
+    if (written) written.raw = node.raw!
+    node.written = written
     // A leaf is kept as its bytes from here on (tree.ts `fold`); `written` still makes it a delta base in this pack.
     fold(node)
     this.cache.written(node)
     this.expanded.add(node)
-    e.id = id
-    const raw = node.raw!
-    if (pack.offsetOf(id) !== -1) {
-      // The same tree again (a change undone): one copy per pack. Its chain depth is unknown here, so it is no base.
-      node.written = undefined
-      return id
-    }
-    const w = node.written
-    if (w && w.gen === this.gen && w.depth < MAX_DEPTH) {
-      node.written = {depth: w.depth + 1, gen: this.gen, offset: pack.addDelta(id, w.offset, spanDelta(w.raw, raw)), raw}
-      this.stats.treeDeltas++
-    } else node.written = {depth: 0, gen: this.gen, offset: pack.addStored(OBJ_TREE, id, raw), raw}
-    this.stats.objects++
     return id
   }
 
@@ -254,7 +264,9 @@ function latin1Path(p: string): string {
 
 /** A branch's own copy of the loaded part of a tree (a new branch must not change its source's nodes). */
 function copyTree(e: TreeEntry): TreeEntry {
-  // A folded node is copied as its bytes (never changed in place: a write replaces `raw`).
+  // Both branches' nodes share the bytes from here on: neither may overwrite them (keepRaw).
+  if (e.node) e.node.owned = false
+  // A folded node is copied as its bytes.
   if (e.node?.raw && !e.node.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(undefined, e.node.raw)}
   if (!e.node?.entries) return {at: e.at, id: e.id, mode: e.mode, name: e.name}
   return {at: e.at, id: e.id, mode: e.mode, name: e.name, node: new TreeNode(e.node.entries.map(copyTree), e.node.raw)}

@@ -30,8 +30,6 @@ const OFS_DELTA = 6
 const REF_DELTA = 7
 /** Ids read per positioned read while a first-byte range is loaded. */
 const LOAD_IDS = 8192
-/** Resolved delta bases kept (bytes, per generation): a compacted pack's trees are chains against each other. */
-const BASE_CACHE_BYTES = 8 * 1024 * 1024
 /** Bytes read at an entry's offset: its header and, for a tree or a delta, usually all of its zlib stream. */
 const ENTRY_READ = 1024
 /**
@@ -60,20 +58,20 @@ interface Pack {
   packFd: number
   packSize: number
   ranges: Array<Range | undefined>
-  /** Distinguishes this pack's entries in the delta base cache (a number key: no string per entry). */
-  serial: number
 }
-
-let serials = 0
 
 export class PackReader {
   private packs: Pack[] = []
   private readonly packDir: string
   private readonly inflater = new Inflater()
-  /** Resolved delta bases in two generations: the older one is dropped whole when the newer fills (no per-entry eviction). */
-  private baseBytes = 0
-  private bases = new Map<number, Resolved>()
-  private older = new Map<number, Resolved>()
+  /**
+   * A chain's links (every version below the one asked for), by the parity of their depth: a link
+   * is only the base of the link above it, so it is written over two links later. There is no
+   * cache of links (issue 26, pw-cpu): the writer's cold reads are distinct trees whose chains
+   * are their own history, and an 8 MiB cache of links hit almost never (pw-cold's entries per
+   * tree were the same at 8, 32 and 128 MiB) while each link cost a buffer of its own.
+   */
+  private readonly links: Buffer[] = [Buffer.allocUnsafeSlow(4096), Buffer.allocUnsafeSlow(4096)]
   private readonly head = Buffer.allocUnsafeSlow(ENTRY_READ)
   /** The last bytes read from a pack: a buffer of their own (a frame of a chain may still hold a slice of it when it is replaced). */
   private win: {buf: Buffer; end: number; pack: Pack; start: number} | undefined
@@ -184,9 +182,6 @@ export class PackReader {
 
   /** The object at `offset` with its deltas applied: its type (1-4) and content. */
   private entryAt(p: Pack, offset: number, asBase = false): Resolved {
-    const key = p.serial * 2 ** 40 + offset
-    const cached = this.bases.get(key) ?? this.older.get(key)
-    if (cached) return cached
     // A delta's base is resolved before the delta's own bytes are inflated, with buffers of the next depth.
     const depth = this.depth
     if (offset < 12 || offset >= p.packSize - 20) throw new Error(`damaged pack index: offset ${offset} outside ${p.name}.pack`)
@@ -250,24 +245,20 @@ export class PackReader {
       if (base) {
         let d = this.deltaBufs[depth]
         if (!d || d.length < size + 1) d = this.deltaBufs[depth] = Buffer.allocUnsafeSlow(Math.max(size + 1, 4096))
-        out = {data: applyDelta(base.data, this.inflater.inflate(compressed, size, d)), type: base.type}
-      } else out = {data: this.inflater.inflate(compressed, size), type}
+        const delta = this.inflater.inflate(compressed, size, d)
+        out = {data: asBase ? applyDelta(base.data, delta, (n) => this.link(depth, n)) : applyDelta(base.data, delta), type: base.type}
+      } else out = {data: this.inflater.inflate(compressed, size, asBase ? this.link(depth, size + 1) : undefined), type}
     } catch (error) {
       throw new Error(`damaged pack entry at ${offset} in ${p.name}.pack: ${(error as Error).message}`)
     }
-    if (asBase) this.remember(key, out)
     return out
   }
 
-  private remember(key: number, o: Resolved): void {
-    if (o.data.length > BASE_CACHE_BYTES / 16) return
-    this.bases.set(key, o)
-    this.baseBytes += o.data.length
-    if (this.baseBytes > BASE_CACHE_BYTES) {
-      this.older = this.bases
-      this.bases = new Map()
-      this.baseBytes = 0
-    }
+  /** The buffer for a link at `depth` (at least `n` bytes). */
+  private link(depth: number, n: number): Buffer {
+    const i = depth & 1
+    if (this.links[i].length < n) this.links[i] = Buffer.allocUnsafeSlow(Math.max(n, this.links[i].length * 2))
+    return this.links[i]
   }
 
   private loose(id: ObjectKey): RawObject | undefined {
@@ -310,7 +301,7 @@ function openPack(packDir: string, name: string): Pack | undefined {
     if (head.readUInt32BE(0) !== 0xff_74_4f_63 || head.readUInt32BE(4) !== 2) throw new Error(`${name}.idx is not a version 2 index`)
     const fanout = new Uint32Array(257)
     for (let i = 0; i < 256; i++) fanout[i + 1] = head.readUInt32BE(8 + i * 4)
-    return {fanout, idxFd, name, packFd, packSize: fstatSync(packFd).size, ranges: [], serial: ++serials}
+    return {fanout, idxFd, name, packFd, packSize: fstatSync(packFd).size, ranges: []}
   } catch {
     // Removed between the listing and the open (a roll-up), or not an index this reader knows: git answers for it.
     if (idxFd !== -1) closeSync(idxFd)
@@ -356,8 +347,11 @@ function readExactly(fd: number, buf: Buffer, n: number, position: number): void
   }
 }
 
-/** Git's delta format (gitformat-pack): the base and target sizes, then copy and insert opcodes. */
-export function applyDelta(base: Buffer, delta: Buffer): Buffer {
+/**
+ * Git's delta format (gitformat-pack): the base and target sizes, then copy and insert opcodes.
+ * The result goes into `room(size)` (a view of its first `size` bytes) or a new buffer.
+ */
+export function applyDelta(base: Buffer, delta: Buffer, room?: (size: number) => Buffer): Buffer {
   let at = 0
   const varint = (): number => {
     let v = 0
@@ -372,7 +366,7 @@ export function applyDelta(base: Buffer, delta: Buffer): Buffer {
   }
   if (varint() !== base.length) throw new Error('delta base size mismatch')
   const size = varint()
-  const out = Buffer.allocUnsafeSlow(size)
+  const out = room ? room(size).subarray(0, size) : Buffer.allocUnsafeSlow(size)
   let o = 0
   while (at < delta.length) {
     const op = delta[at++]

@@ -41,6 +41,11 @@ export class TreeNode {
   used = 0
   /** Bytes the tree cache counts for it (tree-cache.ts), so a rewrite adds only its difference. */
   counted = 0
+  /**
+   * `raw` was allocated for this node and is shared with nothing (no branch's copy, no reader's
+   * cache), so a rewrite of the same size may overwrite it (`keepRaw`).
+   */
+  owned = false
 
   constructor(entries?: TreeEntry[], raw?: Buffer) {
     this.entries = entries
@@ -85,18 +90,24 @@ export function compareEntries(aName: string, aMode: number, bName: string, bMod
   return c1 - c2
 }
 
+/**
+ * The tree's entries. The bytes become one latin1 string first and the names and ids slices of
+ * it: a `toString` per name and per id (two native calls an entry) took 5 us for a 16-entry
+ * leaf, which at 1M documents every write parses again (tree.ts `fold`); this takes under 1.
+ */
 export function parseTree(raw: Buffer): TreeEntry[] {
   const out: TreeEntry[] = []
+  const s = raw.toString('latin1')
   let at = 0
-  while (at < raw.length) {
-    const sp = raw.indexOf(0x20, at)
-    const nul = raw.indexOf(0, sp)
-    if (sp === -1 || nul === -1 || nul + 21 > raw.length) throw new Error('malformed tree object')
-    const text = raw.toString('latin1', at, sp)
-    const mode = Number.parseInt(text, 8)
+  while (at < s.length) {
+    const sp = s.indexOf(' ', at)
+    const nul = s.indexOf('\0', sp)
+    if (sp === -1 || nul === -1 || nul + 21 > s.length) throw new Error('malformed tree object')
+    const text = s.slice(at, sp)
+    const mode = text === '100644' ? MODE_FILE : text === '40000' ? MODE_DIR : Number.parseInt(text, 8)
     // A mode written another way (`040000`) is rewritten as fast-import would: not copied as it was.
     const canonical = modeText(mode) === text
-    out.push({at: canonical ? at : undefined, id: raw.toString('latin1', nul + 1, nul + 21), mode, name: raw.toString('latin1', sp + 1, nul)})
+    out.push({at: canonical ? at : undefined, id: s.slice(nul + 1, nul + 21), mode, name: s.slice(sp + 1, nul)})
     at = nul + 21
   }
   return out
@@ -109,18 +120,20 @@ export function entryHead(e: TreeEntry): string {
 
 /** Bytes of the entry in its tree. */
 export function entrySize(e: TreeEntry): number {
-  return modeText(e.mode).length + 2 + e.name.length + 20
+  // The two modes svc writes without the mode table's lookup: this runs for every entry of every tree written.
+  const mode = e.mode
+  return (mode === MODE_FILE ? 6 : mode === MODE_DIR ? 5 : modeText(mode).length) + 22 + e.name.length
 }
 
 /**
  * Serializes `node`'s entries into `out` at `at` (room for their total size); unchanged entries
- * are copied from the previous content a run at a time. Returns the end; `node.raw` and the
- * entries' offsets then describe the new content.
+ * are copied from the previous content a run at a time. Returns the end; the entries' offsets
+ * then describe the new content, which `keepRaw` makes `node.raw` (the old one is still there
+ * until then: the base of the new version's delta).
  */
 export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
   const entries = node.entries!
   const old = node.raw
-  const start = at
   let i = 0
   while (i < entries.length) {
     const e = entries[i]
@@ -135,8 +148,7 @@ export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
       continue
     }
     if (e.id === undefined) throw new Error(`tree entry ${e.name} has no id`)
-    at += out.write(entryHead(e), at, 'latin1')
-    at += out.write(e.id, at, 'latin1')
+    at += out.write(entryHead(e) + e.id, at, 'latin1')
     i++
   }
   let pos = 0
@@ -144,13 +156,27 @@ export function serializeInto(node: TreeNode, out: Buffer, at: number): number {
     e.at = pos
     pos += entrySize(e)
   }
-  // A buffer of its own, not a slice of Node's 8 KiB pool: a tree kept for long would hold a
-  // whole pool slab alive, and the cache's leaf trees, each the last one alive of its slab, held
-  // ~150 MB per 100k writes beyond the cache's estimate.
-  const raw = Buffer.allocUnsafeSlow(at - start)
-  out.copy(raw, 0, start, at)
-  node.raw = raw
   return at
+}
+
+/**
+ * Makes `bytes` (what serializeInto wrote) the node's `raw`: copied over the old one when it is
+ * the node's own and of the same size (a rewrite that changed ids only, as every tree above a
+ * changed document is: most trees of most commits), else into a new buffer. A buffer of its
+ * own, not a slice of Node's 8 KiB pool: a tree kept for long would hold a whole pool slab
+ * alive, and the cache's leaf trees, each the last one alive of its slab, held ~150 MB per 100k
+ * writes beyond the cache's estimate.
+ */
+export function keepRaw(node: TreeNode, bytes: Buffer): void {
+  const old = node.raw
+  if (node.owned && old && old.length === bytes.length) {
+    bytes.copy(old)
+    return
+  }
+  const raw = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(raw)
+  node.raw = raw
+  node.owned = true
 }
 
 /** The entry's id is about to change (its directory changed below it). */

@@ -44,8 +44,14 @@ port.on('message', (m: ToWorker) => {
   }
 })
 
-/** Bytes applied since the last 'consumed' message: one message a megabyte (or when the queue runs dry), not one a batch. */
+/**
+ * Bytes applied since the last 'consumed' message: one message a megabyte, not one a batch. Not
+ * when the queue runs dry either (that was a message per batch, a few us of both threads' CPU a
+ * write): the writer's count of bytes in flight is then at most a megabyte high, well under its
+ * 16 MB high-water mark, so a writer waiting in drain() always gets the message that frees it.
+ */
 let unreported = 0
+const REPORT_BYTES = 1024 * 1024
 
 /**
  * Applies every queued batch. Synchronous (reads and the ref move included), so it runs in one
@@ -61,7 +67,7 @@ function pump(): void {
         if (r.type === REC_CHECKPOINT || r.type === REC_RESTART) post({token: r.token, type: 'checkpointed'})
       }
       unreported += batch.byteLength
-      if (unreported >= 1024 * 1024 || queue.length === 0) {
+      if (unreported >= REPORT_BYTES) {
         post({bytes: unreported, type: 'consumed'})
         unreported = 0
       }
