@@ -161,25 +161,6 @@ describe('svc pack writer', function () {
     assertSound(repo)
   })
 
-  it('stores commits uncompressed (zlib stored blocks) and deflates documents, all read back by git', async () => {
-    const repo = bareRepo()
-    const w = new PackCommitWriter(repo, () => branchesOf(repo))
-    for (let i = 0; i < 20; i++) w.commit({authorName: 'rest', branch: 'main', files: [{content: Buffer.from(`${JSON.stringify({i, text: 'lorem ipsum '.repeat(50)})}\n`), path: docPath(parseId(`z:${i}`))}], message: `put z:${i}\n\nSvc-Op: put\nSvc-Id: z:${i}\n`, time: T0 + i * 1000})
-    await w.close()
-    const pack = readdirSync(join(repo, 'objects', 'pack')).find((f) => f.endsWith('.idx'))!
-    // verify-pack -v: `<id> <type> <size> <size in pack> <offset>`; a stored zlib stream is its data plus 11 bytes.
-    const rows = gitOut(repo, ['verify-pack', '-v', join(repo, 'objects', 'pack', pack)]).split('\n').map((l) => l.split(/\s+/)).filter((r) => r[1] === 'commit' || r[1] === 'blob')
-    const commits = rows.filter((r) => r[1] === 'commit')
-    const blobs = rows.filter((r) => r[1] === 'blob')
-    expect(commits).to.have.length(20)
-    expect(blobs).to.have.length(20)
-    for (const r of commits) expect(Number(r[3]) - Number(r[2])).to.be.within(11, 14)
-    for (const r of blobs) expect(Number(r[3])).to.be.below(Number(r[2]) / 4)
-    expect(gitOut(repo, ['log', '--format=%s', 'main']).split('\n')[0]).to.equal('put z:19')
-    expect(JSON.parse(gitOut(repo, ['cat-file', 'blob', `main:${docPath(parseId('z:7'))}`])).i).to.equal(7)
-    assertSound(repo)
-  })
-
   it('asks its caller to wait past 16 MB not yet applied, and lets it go on once the thread has caught up', async () => {
     const repo = bareRepo()
     const w = new PackCommitWriter(repo, () => branchesOf(repo))

@@ -3,7 +3,7 @@
  * `zlib.deflateSync` per object costs ~13-25 us, most of it setting up and tearing down the
  * stream: more than the whole rest of a commit. So: small objects that do not compress (trees,
  * deltas) go in stored blocks written here in JavaScript (valid zlib, which git inflates like any
- * other; commits too, builder.ts says why), and document bodies through one native deflate
+ * other), and the ones that do (document bodies, commit messages) through one native deflate
  * stream that is reset after each object instead of recreated (~5 us for a 300-byte body).
  */
 import zlib from 'node:zlib'
