@@ -94,4 +94,33 @@ describe('svc document map', () => {
     expect(b.lookup(id(3))).to.equal(undefined)
     expect(a.lookup(id(3))).to.equal(e)
   })
+
+  it('settles a written entry into a slot once its body has moved to Git, unless it carries more', () => {
+    const m = new DocMap()
+    const written = {body: Buffer.from('{}'), seq: 12, sha: entry(12).sha} as DocEntry
+    m.set(id(1), written)
+    // Still holding its body (not yet in Git): stays the object.
+    m.settle(id(1), written)
+    expect(m.get(id(1))).to.equal(written)
+    written.body = undefined
+    m.settle(id(1), written)
+    const now = m.get(id(1))!
+    expect(now).to.deep.equal({seq: 0, sha: entry(12).sha})
+    expect(now).not.to.equal(written)
+    // The entry a reader took before the checkpoint is still the current version.
+    expect(m.holds(id(1), written)).to.equal(true)
+    // An expiry, a path or a kept parsed document cannot be said by a slot.
+    for (const extra of [{expiresAt: 5}, {path: 'x/y'}, {doc: {id: id(2)}}]) {
+      const e: DocEntry = {seq: 3, sha: entry(3).sha, ...extra}
+      m.set(id(2), e)
+      m.settle(id(2), e)
+      expect(m.get(id(2))).to.equal(e)
+    }
+    // Only the current entry settles: an older one the id no longer holds changes nothing.
+    const old: DocEntry = {seq: 4, sha: entry(4).sha}
+    m.set(id(3), {seq: 5, sha: entry(5).sha})
+    m.settle(id(3), old)
+    expect(m.get(id(3))?.sha).to.equal(entry(5).sha)
+    expect(m.get(id(3))?.seq).to.equal(5)
+  })
 })

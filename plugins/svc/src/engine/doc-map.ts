@@ -125,8 +125,9 @@ export class DocMap {
   holds(id: string, e: DocEntry): boolean {
     const v = this.map.get(id)
     if (typeof v !== 'number') return v === e
-    // What a slot stands for: seq 0, a sha, no body, expiry or path (a kept `doc` does not count).
-    return e.seq === 0 && e.body === undefined && e.expiresAt === undefined && e.path === undefined && e.legacy === undefined && e.sha === this.arena.hex(v)
+    // A slot stands for a blob in Git with no expiry or path: the same blob is the same document
+    // (an entry settled into its slot after its checkpoint still holds, body and seq aside).
+    return e.expiresAt === undefined && e.path === undefined && e.legacy === undefined && e.sha === this.arena.hex(v)
   }
 
   keys(): IterableIterator<string> {
@@ -158,6 +159,17 @@ export class DocMap {
   set(id: string, e: DocEntry): this {
     this.put(id, e)
     return this
+  }
+
+  /**
+   * `e`, the current entry of `id` whose commit a checkpoint put in Git (its body moved to the
+   * blob cache), kept as a slot from now on when a slot says all it says: after a million writes
+   * the map would otherwise hold a million written entries as objects again (issue 26).
+   */
+  settle(id: string, e: DocEntry): void {
+    if (this.map.get(id) !== e || e.body !== undefined || e.doc !== undefined || e.expiresAt !== undefined || e.path !== undefined || e.legacy !== undefined) return
+    const slot = this.arena.add(e.sha)
+    if (slot !== -1) this.map.set(id, slot)
   }
 
   /**

@@ -1180,6 +1180,7 @@ export class GitEngine implements Engine {
         if (e?.body && e.seq <= target) {
           this.cache.set(e.sha, e.body)
           e.body = undefined
+          b.docs.settle(id, e)
         }
       }
     }
