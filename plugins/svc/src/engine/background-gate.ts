@@ -44,28 +44,23 @@ export function requestsInFlight(now = performance.now()): boolean {
 
 /**
  * Resolves once no request has reached the engine for `quietMs` while `ready()` held (the other
- * start-up catch-up is over), or `maxWaitMs` after `ready()` first held whatever arrives (and
- * at the latest READY_CAP times `maxWaitMs` after the call), or at once when `urgent()` (a
- * request waits for the job itself), or at abort. For a job that cannot be held once it runs (one
- * `git` process for seconds: the commit-graph write), so it starts in a pause instead of under
- * the first requests after open; and for the history build, which at a million commits started
- * beside the full-text build when that took longer than the bound.
+ * start-up catch-up is over), or `maxWaitMs` after the call whatever arrives, or at once when
+ * `urgent()` (a request waits for the job itself), or at abort. For
+ * a job that cannot be held once it runs (one `git` process for seconds: the commit-graph write),
+ * so it starts in a pause instead of under the first requests after open.
  */
 export async function whenQuiet(quietMs: number, maxWaitMs: number, signal: AbortSignal, ready: () => boolean = () => true, urgent: () => boolean = () => false): Promise<void> {
   const started = performance.now()
-  let readySince: number | undefined
   let seen = ops
   // The quiet is counted from the call: the clients of a server that just opened are arriving.
   let quietSince = started
   while (!signal.aborted && !urgent()) {
     const now = performance.now()
-    const isReady = ready()
-    if (isReady) readySince ??= now
-    if (ops !== seen || !isReady) {
+    if (ops !== seen || !ready()) {
       seen = ops
       quietSince = now
     }
-    if (now - quietSince >= quietMs || (readySince !== undefined && now - readySince >= maxWaitMs) || now - started >= READY_CAP * maxWaitMs) return
+    if (now - quietSince >= quietMs || now - started >= maxWaitMs) return
     await new Promise<void>((resolve) => {
       const t = setTimeout(done, QUIET_POLL_MS)
       t.unref()
@@ -81,8 +76,6 @@ export async function whenQuiet(quietMs: number, maxWaitMs: number, signal: Abor
 
 /** How often whenQuiet looks. */
 const QUIET_POLL_MS = 50
-/** whenQuiet's bound while `ready()` never holds, in multiples of its `maxWaitMs` (a catch-up that cannot end under load does not hold the job for good). */
-const READY_CAP = 5
 
 /** How many times background tasks were held (tests, /metrics-style counters). */
 export const gateStats = {held: 0}
