@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 
 import {openEngine} from '../src/engine/index.js'
-import {HistoryStore} from '../src/engine/history-store.js'
+import {HistoryStore, readHistoryState} from '../src/engine/history-store.js'
 import {HistoryWorker} from '../src/engine/history-worker.js'
 import {cleanupTempDirs, gitOut, tempDir} from './helpers/tmp.js'
 
@@ -13,6 +13,17 @@ function answers(store: HistoryStore, paths: string[], shas: string[]): unknown 
   const versions: Record<string, unknown> = {}
   for (const p of paths) for (let before = 1; before <= store.commits + 1; before += 5) versions[`${p} ${before}`] = store.versions([p, `${p}.old`], before, 4).map((c) => c.sha)
   return {commits: store.commits, positions: shas.map((s) => store.position(s) ?? null), tip: store.tip, versions}
+}
+
+/** The `sealed` position kept in the file, what the file's rows say it is, and the commits. */
+const sealedState = (file: string): {kept: null | number; pos: number; sealedRows: number} => {
+  const db = new Database(file, {readonly: true})
+  try {
+    const kept = db.prepare(`SELECT value FROM meta WHERE key = 'sealed'`).pluck().get() as string | undefined
+    return {kept: kept === undefined ? null : Number(kept), pos: db.prepare('SELECT count(*) FROM commits').pluck().get() as number, sealedRows: db.prepare('SELECT count(*) FROM commit_ids').pluck().get() as number}
+  } finally {
+    db.close()
+  }
 }
 
 const recentRows = (file: string): number => {
@@ -95,6 +106,44 @@ describe('svc history store: appends kept in two levels answer as one', () => {
     const cut = answers(one.store, paths, shas)
     expect(answers(two.store, paths, shas)).to.deep.equal(cut)
     expect((cut as {positions: Array<null | number>}).positions.slice(38)).to.deep.equal([39, 40, ...Array.from({length: 20}, () => null)])
+    // The sealed position followed the cut (54 -> 40): the next catch-up counts 20 recent commits and merges them.
+    expect(sealedState(two.file)).to.deep.equal({kept: 40, pos: 40, sealedRows: 40})
+    const again = new HistoryWorker(10)
+    await again.scan(two.file, repo, [`${shas[39]}..${shas[59]}`], new AbortController().signal, never)
+    await again.close()
+    two.store.reload()
+    expect(sealedState(two.file)).to.deep.equal({kept: 60, pos: 60, sealedRows: 60})
+    expect(answers(two.store, paths, shas)).to.deep.equal(expected)
     for (const s of [one, two, three]) s.store.close()
+  })
+
+  it('keeps how many commits are sealed in the file, and reads it from the rows of a file that lacks it', async () => {
+    const dir = tempDir()
+    const db = await openEngine(dir, {fullText: false, historyIndex: false})
+    for (let i = 0; i < 30; i++) await db.put({id: `a:${i % 7}`, v: i})
+    await db.close()
+    const repo = join(dir, 'repo')
+    const shas = gitOut(repo, ['rev-list', '--reverse', 'main']).trim().split('\n')
+    const file = join(tempDir(), 'main.sqlite')
+    const store = new HistoryStore(file)
+    const worker = new HistoryWorker(10)
+    // 12 commits (merged at the walk's end), then 15 (merged), then 3 (left recent).
+    for (const [from, to] of [[-1, 11], [11, 26], [26, 29]]) {
+      await worker.scan(file, repo, from < 0 ? [shas[to]] : [`${shas[from]}..${shas[to]}`], new AbortController().signal, () => {})
+      store.reload()
+    }
+    await worker.close()
+    expect(sealedState(file)).to.deep.equal({kept: 27, pos: 30, sealedRows: 27})
+    expect(recentRows(file)).to.equal(3)
+    // A file of this format written before the row was kept (branch hist-1m): the first recent position says it.
+    const raw = new Database(file)
+    raw.prepare(`DELETE FROM meta WHERE key = 'sealed'`).run()
+    expect(readHistoryState(raw).sealed).to.equal(27)
+    raw.prepare('DELETE FROM recent_commit_ids').run()
+    raw.prepare('DELETE FROM recent_changes').run()
+    raw.prepare('DELETE FROM commits WHERE pos > 27').run()
+    expect(readHistoryState(raw).sealed).to.equal(27)
+    raw.close()
+    store.close()
   })
 })

@@ -5,10 +5,15 @@
  *
  * The two lookups keyed at random (commit id -> position, path -> positions) are kept in two
  * levels: appends go to small `recent_*` tables, which move into the large sealed ones in one
- * sorted pass once they hold `MERGE_AT` commits (mergeRecent). Appended straight into a B-tree of a
- * million random keys, a batch of commits dirtied a page of each tree per commit or so (40-56 us
- * a commit at 1M against 13 at 100k); the recent trees stay small whatever the branch's length,
- * and the sorted pass writes each sealed page about once per merge. Reads look in both levels.
+ * sorted pass (mergeRecent) once they hold `MERGE_AT` commits (mergeDue). Appended straight into
+ * a B-tree of a million random keys, a batch of commits dirtied a page of each tree per commit or
+ * so (40-56 us a commit at 1M against 13 at 100k); the recent trees stay small whatever the
+ * branch's length, and the sorted pass writes each sealed page about once per merge. (Merging at
+ * an eighth of the sealed size instead, which writes each sealed page a fixed number of times per
+ * commit, made the appends into the larger recent trees dearer by about what the merges saved:
+ * docs/benchmarks.md, "hist-start".) Every commit up to the `sealed` position of `meta` is in the
+ * sealed tables, every later one in the recent tables, so how many are recent is known without
+ * counting them (a `count(*)` of up to 262,144 rows per catch-up before). Reads look in both.
  * The commit-id lookup is keyed by the id's first 8 bytes as an integer (half the key of the
  * whole id), checked against the full id in `commits`.
  *
@@ -26,7 +31,7 @@ import {openDerivedSqlite} from './derived-sqlite.js'
 /** Bumped when the schema changes: a file of another format is rebuilt. */
 export const HISTORY_FORMAT = '2'
 
-/** How many commits the recent tables hold before they move into the sealed ones (mergeRecent). */
+/** How many commits the recent tables hold before they move into the sealed ones (mergeDue). */
 export const MERGE_AT = 65_536
 
 /** One commit as the index keeps it. */
@@ -82,6 +87,8 @@ export interface HistoryState {
   lastKey: null | number
   monotonic: boolean
   pos: number
+  /** The last position in the sealed tables: the recent ones hold positions sealed+1..pos. */
+  sealed: number
   tip: string
 }
 
@@ -90,8 +97,12 @@ export interface HistoryState {
  */
 export function readHistoryState(db: Database.Database): HistoryState {
   const last = db.prepare('SELECT pos, sha, k FROM commits ORDER BY pos DESC LIMIT 1').get() as {k: null | number; pos: number; sha: Buffer} | undefined
-  const flag = db.prepare(`SELECT value FROM meta WHERE key = 'monotonic'`).get() as undefined | {value: string}
-  return {lastKey: last?.k ?? null, monotonic: (flag?.value ?? '1') === '1', pos: last?.pos ?? 0, tip: last ? last.sha.toString('hex') : ''}
+  const meta = new Map((db.prepare(`SELECT key, value FROM meta WHERE key IN ('monotonic', 'sealed')`).all() as Array<{key: string; value: string}>).map((r) => [r.key, r.value]))
+  const pos = last?.pos ?? 0
+  const sealedRow = meta.get('sealed')
+  // A file written before the row was kept: the first recent position tells, once (the next append writes the row).
+  const sealed = sealedRow === undefined ? ((db.prepare('SELECT min(pos) FROM recent_commit_ids').pluck().get() as null | number) ?? pos + 1) - 1 : Number(sealedRow)
+  return {lastKey: last?.k ?? null, monotonic: (meta.get('monotonic') ?? '1') === '1', pos, sealed, tip: last ? last.sha.toString('hex') : ''}
 }
 
 /**
@@ -117,14 +128,19 @@ export function appendCommits(db: Database.Database, state: HistoryState, commit
       for (const p of c.paths) insChange.run(p, pos)
       next.tip = c.sha
     }
-    db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)').run('monotonic', next.monotonic ? '1' : '0')
+    const setMeta = db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)')
+    setMeta.run('monotonic', next.monotonic ? '1' : '0')
+    setMeta.run('sealed', String(next.sealed))
   })()
   Object.assign(state, next)
 }
 
-/** How many commits the recent tables hold (one commit-id row each). Self-contained, for the worker. */
-export function recentCommits(db: Database.Database): number {
-  return db.prepare('SELECT count(*) FROM recent_commit_ids').pluck().get() as number
+/**
+ * Whether the recent tables hold `factor` times `mark` commits or more (past 4x the mark a walk
+ * merges mid-way: history-worker.ts). Self-contained, for the worker.
+ */
+export function mergeDue(state: HistoryState, mark: number, factor = 1): boolean {
+  return state.pos - state.sealed >= factor * mark
 }
 
 /**
@@ -132,7 +148,7 @@ export function recentCommits(db: Database.Database): number {
  * go into each sealed B-tree in one sorted pass. Readers on other connections see the rows in one
  * level or the other, never neither. Self-contained, for the worker.
  */
-export function mergeRecent(db: Database.Database): void {
+export function mergeRecent(db: Database.Database, state: HistoryState): void {
   db.transaction(() => {
     db.exec(`
       INSERT OR IGNORE INTO commit_ids SELECT id, pos FROM recent_commit_ids ORDER BY id, pos;
@@ -140,7 +156,9 @@ export function mergeRecent(db: Database.Database): void {
       INSERT OR IGNORE INTO changes SELECT path, pos FROM recent_changes ORDER BY path, pos;
       DELETE FROM recent_changes;
     `)
+    db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)').run('sealed', String(state.pos))
   })()
+  state.sealed = state.pos
 }
 
 export class HistoryStore {
@@ -212,13 +230,15 @@ export class HistoryStore {
 
   /** Forgets every commit after `pos` (the branch was moved back or elsewhere). */
   truncate(pos: number): void {
+    const sealed = Math.min(this.state.sealed, pos)
     this.db.transaction(() => {
       for (const d of this.st.delete) d.run(pos)
       // The flag is recomputed cheaply only when cleared entirely; otherwise it stays as it was (a false "not monotonic" only costs the git fallback).
       if (pos === 0) this.st.setMeta.run('monotonic', '1')
+      this.st.setMeta.run('sealed', String(sealed))
     })()
     const last = pos === 0 ? undefined : this.st.byPos.get(pos)
-    this.state = {lastKey: pos === 0 ? null : (this.st.keyAt.get(pos)?.k ?? null), monotonic: pos === 0 ? true : this.state.monotonic, pos, tip: last ? last.sha.toString('hex') : ''}
+    this.state = {lastKey: pos === 0 ? null : (this.st.keyAt.get(pos)?.k ?? null), monotonic: pos === 0 ? true : this.state.monotonic, pos, sealed, tip: last ? last.sha.toString('hex') : ''}
   }
 
   /** Commits before position `before` that changed one of the paths, newest first. */

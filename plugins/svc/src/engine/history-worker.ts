@@ -18,7 +18,7 @@ import {BackgroundGate} from './background-gate.js'
 import {parseTrailers} from './commit-message.js'
 import {gitStream, type StreamControl} from './git.js'
 import {commitScanner, logArgs} from './history-scan.js'
-import {appendCommits, asOfKey, MERGE_AT, mergeRecent, readHistoryState, recentCommits} from './history-store.js'
+import {appendCommits, asOfKey, MERGE_AT, mergeDue, mergeRecent, readHistoryState} from './history-store.js'
 import {JobWorker, LOWER_THIS_THREAD, sqliteModule} from './job-worker.js'
 
 // Source as a string (as fts/large-writer.ts) so it runs the same from dist and under the test
@@ -34,7 +34,7 @@ const asOfKey = ${asOfKey.toString()}
 const commitScanner = ${commitScanner.toString()}
 const appendCommits = ${appendCommits.toString()}
 const readHistoryState = ${readHistoryState.toString()}
-const recentCommits = ${recentCommits.toString()}
+const mergeDue = ${mergeDue.toString()}
 const mergeRecent = ${mergeRecent.toString()}
 const jobs = new Map()
 const finish = (id, job, error) => {
@@ -53,16 +53,12 @@ parentPort.on('message', (m) => {
       db.pragma('synchronous = NORMAL')
       const state = readHistoryState(db)
       // A build from the first commit ends merged whatever waits: no read uses the index before it ends.
-      const job = {commits: 0, db, error: undefined, full: state.pos === 0, mergeAt: m.mergeAt, recent: recentCommits(db)}
+      const job = {commits: 0, db, error: undefined, full: state.pos === 0, mergeAt: m.mergeAt, state}
       job.scanner = commitScanner(parseTrailers, new StringDecoder('utf8'), (batch) => {
         appendCommits(db, state, batch, asOfKey)
         job.commits += batch.length
-        job.recent += batch.length
         // Mid-walk (a full build, a long catch-up) only well past the mark: see 'end'.
-        if (job.recent >= 4 * job.mergeAt) {
-          mergeRecent(db)
-          job.recent = 0
-        }
+        if (mergeDue(state, job.mergeAt, 4)) mergeRecent(db, state)
       }, m.batchSize)
       jobs.set(m.job, job)
     } catch (error) {
@@ -79,7 +75,7 @@ parentPort.on('message', (m) => {
       if (m.type === 'data') job.scanner.push(m.bytes)
       else {
         job.scanner.end()
-        if ((m.merge || job.full) && job.recent >= job.mergeAt) mergeRecent(job.db)
+        if ((m.merge || job.full) && mergeDue(job.state, job.mergeAt)) mergeRecent(job.db, job.state)
       }
     } catch (error) {
       job.error = error.message
@@ -98,7 +94,7 @@ interface JobEnd {
 }
 
 export class HistoryWorker {
-  /** @param mergeAt how many commits the file's recent tables gather before they move into the sealed ones (history-store.ts mergeRecent). */
+  /** @param mergeAt how many commits the file's recent tables gather before they move into the sealed ones (history-store.ts mergeDue). */
   constructor(private readonly mergeAt = MERGE_AT) {}
 
   private readonly jobs = new JobWorker<JobEnd>({failed: (error) => ({commits: 0, error}), name: 'history worker', source: () => WORKER, workerData: {module: sqliteModule}})
@@ -179,7 +175,7 @@ export class HistoryWorker {
       await ended
       throw error
     }
-    // The merge (at 1M commits ~0.3 s of this thread, once per MERGE_AT commits) waits for a
+    // The merge (at 1M commits ~0.3-0.8 s of this thread, once per MERGE_AT commits) waits for a
     // catch-up no read waits for; past 4x the mark it runs mid-walk whatever waits.
     post({merge: !urgent(), type: 'end'})
     const r = await ended
