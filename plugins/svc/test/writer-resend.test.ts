@@ -41,8 +41,9 @@ describe('svc git writer restart: commits sent again from the write-ahead log', 
       this.timeout(120_000)
       const dir = tempDir()
       const repo = join(dir, 'repo')
-      // Checkpoints far enough apart that each kill finds writes kept as a seq only.
-      db = await openEngine(dir, {checkpointDelayMs: 150, checkpointMaxDelayMs: 300, fullText: false, writer})
+      // Checkpoints far enough apart that each kill finds writes kept as a seq only; a small
+      // back-pressure bound, so writes applied during a restart also ask for checkpoints at once.
+      db = await openEngine(dir, {checkpointDelayMs: 150, checkpointMaxDelayMs: 300, fullText: false, maxPendingEntries: 64, writer})
       const engine = db
       /** The seqs of the acknowledged writes that return one, and how many writes were acknowledged in all. */
       const acked: number[] = []

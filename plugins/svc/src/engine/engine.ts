@@ -145,10 +145,10 @@ const LARGE_REPOSITORY_DOCS = 5000
 
 /**
  * What was sent to the Git writer since its last checkpoint, to send again to a restarted one:
- * a branch creation, a commit's whole spec, or, for a commit that `logged` rebuilds the same from
- * its write-ahead-log record, only that record's seq. Each write's spec was kept here until its
- * checkpoint (1-8 s under a stream), and that was most of what a write promoted to V8's old
- * generation (docs/benchmarks.md, "What each write keeps alive until its checkpoint").
+ * a branch creation, or a commit by its write-ahead-log seq, with its whole spec unless `logged`
+ * rebuilds the same from the log record. Each write's spec was kept here until its checkpoint
+ * (1-8 s under a stream), and that was most of what a write promoted to V8's old generation
+ * (docs/benchmarks.md, "What each write keeps alive until its checkpoint").
  */
 interface Unsent {
   branch?: {from: string; name: string}
@@ -916,7 +916,7 @@ export class GitEngine implements Engine {
     // A write of one document (nearly all) keeps its id, not an array of one, until its checkpoint.
     this.pendingQueue.push({branch: b.name, ids: ids.length === 1 ? ids[0] : ids, seq: entry.seq})
     // An entry replayed at open keeps its spec: a restart before the first checkpoint reads back nothing logged before this run.
-    this.send(commitSpec(entry, files), rebuildable && !replay ? entry.seq : undefined)
+    this.send(commitSpec(entry, files), entry.seq, !rebuildable || replay)
     this.sentSeq = entry.seq
     // Not while the writer is down: its restart sends the unsent commits again before any checkpoint.
     if (this.checkpoints.inFlight === 0 && this.writerDown === undefined && this.sentSeq - this.requestedSeq >= this.checkpointEvery) {
@@ -1203,11 +1203,11 @@ export class GitEngine implements Engine {
   }
 
   /**
-   * Hands one commit to the Git writer, keeping it until a checkpoint covers it: only its
-   * write-ahead-log seq when given (`logged` rebuilds the same spec from that record), else the spec.
+   * Hands one commit to the Git writer, keeping it until a checkpoint covers it: its
+   * write-ahead-log seq, and the spec only with `keepSpec` (else `logged` rebuilds it from the record).
    */
-  private send(spec: CommitSpec, seq?: number): void {
-    const item: Unsent = seq === undefined ? {idx: ++this.sendIdx, spec} : {idx: ++this.sendIdx, seq}
+  private send(spec: CommitSpec, seq: number, keepSpec: boolean): void {
+    const item: Unsent = keepSpec ? {idx: ++this.sendIdx, seq, spec} : {idx: ++this.sendIdx, seq}
     this.unsent.push(item)
     if (this.writerDown) return
     try {
@@ -1230,14 +1230,15 @@ export class GitEngine implements Engine {
   }
 
   private dispatch(w: GitWriter, u: Unsent, logged: Map<number, CommitSpec>): void {
-    if (u.spec) w.commit(u.spec)
-    else if (u.branch) w.createBranch(u.branch.name, u.branch.from)
-    else {
-      const spec = logged.get(u.seq!)
-      // Never skipped: a write acknowledged and not in Git would be lost at the next checkpoint.
-      if (!spec) throw new EngineError('unavailable', `write-ahead log record ${u.seq} not found to send again to the Git writer`)
-      w.commit(spec)
-    }
+    if (u.branch) w.createBranch(u.branch.name, u.branch.from)
+    else w.commit(this.specOf(u, logged))
+  }
+
+  /** An unsent commit's spec, kept or rebuilt; never missing: a write acknowledged and not sent would be lost at the next checkpoint. */
+  private specOf(u: Unsent, logged: Map<number, CommitSpec>): CommitSpec {
+    const spec = u.spec ?? logged.get(u.seq!)
+    if (!spec) throw new EngineError('unavailable', `write-ahead log record ${u.seq} not found to send again to the Git writer`)
+    return spec
   }
 
   /**
@@ -1248,9 +1249,9 @@ export class GitEngine implements Engine {
   private async logged(items: Unsent[]): Promise<Map<number, CommitSpec>> {
     const out = new Map<number, CommitSpec>()
     let first: number | undefined
-    for (const u of items) if (u.seq !== undefined && (first === undefined || u.seq < first)) first = u.seq
+    for (const u of items) if (u.seq !== undefined && !u.spec && (first === undefined || u.seq < first)) first = u.seq
     if (first === undefined) return out
-    const wanted = new Set(items.flatMap((u) => (u.seq === undefined ? [] : [u.seq])))
+    const wanted = new Set(items.flatMap((u) => (u.seq === undefined || u.spec ? [] : [u.seq])))
     for (const entry of await this.wal.since(first - 1)) {
       if (!wanted.has(entry.seq)) continue
       const files: CommitFile[] = entry.ops.map((op) => {
@@ -1335,9 +1336,12 @@ export class GitEngine implements Engine {
         await this.writer.kill()
         await this.repacking
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
+        // A checkpoint the dead writer finished without telling us already put its commits in
+        // Git: they are not sent again (one commit per write), as the open skips what Git has.
+        const inGit = await this.gitHeadSeqs()
         const w = this.newWriter()
         this.writer = w
-        let resent = await this.resend(w, 0)
+        let resent = await this.resend(w, 0, inGit)
         if (resent === undefined) return 'retry'
         // The checkpoint proves the new process took every commit sent again.
         await w.checkpoint()
@@ -1370,7 +1374,7 @@ export class GitEngine implements Engine {
    * sent, or undefined when `w` was replaced meanwhile. Returns in the same synchronous run as its
    * last look at `unsent`, so its caller can mark the writer up before any other write is applied.
    */
-  private async resend(w: GitWriter, after: number): Promise<number | undefined> {
+  private async resend(w: GitWriter, after: number, inGit?: Map<string, number>): Promise<number | undefined> {
     for (;;) {
       const todo = this.unsent.filter((u) => u.idx > after)
       if (todo.length === 0) return after
@@ -1378,9 +1382,23 @@ export class GitEngine implements Engine {
       if (this.writer !== w) return undefined
       // A checkpoint of the dead writer that completed while the records were read took its items out: they are in Git.
       const head = this.unsent[0]?.idx ?? Infinity
-      for (const u of todo) if (u.idx >= head) this.dispatch(w, u, logged)
+      for (const u of todo) {
+        if (u.idx < head) continue
+        if (u.branch === undefined && inGit && u.seq! <= (inGit.get(this.specOf(u, logged).branch) ?? 0)) continue
+        this.dispatch(w, u, logged)
+      }
       after = todo.at(-1)!.idx
     }
+  }
+
+  /** The write-ahead-log seq of each branch's head commit in Git (0 for a commit svc did not make). */
+  private async gitHeadSeqs(): Promise<Map<string, number>> {
+    const out = new Map<string, number>()
+    for (const [name, sha] of await refHeads(this.repo)) {
+      const commit = await this.reader.read(sha)
+      out.set(name, parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0)
+    }
+    return out
   }
 
   /**
