@@ -1338,7 +1338,9 @@ export class GitEngine implements Engine {
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
         // A checkpoint the dead writer finished without telling us already put its commits in
         // Git: they are not sent again (one commit per write), as the open skips what Git has.
-        const inGit = await this.gitHeadSeqs()
+        // Not when a branch creation is among them: made again, it would start the branch afresh
+        // from its source and drop the commits skipped (sent again, they stay, as before).
+        const inGit = this.unsent.some((u) => u.branch) ? undefined : await this.gitHeadSeqs()
         const w = this.newWriter()
         this.writer = w
         let resent = await this.resend(w, 0, inGit)
