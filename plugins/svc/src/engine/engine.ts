@@ -1336,13 +1336,15 @@ export class GitEngine implements Engine {
         await this.writer.kill()
         await this.repacking
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
+        // Started at once; nothing is sent to it, nor a checkpoint asked of it, while the writer is down.
+        const w = this.newWriter()
+        this.writer = w
         // A checkpoint the dead writer finished without telling us already put its commits in
         // Git: they are not sent again (one commit per write), as the open skips what Git has.
         // Not when a branch creation is among them: made again, it would start the branch afresh
         // from its source and drop the commits skipped (sent again, they stay, as before).
         const inGit = this.unsent.some((u) => u.branch) ? undefined : await this.gitHeadSeqs()
-        const w = this.newWriter()
-        this.writer = w
+        if (this.writer !== w) return 'retry'
         let resent = await this.resend(w, 0, inGit)
         if (resent === undefined) return 'retry'
         // The checkpoint proves the new process took every commit sent again.
