@@ -1340,10 +1340,10 @@ export class GitEngine implements Engine {
         const w = this.newWriter()
         this.writer = w
         // A checkpoint the dead writer finished without telling us already put its commits in
-        // Git: they are not sent again (one commit per write), as the open skips what Git has.
+        // Git: they are not sent again (one commit per write).
         // Not when a branch creation is among them: made again, it would start the branch afresh
         // from its source and drop the commits skipped (sent again, they stay, as before).
-        const inGit = this.unsent.some((u) => u.branch) ? undefined : await this.gitHeadSeqs()
+        const inGit = this.unsent.some((u) => u.branch) ? undefined : await this.gitHeads()
         if (this.writer !== w) return 'retry'
         let resent = await this.resend(w, 0, inGit)
         if (resent === undefined) return 'retry'
@@ -1378,7 +1378,7 @@ export class GitEngine implements Engine {
    * sent, or undefined when `w` was replaced meanwhile. Returns in the same synchronous run as its
    * last look at `unsent`, so its caller can mark the writer up before any other write is applied.
    */
-  private async resend(w: GitWriter, after: number, inGit?: Map<string, number>): Promise<number | undefined> {
+  private async resend(w: GitWriter, after: number, inGit?: Map<string, {message: string; seq: number}>): Promise<number | undefined> {
     for (;;) {
       const todo = this.unsent.filter((u) => u.idx > after)
       if (todo.length === 0) return after
@@ -1386,21 +1386,39 @@ export class GitEngine implements Engine {
       if (this.writer !== w) return undefined
       // A checkpoint of the dead writer that completed while the records were read took its items out: they are in Git.
       const head = this.unsent[0]?.idx ?? Infinity
+      const inGitUpTo = inGit ? this.sentBefore(todo, logged, inGit) : undefined
       for (const u of todo) {
         if (u.idx < head) continue
-        if (u.branch === undefined && inGit && u.seq! <= (inGit.get(this.specOf(u, logged).branch) ?? 0)) continue
+        if (u.branch === undefined && inGitUpTo && u.seq! <= (inGitUpTo.get(this.specOf(u, logged).branch) ?? 0)) continue
         this.dispatch(w, u, logged)
       }
       after = todo.at(-1)!.idx
     }
   }
 
-  /** The write-ahead-log seq of each branch's head commit in Git (0 for a commit svc did not make). */
-  private async gitHeadSeqs(): Promise<Map<string, number>> {
-    const out = new Map<string, number>()
+  /** Each branch's head commit in Git: its message and the write-ahead-log seq it names (0 for none). */
+  private async gitHeads(): Promise<Map<string, {message: string; seq: number}>> {
+    const out = new Map<string, {message: string; seq: number}>()
     for (const [name, sha] of await refHeads(this.repo)) {
-      const commit = await this.reader.read(sha)
-      out.set(name, parseTrailers(commit?.toString('utf8') ?? '').seq ?? 0)
+      const text = (await this.reader.read(sha))?.toString('utf8') ?? ''
+      const at = text.indexOf('\n\n')
+      out.set(name, {message: at === -1 ? '' : text.slice(at + 2), seq: parseTrailers(text).seq ?? 0})
+    }
+    return out
+  }
+
+  /**
+   * Per branch, the seq up to which the unsent commits are already in Git: a branch whose head is
+   * one of them (same seq, same message) got every one before it too. A head with a seq of
+   * another history (an adopted commit) matches none, and nothing of its branch is skipped.
+   */
+  private sentBefore(items: Unsent[], logged: Map<number, CommitSpec>, heads: Map<string, {message: string; seq: number}>): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const u of items) {
+      if (u.branch !== undefined) continue
+      const spec = this.specOf(u, logged)
+      const head = heads.get(spec.branch)
+      if (head && head.seq === u.seq && head.message.trimEnd() === spec.message.trimEnd()) out.set(spec.branch, u.seq)
     }
     return out
   }
