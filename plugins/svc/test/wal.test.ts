@@ -108,4 +108,22 @@ describe('svc write-ahead log', () => {
     expect(WriteAheadLog.read(dir).map((e) => e.seq)).to.deep.equal([2])
     await w2.close()
   })
+  it('reads back every acknowledged record after a seq, from this run and from before the open, and none Git already has', async () => {
+    const dir = tempDir()
+    const {wal} = await WriteAheadLog.open(dir)
+    await wal.append(entry(1), () => {})
+    await wal.append(entry(2), () => {})
+    await wal.close()
+    const {wal: w2} = await WriteAheadLog.open(dir)
+    // Groups of several records each, in a second segment.
+    for (let g = 0; g < 4; g++) await Promise.all([3, 4, 5].map((i) => w2.append(entry(g * 3 + i), () => {})))
+    expect((await w2.since(0)).map((e) => e.seq)).to.deep.equal(Array.from({length: 14}, (_, i) => i + 1))
+    // The first segment holds only what Git has; a seq inside a group reads from that group on.
+    await w2.release(7)
+    expect((await w2.since(7)).map((e) => e.seq)).to.deep.equal([8, 9, 10, 11, 12, 13, 14])
+    expect((await w2.since(10)).map((e) => e.seq)).to.deep.equal([11, 12, 13, 14])
+    expect((await w2.since(10))[0].ops).to.deep.equal(entry(11).ops)
+    expect(await w2.since(14)).to.deep.equal([])
+    await w2.close()
+  })
 })

@@ -30,7 +30,7 @@ import {beginTransaction} from './transaction.js'
 import type {IndexDefinition} from './field-index.js'
 import {SecondaryIndexes} from './secondary-indexes.js'
 import {clampLimit, pageIds} from './list-page.js'
-import {type CommitSpec, CommitWriter, type GitWriter} from './writer.js'
+import {type CommitFile, type CommitSpec, CommitWriter, type GitWriter} from './writer.js'
 import {PackCommitWriter} from './pack-writer/commit-writer.js'
 import {type WalEntry, type WalOp, WriteAheadLog} from './wal.js'
 import type {
@@ -143,10 +143,17 @@ const STARTUP_MAX_WAIT_MS = 60_000
 /** From this many documents at open, start-up maintenance (commit-graph, history build) waits for a pause in requests. */
 const LARGE_REPOSITORY_DOCS = 5000
 
-/** What was sent to fast-import since its last checkpoint, to send again to a restarted one. */
+/**
+ * What was sent to the Git writer since its last checkpoint, to send again to a restarted one:
+ * a branch creation, or a commit by its write-ahead-log seq, with its whole spec unless `logged`
+ * rebuilds the same from the log record. Each write's spec was kept here until its checkpoint
+ * (1-8 s under a stream), and that was most of what a write promoted to V8's old generation
+ * (docs/benchmarks.md, "What each write keeps alive until its checkpoint").
+ */
 interface Unsent {
   branch?: {from: string; name: string}
   idx: number
+  seq?: number
   spec?: CommitSpec
 }
 
@@ -241,7 +248,7 @@ export class GitEngine implements Engine {
   private maxPending: number
   /** Commits after which a checkpoint is asked for at once (CHECKPOINT_EVERY_MAX). */
   private checkpointEvery: number
-  private pendingQueue: Array<{branch: string; ids: string[]; seq: number}> = []
+  private pendingQueue: Array<{branch: string; ids: string | string[]; seq: number}> = []
   private pressureWaiters: Array<() => void> = []
   private reader!: BlobReader
   /**
@@ -385,7 +392,7 @@ export class GitEngine implements Engine {
     if (!from.exists && from.docs.size === 0) {
       throw new EngineError('invalid_argument', `branch ${from.name} has no commits yet: write a document before branching from it`)
     }
-    this.send({branch: {from: from.name, name}})
+    this.sendBranch({from: from.name, name})
     const state = forkBranch(from, name)
     this.branchesState.set(name, state)
     for (const id of state.expiring) this.expiries.push({at: state.docs.get(id)!.expiresAt!, branch: name, id})
@@ -855,6 +862,9 @@ export class GitEngine implements Engine {
     }
     const files = []
     const ids: string[] = []
+    // Whether `logged` makes this commit's spec again from the entry alone: each op a put or a
+    // delete of the document's own path, no expiry file, no op skipped.
+    let rebuildable = true
     for (const [i, op] of entry.ops.entries()) {
       const p = parseId(op.id)
       const old = b.docs.get(p.id)
@@ -862,6 +872,7 @@ export class GitEngine implements Engine {
       const t = tableState(b, p.table)
       // Both layouts spread a table over 65,536 leaf directories: the writer's estimate of what fast-import loads.
       const dirEntries = t.count >>> 16
+      if (op.op === 'expire' || old?.expiresAt !== undefined || old?.path !== undefined || old?.legacy === true) rebuildable = false
       if (op.op === 'put') {
         const body = bodies?.[i] ?? Buffer.from(op.body ?? '')
         const sha = blobSha(body)
@@ -887,7 +898,10 @@ export class GitEngine implements Engine {
         if (op.at !== null && op.at !== undefined) files.push({content: Buffer.from(`${new Date(op.at).toISOString()}\n`), dirEntries, path: expiryPath(path, op.at)})
       } else {
         // The sweeper's delete is void when the document was rewritten or given another expiry since.
-        if (op.ifExpiredAt !== undefined && old?.expiresAt !== op.ifExpiredAt) continue
+        if (op.ifExpiredAt !== undefined && old?.expiresAt !== op.ifExpiredAt) {
+          rebuildable = false
+          continue
+        }
         if (b.docs.delete(p.id)) {
           t.count--
           t.sorted = undefined
@@ -900,18 +914,13 @@ export class GitEngine implements Engine {
       }
       ids.push(p.id)
     }
-    this.pendingQueue.push({branch: b.name, ids, seq: entry.seq})
-    this.send({
-      spec: {
-        authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc',
-        branch: b.name,
-        files,
-        message: commitMessage(entry),
-        time: entry.time,
-      },
-    })
+    // A write of one document (nearly all) keeps its id, not an array of one, until its checkpoint.
+    this.pendingQueue.push({branch: b.name, ids: ids.length === 1 ? ids[0] : ids, seq: entry.seq})
+    // An entry replayed at open keeps its spec: a restart before the first checkpoint reads back nothing logged before this run.
+    this.send(commitSpec(entry, files), entry.seq, !rebuildable || replay)
     this.sentSeq = entry.seq
-    if (this.checkpoints.inFlight === 0 && this.sentSeq - this.requestedSeq >= this.checkpointEvery) {
+    // Not while the writer is down: its restart sends the unsent commits again before any checkpoint.
+    if (this.checkpoints.inFlight === 0 && this.writerDown === undefined && this.sentSeq - this.requestedSeq >= this.checkpointEvery) {
       void this.checkpointNow().catch((error: unknown) => this.writerFailed(error))
     } else if (!replay) this.checkpoints.schedule()
   }
@@ -1175,7 +1184,7 @@ export class GitEngine implements Engine {
       const b = this.branchesState.get(p.branch)
       if (!b) continue
       b.exists = true
-      for (const id of p.ids) {
+      for (const id of typeof p.ids === 'string' ? [p.ids] : p.ids) {
         const e = b.docs.get(id)
         if (e?.body && e.seq <= target) {
           this.cache.set(e.sha, e.body)
@@ -1195,21 +1204,66 @@ export class GitEngine implements Engine {
     await this.wal.release(this.checkpointedSeq)
   }
 
-  /** Hands one commit or branch creation to fast-import, keeping it until a checkpoint covers it. */
-  private send(u: Omit<Unsent, 'idx'>): void {
-    const item = {...u, idx: ++this.sendIdx}
+  /**
+   * Hands one commit to the Git writer, keeping it until a checkpoint covers it: its
+   * write-ahead-log seq, and the spec only with `keepSpec` (else `logged` rebuilds it from the record).
+   */
+  private send(spec: CommitSpec, seq: number, keepSpec: boolean): void {
+    const item: Unsent = keepSpec ? {idx: ++this.sendIdx, seq, spec} : {idx: ++this.sendIdx, seq}
     this.unsent.push(item)
     if (this.writerDown) return
     try {
-      this.dispatch(this.writer, item)
+      this.writer.commit(spec)
     } catch (error) {
       this.writerFailed(error)
     }
   }
 
-  private dispatch(w: GitWriter, u: Unsent): void {
-    if (u.spec) w.commit(u.spec)
-    else if (u.branch) w.createBranch(u.branch.name, u.branch.from)
+  /** Hands a branch creation to the Git writer, keeping it until a checkpoint covers it. */
+  private sendBranch(branch: {from: string; name: string}): void {
+    const item: Unsent = {branch, idx: ++this.sendIdx}
+    this.unsent.push(item)
+    if (this.writerDown) return
+    try {
+      this.dispatch(this.writer, item, new Map())
+    } catch (error) {
+      this.writerFailed(error)
+    }
+  }
+
+  private dispatch(w: GitWriter, u: Unsent, logged: Map<number, CommitSpec>): void {
+    if (u.branch) w.createBranch(u.branch.name, u.branch.from)
+    else w.commit(this.specOf(u, logged))
+  }
+
+  /** An unsent commit's spec, kept or rebuilt; never missing: a write acknowledged and not sent would be lost at the next checkpoint. */
+  private specOf(u: Unsent, logged: Map<number, CommitSpec>): CommitSpec {
+    const spec = u.spec ?? logged.get(u.seq!)
+    if (!spec) throw new EngineError('unavailable', `write-ahead log record ${u.seq} not found to send again to the Git writer`)
+    return spec
+  }
+
+  /**
+   * The specs of the unsent commits kept as a seq only, made again from their write-ahead-log
+   * records as `apply` made them (only records whose spec depends on nothing but the record are
+   * kept so). Read from disk: this runs only when the writer restarts.
+   */
+  private async logged(items: Unsent[]): Promise<Map<number, CommitSpec>> {
+    const out = new Map<number, CommitSpec>()
+    let first: number | undefined
+    for (const u of items) if (u.seq !== undefined && !u.spec && (first === undefined || u.seq < first)) first = u.seq
+    if (first === undefined) return out
+    const wanted = new Set(items.flatMap((u) => (u.seq === undefined || u.spec ? [] : [u.seq])))
+    for (const entry of await this.wal.since(first - 1)) {
+      if (!wanted.has(entry.seq)) continue
+      const files: CommitFile[] = entry.ops.map((op) => {
+        const p = parseId(op.id)
+        const dirEntries = (this.branchesState.get(entry.branch)?.tables.get(p.table)?.count ?? 0) >>> 16
+        return op.op === 'put' ? {content: Buffer.from(op.body ?? ''), dirEntries, path: docPath(p)} : {dirEntries, path: docPath(p)}
+      })
+      out.set(entry.seq, commitSpec(entry, files))
+    }
+    return out
   }
 
   private newWriter(): GitWriter {
@@ -1284,15 +1338,24 @@ export class GitEngine implements Engine {
         await this.writer.kill()
         await this.repacking
         for (const p of removeStaleGitLocks(this.repo, true)) this.log.warn('removed git lock file left by the dead writer', {path: p})
+        // Started at once; nothing is sent to it, nor a checkpoint asked of it, while the writer is down.
         const w = this.newWriter()
         this.writer = w
-        const resent = this.sendIdx
-        for (const u of this.unsent) this.dispatch(w, u)
+        // A checkpoint the dead writer finished without telling us already put its commits in
+        // Git: they are not sent again (one commit per write).
+        // Not when a branch creation is among them: made again, it would start the branch afresh
+        // from its source and drop the commits skipped (sent again, they stay, as before).
+        const inGit = this.unsent.some((u) => u.branch) ? undefined : await this.gitHeads()
+        if (this.writer !== w) return 'retry'
+        let resent = await this.resend(w, 0, inGit)
+        if (resent === undefined) return 'retry'
         // The checkpoint proves the new process took every commit sent again.
         await w.checkpoint()
         if (this.writer !== w) return 'retry'
-        // Writes acknowledged during that checkpoint were only queued (the writer was down): send them before the next checkpoint counts them in Git.
-        for (const u of this.unsent) if (u.idx > resent) this.dispatch(w, u)
+        // Writes acknowledged meanwhile were only queued (the writer was down): send them before the next checkpoint counts them in Git.
+        resent = await this.resend(w, resent)
+        if (resent === undefined) return 'retry'
+        // No await from resend's last look at `unsent` to here: every write queued is sent.
         this.writerRestarts++
         this.writerDown = undefined
         this.log.warn('git writer restarted', {attempt, restarts: this.writerRestarts})
@@ -1309,6 +1372,57 @@ export class GitEngine implements Engine {
         this.log.error('git writer restart failed; trying again', {attempt, error: error.message})
       },
     })
+  }
+
+  /**
+   * Sends the restarted writer `w` every unsent item after index `after`, in order, until none is
+   * left (writes acknowledged while their records were read back are sent too); the last index
+   * sent, or undefined when `w` was replaced meanwhile. Returns in the same synchronous run as its
+   * last look at `unsent`, so its caller can mark the writer up before any other write is applied.
+   */
+  private async resend(w: GitWriter, after: number, inGit?: Map<string, {message: string; seq: number}>): Promise<number | undefined> {
+    for (;;) {
+      const todo = this.unsent.filter((u) => u.idx > after)
+      if (todo.length === 0) return after
+      const logged = todo.some((u) => u.spec === undefined && u.branch === undefined) ? await this.logged(todo) : new Map<number, CommitSpec>()
+      if (this.writer !== w) return undefined
+      // A checkpoint of the dead writer that completed while the records were read took its items out: they are in Git.
+      const head = this.unsent[0]?.idx ?? Infinity
+      const inGitUpTo = inGit ? this.sentBefore(todo, logged, inGit) : undefined
+      for (const u of todo) {
+        if (u.idx < head) continue
+        if (u.branch === undefined && inGitUpTo && u.seq! <= (inGitUpTo.get(this.specOf(u, logged).branch) ?? 0)) continue
+        this.dispatch(w, u, logged)
+      }
+      after = todo.at(-1)!.idx
+    }
+  }
+
+  /** Each branch's head commit in Git: its message and the write-ahead-log seq it names (0 for none). */
+  private async gitHeads(): Promise<Map<string, {message: string; seq: number}>> {
+    const out = new Map<string, {message: string; seq: number}>()
+    for (const [name, sha] of await refHeads(this.repo)) {
+      const text = (await this.reader.read(sha))?.toString('utf8') ?? ''
+      const at = text.indexOf('\n\n')
+      out.set(name, {message: at === -1 ? '' : text.slice(at + 2), seq: parseTrailers(text).seq ?? 0})
+    }
+    return out
+  }
+
+  /**
+   * Per branch, the seq up to which the unsent commits are already in Git: a branch whose head is
+   * one of them (same seq, same message) got every one before it too. A head with a seq of
+   * another history (an adopted commit) matches none, and nothing of its branch is skipped.
+   */
+  private sentBefore(items: Unsent[], logged: Map<number, CommitSpec>, heads: Map<string, {message: string; seq: number}>): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const u of items) {
+      if (u.branch !== undefined) continue
+      const spec = this.specOf(u, logged)
+      const head = heads.get(spec.branch)
+      if (head && head.seq === u.seq && head.message.trimEnd() === spec.message.trimEnd()) out.set(spec.branch, u.seq)
+    }
+    return out
   }
 
   /**
@@ -1492,6 +1606,11 @@ export class GitEngine implements Engine {
       started()
     }
   }
+}
+
+/** A commit's spec from its log entry and the files `apply` (or `logged`) made of its ops. */
+function commitSpec(entry: WalEntry, files: CommitFile[]): CommitSpec {
+  return {authorName: entry.meta?.user ?? entry.meta?.origin ?? 'svc', branch: entry.branch, files, message: commitMessage(entry), time: entry.time}
 }
 
 function cleanMeta(meta: WriteOptions['meta']): WalEntry['meta'] {

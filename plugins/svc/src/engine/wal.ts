@@ -45,6 +45,13 @@ interface Queued {
   seq: number
 }
 
+/** Where an acknowledged batch begins in its segment, and its first record's seq. */
+interface Mark {
+  offset: number
+  seg: Segment
+  seq: number
+}
+
 interface InFlight {
   batch: Queued[]
   buf: Buffer
@@ -92,6 +99,12 @@ export class WriteAheadLog {
   private queue: Queued[] = []
   private syncing: InFlight[] = []
   private segments: Segment[] = []
+  /**
+   * The start of each batch acknowledged since the last `release` (one per group, not per
+   * record): `since` reads back from the batch that holds the first record asked for, not from
+   * the start of a 64 MB segment.
+   */
+  private marks: Mark[] = []
 
   private constructor(private readonly dir: string) {}
 
@@ -114,24 +127,11 @@ export class WriteAheadLog {
     for (const f of files) {
       const file = join(dir, f)
       const data = readFileSync(file)
-      let off = 0
       let maxSeq = 0
-      while (off + HEADER <= data.length) {
-        const len = data.readUInt32LE(off)
-        const sum = data.readUInt32LE(off + 4)
-        if (off + HEADER + len > data.length) break
-        const payload = data.subarray(off + HEADER, off + HEADER + len)
-        if (crc32(payload) !== sum) break
-        let entry: WalEntry
-        try {
-          entry = JSON.parse(payload.toString('utf8')) as WalEntry
-        } catch {
-          break
-        }
+      const off = parseRecords(data, (entry) => {
         entries.push(entry)
         maxSeq = Math.max(maxSeq, entry.seq)
-        off += HEADER + len
-      }
+      })
       // Anything after the last whole record was never acknowledged: cut it so appends stay parseable.
       if (repair && off < data.length) truncateSync(file, off)
       segments.push({durable: off, file, maxSeq, size: off})
@@ -188,9 +188,48 @@ export class WriteAheadLog {
     // The segment list is updated before any await, so concurrent releases and appends never race on it.
     const drop = this.segments.filter((s) => s !== this.active && s.maxSeq <= seq)
     this.segments = this.segments.filter((s) => !drop.includes(s))
+    // A batch is done with once the next one starts at or below seq + 1.
+    let done = 0
+    while (done + 1 < this.marks.length && this.marks[done + 1].seq <= seq + 1) done++
+    if (done > 0) this.marks.splice(0, done)
     // The active segment is retired by the next append once it is fully in Git, then deleted here later.
     if (this.active && this.active.maxSeq <= seq && this.active.size > 4 * 1024 * 1024) this.rotate = true
     await Promise.all(drop.map((s) => unlink(s.file).catch(() => {})))
+  }
+
+  /**
+   * The acknowledged entries after `seq`, oldest first, read back from disk: what a restarted Git
+   * writer is sent again, so the engine need not hold each commit until its checkpoint. Every
+   * segment holding one is still here (`release` drops only segments wholly at or below the seq
+   * Git has). A record that does not read back whole is an error, never a gap.
+   */
+  async since(seq: number): Promise<WalEntry[]> {
+    let from: Mark | undefined
+    for (const m of this.marks) {
+      if (m.seq > seq + 1) break
+      from = m
+    }
+    // Records before the first mark (logged before this open) are read from their segment's start.
+    const first = from && this.segments.includes(from.seg) ? this.segments.indexOf(from.seg) : this.segments.findIndex((s) => s.maxSeq > seq)
+    const out: WalEntry[] = []
+    if (first === -1) return out
+    for (const seg of this.segments.slice(first)) {
+      const start = seg === from?.seg ? from.offset : 0
+      if (seg.durable <= start) continue
+      const data = Buffer.allocUnsafe(seg.durable - start)
+      const fh = await open(seg.file, 'r')
+      try {
+        const {bytesRead} = await fh.read(data, 0, data.length, start)
+        if (bytesRead !== data.length) throw new Error(`${seg.file} is ${start + bytesRead} bytes, ${seg.durable} were acknowledged`)
+      } finally {
+        await fh.close()
+      }
+      const end = parseRecords(data, (e) => {
+        if (e.seq > seq) out.push(e)
+      })
+      if (end !== data.length) throw new EngineError('unavailable', `write-ahead log ${seg.file} does not read back at byte ${start + end}`)
+    }
+    return out
   }
 
   get bytes(): number {
@@ -259,6 +298,7 @@ export class WriteAheadLog {
   private acknowledge(): void {
     while (this.syncing.length > 0 && this.syncing[0].durable) {
       const e = this.syncing.shift()!
+      this.marks.push({offset: e.end - e.buf.length, seg: e.seg, seq: e.batch[0].seq})
       for (const b of e.batch) {
         e.seg.maxSeq = Math.max(e.seg.maxSeq, b.seq)
         e.seg.durable = e.end
@@ -327,4 +367,28 @@ export class WriteAheadLog {
     this.active = seg
     return seg
   }
+}
+
+/**
+ * Calls `onEntry` for each whole record of `data` in order and returns the offset past the last
+ * one: a torn or corrupt record (a crash mid-append) ends the log there.
+ */
+function parseRecords(data: Buffer, onEntry: (e: WalEntry) => void): number {
+  let off = 0
+  while (off + HEADER <= data.length) {
+    const len = data.readUInt32LE(off)
+    const sum = data.readUInt32LE(off + 4)
+    if (off + HEADER + len > data.length) break
+    const payload = data.subarray(off + HEADER, off + HEADER + len)
+    if (crc32(payload) !== sum) break
+    let entry: WalEntry
+    try {
+      entry = JSON.parse(payload.toString('utf8')) as WalEntry
+    } catch {
+      break
+    }
+    onEntry(entry)
+    off += HEADER + len
+  }
+  return off
 }
