@@ -760,6 +760,7 @@ export class GitEngine implements Engine {
       loaded.push({commit, expiries, name, state})
     }
     for (const l of loaded) if (this.branchesState.has(l.name)) throw new EngineError('branch_exists', `branch ${l.name} already exists`)
+    for (const l of loaded) await this.numberAbove(l.commit)
     await git(this.repo, ['update-ref', '--stdin'], {input: `start\n${loaded.map((l) => `create refs/heads/${l.name} ${l.commit}\n`).join('')}prepare\ncommit\n`})
     for (const l of loaded) {
       this.branchesState.set(l.name, l.state)
@@ -769,6 +770,16 @@ export class GitEngine implements Engine {
     }
     this.scheduleSweep()
     return loaded.map((l) => ({head: l.commit, name: l.name}))
+  }
+
+  /**
+   * Numbers the next writes above `commit`'s `Svc-Seq`: a branch head taken from another database
+   * carries that database's seq, and open replays only the log records above a branch head's seq,
+   * so writes acknowledged on such a branch before their first checkpoint would be lost in a crash.
+   */
+  private async numberAbove(commit: string): Promise<void> {
+    const text = (await this.reader.read(commit))?.toString('utf8') ?? ''
+    this.seq = Math.max(this.seq, parseTrailers(text).seq ?? 0)
   }
 
   /**
@@ -797,6 +808,7 @@ export class GitEngine implements Engine {
     }
     const state = commit === null ? undefined : emptyBranch(name, true)
     if (state) await loadBranchTree(this.repo, this.reader, state, this.checkCommit(commit!), this.log, () => {})
+    if (commit !== null) await this.numberAbove(commit)
     await this.flushInternal()
     // fast-import remembers each branch's tip; a fresh process forgets the old one.
     await this.repacking
