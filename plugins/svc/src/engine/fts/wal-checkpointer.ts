@@ -155,7 +155,13 @@ export class WalCheckpointer {
   private fail(error: string): void {
     if (this.failed || this.closed) return
     this.failedWith = error
-    for (const s of this.stores) s.walAutocheckpoint(this.fallbackPages)
+    for (const s of this.stores) {
+      try {
+        s.walAutocheckpoint(this.fallbackPages)
+      } catch {
+        // A store closed meanwhile: nothing of it to bound.
+      }
+    }
     this.o.failed?.(error)
   }
 }
