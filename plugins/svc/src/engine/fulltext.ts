@@ -12,6 +12,7 @@ import {FTS_FILE, IndexStore, isCorruption, SEARCH_WINDOW} from './fts/store.js'
 import {LargeDocumentWriter, type LargeWriteResult} from './fts/large-writer.js'
 import {tableToken} from './fts/match.js'
 import {TextWorker} from './fts/text-worker.js'
+import {WalCheckpointer} from './fts/wal-checkpointer.js'
 import type {Logger} from './types.js'
 
 export interface IndexStatus {
@@ -208,10 +209,16 @@ export class FullTextIndex {
   private readonly large = new LargeDocumentWriter(documentText)
   /** Counts common phrases' instances per row on another thread with its own connection (countPhrases). */
   private readonly counter = new PhraseCounter()
+  /** Runs the stores' WAL checkpoints off the event loop's thread (fts/wal-checkpointer.ts). */
+  private readonly checkpoints: WalCheckpointer
   /** Aborted at close: background waits end at once. */
   private readonly stopping = new AbortController()
 
-  constructor(private readonly o: FullTextOptions) {}
+  constructor(private readonly o: FullTextOptions) {
+    this.checkpoints = new WalCheckpointer({
+      failed: (error) => o.logger.warn('full-text index WAL checkpoint worker failed; the indexes checkpoint on the event loop again', {error}),
+    })
+  }
 
   addBranch(name: string): void {
     const b = this.openBranch(name)
@@ -235,6 +242,9 @@ export class FullTextIndex {
     await this.large.close()
     // Its read connection closed before the stores close theirs (the last one folds the log in).
     await this.counter.close()
+    // Its connection closed before the stores close theirs, as the count worker's; a checkpoint
+    // left waiting on a stalled disk does not hold the close (the thread is ended).
+    await settledWithin(this.checkpoints.close(), 5000)
     // A check's read connection still open would keep SQLite from folding its write-ahead log
     // into the file at our close; a short one is waited for, a long one (a huge index) is not.
     if (this.checks.size > 0) await settledWithin(Promise.allSettled(this.checks), 2000)
@@ -285,6 +295,8 @@ export class FullTextIndex {
       while (b.offload) await b.offload
       // A count job's read connection ends first: the store's, closed last, removes SQLite's files.
       if (b.counting) await settledWithin(b.counting, 2000)
+      this.checkpoints.detach(b.store)
+      await settledWithin(this.checkpoints.idle(b.store.file), 2000)
       b.store.close()
       // A page check just started opens the file read-only, and SQLite then creates its -wal and
       // -shm files beside it: deleting the folder under it would fail with ENOTEMPTY.
@@ -521,6 +533,8 @@ export class FullTextIndex {
     this.o.logger.error('corrupt full-text index detected; rebuilding it from the repository', {branch: name, error: error.message, path})
     const old = this.branches.get(name)
     if (old) {
+      // A checkpoint under way may finish on the deleted file (its worker then leaves it open).
+      this.checkpoints.detach(old.store)
       try {
         old.store.close()
       } catch {
@@ -541,6 +555,7 @@ export class FullTextIndex {
   /** A build without a journal failed (a full disk, say): the file is emptied and built again by the next check. */
   private reset(name: string, b: BranchIndex, error: Error): void {
     this.o.logger.error('full-text index build failed; the index is emptied and built again at the next check', {branch: name, error: error.message})
+    this.checkpoints.detach(b.store)
     try {
       b.store.close()
     } catch {
@@ -603,6 +618,13 @@ export class FullTextIndex {
       }
     }
     if (!existed) this.o.logger.info('no full-text index on disk; building it', {branch: name})
+    try {
+      this.checkpoints.attach(store)
+      store.afterCommit = () => this.checkpoints.committed(store)
+    } catch (error) {
+      // SQLite's own checkpoints stay as they are: only the event loop pays for them.
+      this.o.logger.warn('full-text index WAL checkpoints stay on the event loop', {branch: name, error: (error as Error).message})
+    }
     const b: BranchIndex = {clean, queue: [], running: false, state: store.documents === 0 ? 'building' : 'catching-up', store, writes: new Map()}
     this.branches.set(name, b)
     return b
@@ -672,7 +694,12 @@ export class FullTextIndex {
       const size = building ? Math.max(this.o.batchSize, BUILD_BATCH) : this.o.batchSize
       // A build from nothing: no journal (fts/store.ts beginBulk), and no lookup of each id's
       // row, since only ids that writes indexed meanwhile can have one.
-      while (b.offload) await b.offload
+      // Nor a checkpoint's connection: it would keep the journal from being switched off.
+      for (;;) {
+        if (b.offload) await b.offload
+        else if (building && total > 0 && this.checkpoints.busy(b.store.file)) await this.checkpoints.idle(b.store.file)
+        else break
+      }
       if (!live()) return
       if (building && total > 0 && b.store.beginBulk()) b.written = new Set()
       // And its documents are read and turned into text in a worker thread (fts/extract.ts).

@@ -194,6 +194,8 @@ export class IndexStore {
   private readonly epoch = randomUUID().slice(0, 8)
   /** Rows were written since the generation was last written to the file (see writeGen). */
   private genDirty = false
+  /** Told after each committed transaction (fulltext.ts: the WAL checkpoints, fts/wal-checkpointer.ts). */
+  afterCommit: (() => void) | undefined
   /** Row lengths for score.ts: a row is forgotten when written here, all when another connection commits. */
   private readonly lengths: RowLengths
   /** Per word, whether the index holds a longer term starting with it, until the next write (see asRun). */
@@ -350,6 +352,11 @@ export class IndexStore {
     this.bulk = false
   }
 
+  /** SQLite's own checkpoint of this connection: past this many pages of WAL (fts/wal-checkpointer.ts). */
+  walAutocheckpoint(pages: number): void {
+    this.db.pragma(`wal_autocheckpoint = ${Math.trunc(pages)}`)
+  }
+
   /** Set while a bulk build runs (see beginBulk). */
   get bulkBuilding(): boolean {
     return this.bulk
@@ -373,6 +380,7 @@ export class IndexStore {
       this.dropKept()
       throw error
     }
+    this.afterCommit?.()
     if (!this.scorer.keepsAny) return
     this.rowLog.settle()
     // The kept counts follow each transaction's rows, not all 4,096 of the log's at once: that
