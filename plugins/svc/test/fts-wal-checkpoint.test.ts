@@ -7,10 +7,10 @@ import {FullTextIndex} from '../src/engine/fulltext.js'
 import {Bm25Scorer} from '../src/engine/fts/score.js'
 import {FTS_FILE, IndexStore} from '../src/engine/fts/store.js'
 import {WalCheckpointer} from '../src/engine/fts/wal-checkpointer.js'
-import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
+import {cleanupTempDirs, tempDir} from './helpers/tmp.js'
 import {bm25Page} from './helpers/bm25.js'
+import {type Docs, openedIndex} from './helpers/fts-index.js'
 
-type Docs = Map<string, {body: Buffer; sha: string}>
 
 const PAGE = 4096
 const walPages = (file: string): number => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size / PAGE : 0)
@@ -121,25 +121,7 @@ describe('svc full-text index: WAL checkpoints off the event loop', () => {
   })
 
   describe('the engine\'s full-text index', () => {
-    async function opened(docs: Docs): Promise<{dir: string; index: FullTextIndex}> {
-      const dir = tempDir()
-      const index = new FullTextIndex({
-        applyDelayMs: 600_000,
-        batchSize: 1000,
-        checkIntervalMs: 3_600_000,
-        currentCount: () => docs.size,
-        currentIds: () => docs.keys(),
-        currentSha: (_branch, id) => docs.get(id)?.sha,
-        dir,
-        logger: memoryLogger().logger,
-        readBody: async (_branch, id) => docs.get(id),
-      })
-      await index.open(['main'])
-      const until = Date.now() + 30_000
-      while (index.status('main').state !== 'ready' && Date.now() < until) await pause(10)
-      expect(index.status('main').state).to.equal('ready')
-      return {dir, index}
-    }
+    const opened = async (docs: Docs): Promise<{dir: string; index: FullTextIndex}> => openedIndex(docs, 600_000)
 
     /** Writes documents and applies them (a search), which starts a checkpoint; true when one runs. */
     function writeAndApply(index: FullTextIndex, docs: Docs, from: number, n: number, file: string): boolean {

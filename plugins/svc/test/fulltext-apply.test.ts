@@ -4,9 +4,9 @@ import {join} from 'node:path'
 
 import {FullTextIndex} from '../src/engine/fulltext.js'
 import {FTS_FILE} from '../src/engine/fts/store.js'
-import {cleanupTempDirs, memoryLogger, tempDir} from './helpers/tmp.js'
+import {type Docs, openedIndex} from './helpers/fts-index.js'
+import {cleanupTempDirs} from './helpers/tmp.js'
 
-type Docs = Map<string, {body: Buffer; sha: string}>
 
 /**
  * Acknowledged writes are indexed together, after a delay or once enough of them wait (fulltext.ts
@@ -16,25 +16,7 @@ type Docs = Map<string, {body: Buffer; sha: string}>
 describe('svc full-text index: writes applied in batches', () => {
   after(cleanupTempDirs)
 
-  async function opened(docs: Docs, applyDelayMs: number): Promise<{dir: string; index: FullTextIndex}> {
-    const dir = tempDir()
-    const index = new FullTextIndex({
-      applyDelayMs,
-      batchSize: 1000,
-      checkIntervalMs: 3_600_000,
-      currentCount: () => docs.size,
-      currentIds: () => docs.keys(),
-      currentSha: (_branch, id) => docs.get(id)?.sha,
-      dir,
-      logger: memoryLogger().logger,
-      readBody: async (_branch, id) => docs.get(id),
-    })
-    await index.open(['main'])
-    const until = Date.now() + 30_000
-    while (index.status('main').state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-    expect(index.status('main').state).to.equal('ready')
-    return {dir, index}
-  }
+  const opened = openedIndex
 
   /** Documents in the index file, read by another connection (no search or count of the index, which would apply what waits). */
   function inFile(dir: string): number {

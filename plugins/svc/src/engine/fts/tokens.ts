@@ -11,6 +11,8 @@
  */
 import Database from 'better-sqlite3'
 
+import {lowerBound} from '../sorted.js'
+
 /** The tokenizer of the index's `text` table (fts/store.ts), shared so the two cannot differ. */
 export const FTS_TOKENIZE = 'unicode61 remove_diacritics 0'
 
@@ -119,15 +121,8 @@ export function instancesOf(phrase: string): (terms: null | Terms) => number {
     // The terms starting with the word are one run of the sorted terms: a binary search finds it
     // (a walk of every term, 23 a row in the benches' documents, was 0.8 us a row and phrase).
     const keys = sortedTerms(terms)
-    let lo = 0
-    let hi = keys.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (keys[mid] < word) lo = mid + 1
-      else hi = mid
-    }
     let n = 0
-    for (let i = lo; i < keys.length && keys[i].startsWith(word); i++) n += terms.get(keys[i])!
+    for (let i = lowerBound(keys, word); i < keys.length && keys[i].startsWith(word); i++) n += terms.get(keys[i])!
     return n
   }
 }
