@@ -132,11 +132,14 @@ class EmbeddedTest(Calls, unittest.TestCase):
         tree = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "main"], capture_output=True, text=True, check=True).stdout
         blob = next(line.split()[2] for line in tree.splitlines() if line.endswith("/1.json") and "\tdmg/" in line)
         packs = os.path.join(repo, "objects", "pack")
+        # Every pack read before any is removed: the writes may have left more than one.
+        datas = []
         for name in [n for n in os.listdir(packs) if n.endswith(".pack")]:
             with open(os.path.join(packs, name), "rb") as f:
-                data = f.read()
-            for n in os.listdir(packs):
-                os.remove(os.path.join(packs, n))
+                datas.append(f.read())
+        for n in os.listdir(packs):
+            os.remove(os.path.join(packs, n))
+        for data in datas:
             subprocess.run(["git", "-C", repo, "unpack-objects", "-q"], input=data, check=True)
         os.remove(os.path.join(repo, "objects", blob[:2], blob[2:]))
         self.db = toolkit_svc.open(os.path.join(self.dir, "data"))
