@@ -16,7 +16,8 @@
 // On a kept data directory (bench/svc-fixture.mjs builds one with fast-import in minutes), one
 // part alone, with the CPU each process spent per operation (/proc: the engine's own process,
 // fast-import, cat-file, the git helper and the git commands it ran):
-//   node bench/svc-scale.mjs --fixture DIR --docs N --only writes [--count 50000]  new documents, to a copy of DIR
+//   node bench/svc-scale.mjs --fixture DIR --docs N --only writes [--count 50000] [--repack-every N] [--maint-wait S]  new documents, to a copy of DIR
+//     (--maint-wait S: the CPU per write also takes in the background maintenance the writes started, waited for up to S s)
 //   node bench/svc-scale.mjs --fixture DIR --docs N --only reads [--reads 20000] [--settle MS]  random current reads of DIR's documents
 // The first use of DIR builds its full-text and history indexes in place (so later runs open
 // ready). `--ab OTHER_CHECKOUT` runs the same part with another checkout's build, alternating,
@@ -82,7 +83,7 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
 function keptParent() {
   const builds = [fileURLToPath(new URL('..', import.meta.url)), ...(opt('ab', undefined) ? [opt('ab')] : [])]
   const rounds = Number(opt('rounds', 1))
-  const passOn = ['fixture', 'only', 'count', 'reads', 'docs', 'settle'].flatMap((k) => (opt(k, undefined) === undefined ? [] : [`--${k}`, String(opt(k))]))
+  const passOn = ['fixture', 'only', 'count', 'reads', 'docs', 'settle', 'repack-every', 'maint-wait'].flatMap((k) => (opt(k, undefined) === undefined ? [] : [`--${k}`, String(opt(k))]))
   const all = builds.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [b, build] of builds.entries()) {
@@ -296,7 +297,7 @@ async function kept() {
   if (opt('only') === 'writes') {
     const count = Number(opt('count', 50_000))
     // The repository hard-linked (git only adds files and renames new ones in), index and WAL copied.
-    const db = await openEngine(linkedCopy(fixture), {})
+    const db = await openEngine(linkedCopy(fixture), opt('repack-every', undefined) ? {repackEveryCheckpoints: Number(opt('repack-every'))} : {})
     await ready(db)
     await db.historyCaughtUp()
     let next = 0
@@ -318,6 +319,17 @@ async function kept() {
     await db.flush()
     r.writesPerSec = count / ((performance.now() - t0) / 1000)
     r.monoUs.push(Number(process.hrtime.bigint() / 1000n))
+    // --maint-wait S: the CPU figures also take in the background maintenance the writes started
+    // (roll-up, commit-graph write: reaped into the helper's column), waiting at most S seconds for it to end.
+    if (opt('maint-wait', undefined)) {
+      const until = performance.now() + Number(opt('maint-wait')) * 1000
+      const busy = () => ['commit-graph', 'pack-objects', 'repack', 'prune-packed'].some((g) => backgroundGit(process.pid).has(g))
+      while (performance.now() < until) {
+        await new Promise((res) => setTimeout(res, 3000))
+        if (!busy()) break
+      }
+      r.maintWaitS = (performance.now() - t0) / 1000 - count / r.writesPerSec
+    }
     Object.assign(r, cpuPer(before, treeCpu(process.pid), count))
     // This process's threads (the event loop, worker threads, V8's GC helpers, libuv's pool), us per write.
     for (const [k, v] of Object.entries(threadsCpu(process.pid))) r[`part:${k}`] = ((v - (threadsBefore[k] ?? 0)) * 1e6) / count

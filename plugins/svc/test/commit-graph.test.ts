@@ -1,8 +1,9 @@
 import {expect} from 'chai'
-import {readdirSync, readFileSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {hasCommitGraph} from '../src/engine/commit-graph.js'
+import {hasCommitGraph, writeCommitGraph} from '../src/engine/commit-graph.js'
 import {type Engine, openEngine} from '../src/engine/index.js'
 import {cleanupTempDirs, gitOut, tempDir} from './helpers/tmp.js'
 
@@ -15,6 +16,24 @@ function graphHasBloomFilters(repo: string): boolean {
     const head = readFileSync(f).subarray(0, 200).toString('latin1')
     return head.includes('BIDX') && head.includes('BDAT')
   })
+}
+
+/** Git's own count, for a `git log -- <path>` walk, of the commits whose changed-path filter it found missing. */
+function commitsWithoutFilter(repo: string, path: string): number {
+  const trace = join(tempDir(), 'trace2.txt')
+  execFileSync('git', ['-C', repo, 'log', '--format=%h', '--', path], {env: {...process.env, GIT_TRACE2_PERF: trace}})
+  const stats = /statistics:(\{[^}]*\})/.exec(readFileSync(trace, 'utf8'))
+  if (!stats) throw new Error('git log printed no Bloom filter statistics')
+  return (JSON.parse(stats[1]) as {filter_not_present: number}).filter_not_present
+}
+
+/** `n` commits on the current branch, each changing one of a few files. */
+function commits(repo: string, from: number, n: number): void {
+  for (let i = from; i < from + n; i++) {
+    writeFileSync(join(repo, `f${i % 3}`), String(i))
+    gitOut(repo, ['add', '-A'])
+    gitOut(repo, ['commit', '-q', '-m', `c${i}`])
+  }
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -59,5 +78,22 @@ describe('svc engine: history reads use a commit-graph with changed-path filters
     await until(() => hasCommitGraph(repo), 'the commit-graph')
     expect(graphHasBloomFilters(repo)).to.equal(true)
     expect((await db.history('items:4999')).versions).to.have.length(1)
+  })
+
+  it('computes at most the bound of new filters, and a later layer merge keeps the filters already written', async () => {
+    const repo = tempDir()
+    gitOut(repo, ['init', '-q'])
+    gitOut(repo, ['config', 'user.name', 'svc'])
+    gitOut(repo, ['config', 'user.email', 'svc@localhost'])
+    commits(repo, 0, 20)
+    expect(await writeCommitGraph(repo, new AbortController().signal)).to.equal(undefined)
+    // The root commit is the one git never looks a filter up for (it has no parent to diff with).
+    expect(commitsWithoutFilter(repo, 'f1')).to.equal(0)
+    commits(repo, 20, 20)
+    expect(await writeCommitGraph(repo, new AbortController().signal, 5)).to.equal(undefined)
+    // 20 new commits, 5 given a filter; git's default split merges the two equal layers into one.
+    expect(commitsWithoutFilter(repo, 'f1')).to.equal(15)
+    gitOut(repo, ['commit-graph', 'verify'])
+    expect(gitOut(repo, ['log', '--format=%s', '--', 'f1']).trim().split('\n')).to.have.length(13)
   })
 })

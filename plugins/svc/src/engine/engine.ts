@@ -167,6 +167,15 @@ interface Unsent {
  */
 const REPACK_EVERY_CHECKPOINTS = 64
 
+/**
+ * Changed-path Bloom filters a background maintenance computes at most (`--max-new-filters`).
+ * All of a quiet interval's commits (128 a checkpoint); under a stream of 128k writes between
+ * maintenances, filters for all of them were 57 us of git's CPU per write, for walks that only run
+ * with `historyIndex: false` or before the history index has caught up (docs/benchmarks.md, "The
+ * background Git maintenance a write stream pays at 1M"). The start-up graph computes them all.
+ */
+const MAINTENANCE_NEW_FILTERS = 8192
+
 
 /**
  * Commits after which a checkpoint is requested at once, when none is on its way: half the
@@ -1451,7 +1460,7 @@ export class GitEngine implements Engine {
       // The fast-import started above listed the packs before the roll-up, and would look every
       // new object up in the merged-away ones too until its next restart: a fresh one sees the few left.
       .then(() => this.writer.restart())
-      .then(() => this.writeGraph())
+      .then(() => this.writeGraph(MAINTENANCE_NEW_FILTERS))
       .then(() => this.log.debug('repacked'))
       .catch((error: Error) => this.log.warn('background repack failed', {error: error.message}))
       .finally(() => {
@@ -1481,8 +1490,8 @@ export class GitEngine implements Engine {
     return this.stats().documents >= LARGE_REPOSITORY_DOCS
   }
 
-  private async writeGraph(): Promise<void> {
-    const error = await writeCommitGraph(this.repo, this.stopping.signal)
+  private async writeGraph(maxNewFilters?: number): Promise<void> {
+    const error = await writeCommitGraph(this.repo, this.stopping.signal, maxNewFilters)
     if (error) this.log.warn('history reads stay slower', {error: error.message})
   }
 
