@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, utimesSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, utimesSync, writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 
@@ -386,5 +386,34 @@ describe('svc engine', () => {
     await db.put({id: 'x:2'})
     await db.flush()
     expect(await db.count()).to.equal(2)
+  })
+
+  it('takes over the lock of a killed owner not yet reaped (a zombie: a restart right after SIGKILL in a container)', async function () {
+    // A shell that starts a child and becomes a `sleep` that never waits for it: the child, once
+    // ended, stays a zombie until the sleep ends.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {stdio: ['ignore', 'pipe', 'ignore']})
+    try {
+      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))))
+      const until = Date.now() + 10_000
+      const state = (): string => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+          return stat[stat.lastIndexOf(')') + 2]
+        } catch {
+          return 'gone'
+        }
+      }
+      while (state() !== 'Z' && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+      if (state() !== 'Z') this.skip()
+      const dir = tempDir()
+      db = await openEngine(dir, {fullText: false})
+      await db.put({id: 'z:1'})
+      await db.close()
+      writeFileSync(join(dir, 'svc.lock'), JSON.stringify({host: hostname(), pid, started: new Date().toISOString()}))
+      db = await openEngine(dir, {fullText: false})
+      expect(await db.get('z:1')).to.deep.equal({id: 'z:1'})
+    } finally {
+      parent.kill('SIGKILL')
+    }
   })
 })

@@ -17,9 +17,24 @@ export interface InstanceLock {
 function aliveProcess(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  return !zombie(pid)
+}
+
+/**
+ * A process killed and not yet reaped by its parent (for a while in a container without an init)
+ * still answers signal 0, but holds no file and runs nothing: a restart right after a SIGKILL
+ * must not be refused for it. Linux's /proc only; elsewhere never a zombie.
+ */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    // pid (comm) state …: comm may hold spaces and parentheses, the state follows the last ')'.
+    return stat[stat.lastIndexOf(')') + 2] === 'Z'
+  } catch {
+    return false
   }
 }
 
