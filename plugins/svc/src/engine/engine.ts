@@ -1205,14 +1205,8 @@ export class GitEngine implements Engine {
       const b = this.branchesState.get(p.branch)
       if (!b) continue
       b.exists = true
-      for (const id of typeof p.ids === 'string' ? [p.ids] : p.ids) {
-        const e = b.docs.get(id)
-        if (e?.body && e.seq <= target) {
-          this.cache.set(e.sha, e.body)
-          e.body = undefined
-          b.docs.settle(id, e)
-        }
-      }
+      if (typeof p.ids === 'string') this.settleWritten(b, p.ids, target)
+      else for (const id of p.ids) this.settleWritten(b, id, target)
     }
     this.pendingQueue.splice(0, n)
     for (const w of this.pressureWaiters.splice(0)) w()
@@ -1223,6 +1217,16 @@ export class GitEngine implements Engine {
     // Writes that arrived while this one was on its way get the next checkpoint.
     if (this.checkpoints.inFlight === 0 && !this.failure && this.sentSeq > this.checkpointedSeq) this.checkpoints.schedule()
     await this.wal.release(this.checkpointedSeq)
+  }
+
+  /** A write's body, now in Git, moved to the blob cache; its entry kept as a slot from then on. */
+  private settleWritten(b: BranchState, id: string, target: number): void {
+    const e = b.docs.get(id)
+    if (e?.body && e.seq <= target) {
+      this.cache.set(e.sha, e.body)
+      e.body = undefined
+      b.docs.settle(id, e)
+    }
   }
 
   /**
